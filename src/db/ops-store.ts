@@ -1,0 +1,246 @@
+/**
+ * OpsStore: ops.sqlite (architecture.md §4.2) — grants and backup_state. The only writer of
+ * the file. Grants are never updated except to disable them (trigger grant-disable-only).
+ */
+import { createHash, randomBytes } from "node:crypto"
+import { existsSync } from "node:fs"
+import { join } from "node:path"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect, Option } from "effect"
+import { AppConfig } from "../config/config.js"
+import { GrantExists, NotFound, ValidationFailed } from "../domain/errors.js"
+import {
+  type Grant,
+  type GrantAuth,
+  type GrantCreate,
+  type GrantKind,
+  type GrantOut,
+  type Right,
+  RIGHTS_ORDER
+} from "../domain/grant-schemas.js"
+import { nowInstant } from "../domain/time.js"
+import { openConnection } from "./connection.js"
+import { StoreOpenError } from "./errors.js"
+import { createPrivateFile, ensurePrivateDir } from "./files.js"
+import { migrate } from "./migrate.js"
+import { OPS_MIGRATIONS } from "./migrations/ops/index.js"
+
+export const OPS_FILE = "ops.sqlite"
+
+/** "gn_" + 43 base64url characters from a CSPRNG (32 bytes). */
+export const newBearerToken = (): string => `gn_${randomBytes(32).toString("base64url")}`
+export const BEARER_RE = /^gn_[A-Za-z0-9_-]{43}$/
+/** Bearer tokens are stored only as the SHA-256 hex of the whole token string. */
+export const hashBearer = (token: string): string => createHash("sha256").update(token, "utf8").digest("hex")
+export const fingerprintOf = (hash: string): string => `sha256:${hash.slice(0, 12)}`
+
+const PRINTABLE_ASCII = /^[\x21-\x7e]+$/
+const EMAIL_RE = /^[^@\s]+@[^@\s]+$/
+
+interface GrantRow {
+  seq: number
+  id: string
+  kind: GrantKind
+  auth: GrantAuth
+  identity: string
+  scopes: string
+  rights: string
+  label: string | null
+  active: number
+  created_at: string
+  disabled_at: string | null
+}
+
+const toGrantOut = (row: GrantRow): GrantOut => ({
+  id: row.id,
+  kind: row.kind,
+  auth: row.auth,
+  identity: row.auth === "bearer" ? null : row.identity,
+  fingerprint: row.auth === "bearer" ? fingerprintOf(row.identity) : null,
+  scopes: JSON.parse(row.scopes) as Array<string>,
+  rights: JSON.parse(row.rights) as Array<Right>,
+  label: row.label,
+  active: row.active === 1,
+  created_at: row.created_at,
+  disabled_at: row.disabled_at
+})
+
+const toGrant = (row: GrantRow): Grant => ({
+  id: row.id,
+  kind: row.kind,
+  auth: row.auth,
+  identity: row.identity,
+  scopes: JSON.parse(row.scopes) as Array<string>,
+  rights: JSON.parse(row.rights) as Array<Right>
+})
+
+export interface BackupStateRow {
+  readonly scope: string
+  readonly created_at: string
+  readonly version_count: number
+  readonly counted_at: string
+}
+
+const invalid = (path: string, message: string) =>
+  new ValidationFailed({ message: `grant is invalid: ${path}: ${message}`, issues: [{ path, message }] })
+
+export class OpsStore extends Effect.Service<OpsStore>()("Groundnote/OpsStore", {
+  scoped: Effect.gen(function*() {
+    const config = yield* AppConfig
+    const dataDir = config.env.dataDir
+    const file = join(dataDir, OPS_FILE)
+    const configured = new Set(config.file.scopes.map((s) => s.name))
+    ensurePrivateDir(dataDir)
+    if (!existsSync(file)) createPrivateFile(file)
+    const sql = yield* openConnection(file)
+    const check = yield* sql<{ quick_check: string }>`PRAGMA quick_check`.pipe(
+      Effect.mapError((e) => new StoreOpenError({ file, reason: `quick_check failed: ${String(e.cause)}` }))
+    )
+    if (check[0]?.quick_check !== "ok") {
+      return yield* new StoreOpenError({ file, reason: `quick_check: ${check.map((r) => r.quick_check).join("; ")}` })
+    }
+    yield* migrate(sql, file, OPS_MIGRATIONS, { scope: null, now: yield* nowInstant })
+
+    const grantRows = (where: "all" | "id", id?: string) =>
+      where === "all"
+        ? sql<GrantRow>`SELECT * FROM grant ORDER BY seq`
+        : sql<GrantRow>`SELECT * FROM grant WHERE id = ${id ?? ""}`
+
+    const validate = (input: GrantCreate): Effect.Effect<{ identity: string | null; scopes: Array<string>; rights: Array<Right> }, ValidationFailed> =>
+      Effect.gen(function*() {
+        if ((input.kind === "person") !== (input.auth === "email")) {
+          return yield* invalid("auth", "a person grant uses auth email; a service grant uses access-service or bearer")
+        }
+        let identity: string | null = null
+        if (input.auth === "bearer") {
+          if (input.identity !== undefined) return yield* invalid("identity", "a bearer grant takes no identity; its token is generated")
+        } else {
+          if (input.identity === undefined) return yield* invalid("identity", "required for auth email and access-service")
+          if (!PRINTABLE_ASCII.test(input.identity)) return yield* invalid("identity", "printable ASCII only")
+          if (input.auth === "email") {
+            if (!EMAIL_RE.test(input.identity)) return yield* invalid("identity", "must be an e-mail address")
+            identity = input.identity.toLowerCase()
+          } else identity = input.identity
+        }
+        for (const [i, scope] of input.scopes.entries()) {
+          if (!configured.has(scope)) return yield* invalid(`scopes[${i}]`, `"${scope}" is not a configured scope`)
+        }
+        const rights = RIGHTS_ORDER.filter((r) => input.rights.includes(r))
+        if (input.kind === "service" && rights.includes("decide")) {
+          return yield* invalid("rights", "only a person can hold decide")
+        }
+        return { identity, scopes: [...new Set(input.scopes)].sort(), rights }
+      })
+
+    const insertGrant = (g: {
+      kind: GrantKind; auth: GrantAuth; identity: string; scopes: ReadonlyArray<string>; rights: ReadonlyArray<Right>
+      label: string | null; now: string
+    }) =>
+      Effect.gen(function*() {
+        const active = yield* sql<{ id: string }>`SELECT id FROM grant WHERE auth = ${g.auth} AND identity = ${g.identity} AND active = 1`
+        if (active.length > 0) {
+          return yield* new GrantExists({ message: `an active grant for this identity exists already (${active[0]?.id}); disable it first` })
+        }
+        const next = yield* sql<{ seq: number }>`SELECT coalesce(max(seq), 0) + 1 AS seq FROM grant`
+        const seq = next[0]?.seq ?? 1
+        const id = `${g.kind}:${seq}`
+        yield* sql`INSERT INTO grant (seq, id, kind, auth, identity, scopes, rights, label, active, created_at, disabled_at)
+          VALUES (${seq}, ${id}, ${g.kind}, ${g.auth}, ${g.identity}, ${JSON.stringify(g.scopes)}, ${JSON.stringify(g.rights)},
+                  ${g.label}, 1, ${g.now}, NULL)`.raw
+        const rows = yield* grantRows("id", id)
+        return rows[0] as GrantRow
+      })
+
+    /** Creates a grant; a bearer grant's token is returned here and never again. */
+    const createGrant = Effect.fn("OpsStore.createGrant")(function*(input: GrantCreate) {
+      const v = yield* validate(input)
+      const token = input.auth === "bearer" ? newBearerToken() : null
+      const now = yield* nowInstant
+      const row = yield* sql.withTransaction(insertGrant({
+        kind: input.kind,
+        auth: input.auth,
+        identity: token !== null ? hashBearer(token) : (v.identity as string),
+        scopes: v.scopes,
+        rights: v.rights,
+        label: input.label ?? null,
+        now
+      }))
+      const out = toGrantOut(row)
+      return token === null ? out : { ...out, token }
+    })
+
+    const listGrants = Effect.fn("OpsStore.listGrants")(function*() {
+      const rows = yield* grantRows("all")
+      return rows.map(toGrantOut)
+    })
+
+    const disableGrant = Effect.fn("OpsStore.disableGrant")(function*(id: string) {
+      const now = yield* nowInstant
+      return yield* sql.withTransaction(Effect.gen(function*() {
+        const rows = yield* grantRows("id", id)
+        const row = rows[0]
+        if (row === undefined) return yield* new NotFound({ message: `no grant ${id}` })
+        if (row.active === 1) yield* sql`UPDATE grant SET active = 0, disabled_at = ${now} WHERE id = ${id}`.raw
+        const after = yield* grantRows("id", id)
+        return toGrantOut(after[0] as GrantRow)
+      }))
+    })
+
+    /** The grant row is immutable: disable it and insert a copy with the new label (gaps.md §3). */
+    const renameGrant = Effect.fn("OpsStore.renameGrant")(function*(id: string, label: string) {
+      if (label.length < 1 || label.length > 200) return yield* invalid("label", "1 to 200 characters")
+      const now = yield* nowInstant
+      return yield* sql.withTransaction(Effect.gen(function*() {
+        const rows = yield* grantRows("id", id)
+        const row = rows[0]
+        if (row === undefined || row.active !== 1) return yield* new NotFound({ message: `no active grant ${id}` })
+        yield* sql`UPDATE grant SET active = 0, disabled_at = ${now} WHERE id = ${id}`.raw
+        const copy = yield* insertGrant({
+          kind: row.kind, auth: row.auth, identity: row.identity,
+          scopes: JSON.parse(row.scopes) as Array<string>, rights: JSON.parse(row.rights) as Array<Right>,
+          label, now
+        })
+        return toGrantOut(copy)
+      }))
+    })
+
+    /** The active grant of an identity (auth email: lowercased e-mail; bearer: hash of the token). */
+    const findActiveGrant = Effect.fn("OpsStore.findActiveGrant")(function*(auth: GrantAuth, identity: string) {
+      const rows = yield* sql<GrantRow>`SELECT * FROM grant WHERE auth = ${auth} AND identity = ${identity} AND active = 1`
+      const row = rows[0]
+      return row === undefined ? Option.none<Grant>() : Option.some(toGrant(row))
+    })
+
+    const getBackupState = (scope: string): Effect.Effect<Option.Option<BackupStateRow>, SqlError> =>
+      sql<BackupStateRow>`SELECT scope, created_at, version_count, counted_at FROM backup_state WHERE scope = ${scope}`.pipe(
+        Effect.map((rows) => Option.fromNullable(rows[0]))
+      )
+
+    const ensureBackupState = (scope: string): Effect.Effect<void, SqlError> =>
+      Effect.flatMap(nowInstant, (now) =>
+        sql`INSERT INTO backup_state (scope, created_at, version_count, counted_at) VALUES (${scope}, ${now}, 0, ${now})
+            ON CONFLICT (scope) DO NOTHING`.raw
+      )
+
+    /** Raises version_count to `count` (never lowers it; the trigger refuses a decrease). */
+    const raiseVersionCount = (scope: string, count: number): Effect.Effect<void, SqlError> =>
+      Effect.flatMap(nowInstant, (now) =>
+        sql`INSERT INTO backup_state (scope, created_at, version_count, counted_at) VALUES (${scope}, ${now}, ${count}, ${now})
+            ON CONFLICT (scope) DO UPDATE SET version_count = max(version_count, excluded.version_count),
+            counted_at = excluded.counted_at`.raw
+      )
+
+    return {
+      sql,
+      file,
+      createGrant,
+      listGrants,
+      disableGrant,
+      renameGrant,
+      findActiveGrant,
+      getBackupState,
+      ensureBackupState,
+      raiseVersionCount
+    } as const
+  })
+}) {}

@@ -1,0 +1,210 @@
+/**
+ * ScopeStore: one SQLite connection per scope file (data/scopes/<scope>.sqlite), opened and
+ * checked on first use (architecture.md §4.3), locked until restart on any failure, and the
+ * only writer of the files. After every committed write it raises backup_state.version_count.
+ */
+import { existsSync, readdirSync } from "node:fs"
+import { join } from "node:path"
+import type { SqlClient } from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Cause, Effect, Exit, Option, Scope, ExecutionStrategy } from "effect"
+import { AppConfig } from "../config/config.js"
+import { ScopeExists, ScopeLocked, ValidationFailed } from "../domain/errors.js"
+import { nowInstant } from "../domain/time.js"
+import { looksLikeSqlite, openConnection } from "./connection.js"
+import { StoreOpenError, UnknownSchemaVersion } from "./errors.js"
+import { createPrivateFile, ensurePrivateDir } from "./files.js"
+import { latestVersion, migrate, schemaVersion } from "./migrate.js"
+import { SCOPE_MIGRATIONS } from "./migrations/scope/index.js"
+import { OpsStore } from "./ops-store.js"
+
+export interface ScopeHandle {
+  readonly scope: string
+  readonly file: string
+  readonly sql: SqlClient
+}
+
+export interface ScopeState {
+  readonly scope: string
+  readonly created: boolean
+  readonly locked: boolean
+  readonly lock_reason: string | null
+}
+
+const LOCKED_MESSAGE = "this scope is locked; an operator must check its file (see the process log)"
+
+export const scopeFile = (dataDir: string, scope: string): string => join(dataDir, "scopes", `${scope}.sqlite`)
+
+export class ScopeStore extends Effect.Service<ScopeStore>()("Groundnote/ScopeStore", {
+  scoped: Effect.gen(function*() {
+    const config = yield* AppConfig
+    const ops = yield* OpsStore
+    const storeScope = yield* Effect.scope
+    const dataDir = config.env.dataDir
+    const scopesDir = join(dataDir, "scopes")
+    const configured = config.file.scopes.map((s) => s.name)
+    const known = latestVersion(SCOPE_MIGRATIONS)
+
+    const open = new Map<string, ScopeHandle>()
+    const locks = new Map<string, string>()
+    /** rule_version count last written to backup_state, per scope */
+    const counted = new Map<string, number>()
+    const opening = yield* Effect.makeSemaphore(1)
+
+    if (existsSync(scopesDir)) {
+      for (const name of readdirSync(scopesDir)) {
+        if (name.endsWith(".sqlite") && !configured.includes(name.slice(0, -".sqlite".length))) {
+          yield* Effect.logWarning("scope file ignored: not a configured scope").pipe(Effect.annotateLogs({ file: name }))
+        }
+      }
+    }
+
+    const countVersions = (sql: SqlClient) =>
+      Effect.map(sql<{ n: number }>`SELECT count(*) AS n FROM rule_version`, (rows) => rows[0]?.n ?? 0)
+
+    /** The open check of §4.3; every failure is a reason string. */
+    const checkAndOpen = (scope: string, file: string) =>
+      Effect.gen(function*() {
+        if (!looksLikeSqlite(file)) return yield* new StoreOpenError({ file, reason: "not a SQLite file" })
+        const child = yield* Scope.fork(storeScope, ExecutionStrategy.sequential)
+        const exit = yield* Effect.exit(Effect.gen(function*() {
+          const sql = yield* openConnection(file).pipe(Scope.extend(child))
+          const check = yield* sql<{ quick_check: string }>`PRAGMA quick_check`
+          if (check.length !== 1 || check[0]?.quick_check !== "ok") {
+            return yield* new StoreOpenError({ file, reason: `quick_check: ${check.map((r) => r.quick_check).join("; ").slice(0, 200)}` })
+          }
+          const version = yield* schemaVersion(sql)
+          if (version === 0) return yield* new StoreOpenError({ file, reason: "no meta table" })
+          if (version > known) return yield* new UnknownSchemaVersion({ file, found: version, known })
+          const meta = yield* sql<{ scope: string }>`SELECT scope FROM meta`
+          if (meta[0]?.scope !== scope) {
+            return yield* new StoreOpenError({ file, reason: `meta.scope is "${meta[0]?.scope ?? ""}", not "${scope}"` })
+          }
+          if (version < known) yield* migrate(sql, file, SCOPE_MIGRATIONS, { scope, now: yield* nowInstant })
+          const count = yield* countVersions(sql)
+          const state = yield* ops.getBackupState(scope)
+          const remembered = Option.match(state, { onNone: () => 0, onSome: (s) => s.version_count })
+          if (count < remembered) {
+            return yield* new StoreOpenError({
+              file,
+              reason: `fewer rule versions (${count}) than ops.sqlite remembers (${remembered})`
+            })
+          }
+          counted.set(scope, remembered)
+          return sql
+        }))
+        if (Exit.isFailure(exit)) yield* Scope.close(child, Exit.void)
+        return yield* exit
+      })
+
+    const reasonOf = (cause: Cause.Cause<StoreOpenError | UnknownSchemaVersion | SqlError>): string => {
+      const failure = Cause.failureOption(cause)
+      if (Option.isNone(failure)) return `defect: ${Cause.pretty(cause).split("\n")[0] ?? ""}`
+      const e = failure.value
+      switch (e._tag) {
+        case "StoreOpenError": return e.reason
+        case "UnknownSchemaVersion": return `unknown schema_version ${e.found} (this build knows up to ${e.known})`
+        default: return `sql failure: ${String(e.cause).slice(0, 200)}`
+      }
+    }
+
+    const lock = (scope: string, reason: string) =>
+      Effect.gen(function*() {
+        locks.set(scope, reason)
+        yield* Effect.logError("scope locked").pipe(Effect.annotateLogs({ scope, reason }))
+        return yield* new ScopeLocked({ scope, message: LOCKED_MESSAGE })
+      })
+
+    /** The checked handle of a scope; fails with scope-locked while it cannot be used. */
+    const use = (scope: string): Effect.Effect<ScopeHandle, ScopeLocked> =>
+      Effect.suspend(() => {
+        const ready = open.get(scope)
+        if (ready !== undefined) return Effect.succeed(ready)
+        return opening.withPermits(1)(Effect.gen(function*() {
+          const again = open.get(scope)
+          if (again !== undefined) return again
+          if (locks.has(scope)) return yield* new ScopeLocked({ scope, message: LOCKED_MESSAGE })
+          if (!configured.includes(scope)) return yield* new ScopeLocked({ scope, message: "not a configured scope" })
+          const file = scopeFile(dataDir, scope)
+          // A configured scope without a file is 503 but not locked: `groundnote scope create` makes it.
+          if (!existsSync(file)) {
+            return yield* new ScopeLocked({ scope, message: "this scope has no file yet; create it with groundnote scope create" })
+          }
+          const exit = yield* Effect.exit(checkAndOpen(scope, file))
+          if (Exit.isFailure(exit)) return yield* lock(scope, reasonOf(exit.cause))
+          const handle: ScopeHandle = { scope, file, sql: exit.value }
+          open.set(scope, handle)
+          return handle
+        }))
+      })
+
+    /** Counts rule versions after a committed write and raises backup_state.version_count. */
+    const recordCount = (h: ScopeHandle) =>
+      Effect.gen(function*() {
+        const count = yield* countVersions(h.sql)
+        if (count > (counted.get(h.scope) ?? -1)) {
+          yield* ops.raiseVersionCount(h.scope, count)
+          counted.set(h.scope, count)
+        }
+      })
+
+    /**
+     * Runs `f` in one transaction on the scope's connection; after the commit the version
+     * count is raised in ops.sqlite. A failure rolls everything back.
+     */
+    const write = <A, E, R>(scope: string, f: (h: ScopeHandle) => Effect.Effect<A, E, R>) =>
+      Effect.gen(function*() {
+        const h = yield* use(scope)
+        const result = yield* h.sql.withTransaction(f(h))
+        yield* recordCount(h).pipe(Effect.orDie)
+        return result
+      })
+
+    /** Runs `f` on the scope's connection in one read transaction (one snapshot). */
+    const read = <A, E, R>(scope: string, f: (h: ScopeHandle) => Effect.Effect<A, E, R>) =>
+      Effect.flatMap(use(scope), (h) => h.sql.withTransaction(f(h)))
+
+    /** Creates the file of a configured scope (0600) with its backup_state row. */
+    const create = Effect.fn("ScopeStore.create")(function*(scope: string) {
+      return yield* opening.withPermits(1)(Effect.gen(function*() {
+        if (!configured.includes(scope)) {
+          return yield* new ValidationFailed({
+            message: `"${scope}" is not a configured scope: add it to scopes in groundnote.json first`,
+            issues: [{ path: "name", message: "not a configured scope" }]
+          })
+        }
+        const file = scopeFile(dataDir, scope)
+        if (existsSync(file)) return yield* new ScopeExists({ message: `the scope ${scope} has a file already` })
+        const state = yield* ops.getBackupState(scope).pipe(Effect.orDie)
+        if (Option.isSome(state) && state.value.version_count > 0) {
+          return yield* new ScopeExists({
+            message: `ops.sqlite remembers ${state.value.version_count} rule versions of ${scope}: restore its file from the backup instead`
+          })
+        }
+        ensurePrivateDir(scopesDir)
+        createPrivateFile(file)
+        const child = yield* Scope.fork(storeScope, ExecutionStrategy.sequential)
+        const sql = yield* openConnection(file).pipe(Scope.extend(child), Effect.orDie)
+        yield* migrate(sql, file, SCOPE_MIGRATIONS, { scope, now: yield* nowInstant }).pipe(Effect.orDie)
+        yield* ops.ensureBackupState(scope).pipe(Effect.orDie)
+        locks.delete(scope)
+        counted.set(scope, 0)
+        open.set(scope, { scope, file, sql })
+        yield* Effect.logInfo("scope created").pipe(Effect.annotateLogs({ scope }))
+        return { scope, created: true as const }
+      }))
+    })
+
+    /** Per configured scope, in config order: file present, locked and why (for ops status). */
+    const states = Effect.sync((): ReadonlyArray<ScopeState> =>
+      configured.map((scope) => ({
+        scope,
+        created: existsSync(scopeFile(dataDir, scope)),
+        locked: locks.has(scope),
+        lock_reason: locks.get(scope) ?? null
+      }))
+    )
+
+    return { use, write, read, create, states, configured } as const
+  })
+}) {}

@@ -1,0 +1,34 @@
+/**
+ * Every "now" and "today in config.zone" comes from Effect's Clock, so TestClock drives time.
+ */
+import { Clock, Effect } from "effect"
+
+/** UTC instant with milliseconds, ending in Z. */
+export const nowInstant: Effect.Effect<string> = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
+
+const dayFormatters = new Map<string, Intl.DateTimeFormat>()
+
+/** Calendar day YYYY-MM-DD of an instant in an IANA zone. */
+export const dayIn = (zone: string, ms: number): string => {
+  let f = dayFormatters.get(zone)
+  if (f === undefined) {
+    f = new Intl.DateTimeFormat("en-CA", { timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit" })
+    dayFormatters.set(zone, f)
+  }
+  const parts = f.formatToParts(new Date(ms))
+  const get = (type: string) => parts.find((p) => p.type === type)?.value ?? ""
+  return `${get("year")}-${get("month")}-${get("day")}`
+}
+
+export const todayIn = (zone: string): Effect.Effect<string> => Effect.map(Clock.currentTimeMillis, (ms) => dayIn(zone, ms))
+
+/** Date and time of an instant in a zone, "YYYY-MM-DD HH:MM" (for human-facing files). */
+export const localDateTime = (zone: string, ms: number): string => {
+  const f = new Intl.DateTimeFormat("en-CA", {
+    timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit",
+    hourCycle: "h23"
+  })
+  const parts = f.formatToParts(new Date(ms))
+  const get = (type: string) => parts.find((p) => p.type === type)?.value ?? ""
+  return `${get("year")}-${get("month")}-${get("day")} ${get("hour")}:${get("minute")}`
+}
