@@ -1,0 +1,192 @@
+/**
+ * Sources (architecture.md §6.2, §6.2a): stored synchronously as received; never changed;
+ * attachments are never added later. The writer of source, source_segment, source_attachment.
+ */
+import { createHash } from "node:crypto"
+import type { SqlClient } from "@effect/sql/SqlClient"
+import { Effect } from "effect"
+import { ScopeStore } from "../db/scope-store.js"
+import { canonicalJson } from "./canonical-json.js"
+import { NotFound, SOURCE_CONFLICT_MESSAGE, SourceConflict } from "./errors.js"
+import { attachmentRef, manualSourceId } from "./ids.js"
+import type { AttachmentOut, SourceInclude, SourceOut, SourceRequest, SourceStored } from "./source-schemas.js"
+import { nowInstant } from "./time.js"
+
+export const sha256Hex = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex")
+
+/** SHA-256 of the mail text, or of the canonical JSON of the segments (decisions.md). */
+export const fulltextSha256 = (req: SourceRequest): string =>
+  req.source.kind === "mail"
+    ? sha256Hex(req.text ?? "")
+    : sha256Hex(canonicalJson((req.segments ?? []).map((s) => ({ start_s: s.start_s, speaker: s.speaker, text: s.text }))))
+
+export interface SourceRow {
+  id: string
+  kind: "mail" | "jamie" | "manual"
+  title: string | null
+  occurred_at: string | null
+  sender: string | null
+  thread: string | null
+  link: string | null
+  excerpt: string | null
+  fulltext_sha256: string | null
+  fetched_at: string
+  feeder: string
+}
+
+export interface AttachmentRow {
+  source_id: string
+  n: number
+  filename: string
+  media_type: string
+  size: number | null
+  external: string | null
+  text: string | null
+  text_origin: "ocr" | "description" | "none"
+}
+
+const sameAttachments = (stored: ReadonlyArray<AttachmentRow>, req: SourceRequest): boolean =>
+  stored.length === req.attachments.length &&
+  req.attachments.every((a, i) => {
+    const s = stored[i]
+    return s !== undefined && s.n === i + 1 && s.filename === a.filename && s.media_type === a.media_type &&
+      s.size === a.size && s.external === a.external && s.text === a.text && s.text_origin === (a.text_origin ?? "none")
+  })
+
+type ConflictReason = "other-feeder" | "source-differs" | "attachments-differ"
+
+const conflictReason = (
+  row: SourceRow,
+  attachments: ReadonlyArray<AttachmentRow>,
+  req: SourceRequest,
+  grantId: string,
+  hash: string
+): ConflictReason | null => {
+  if (row.feeder !== grantId) return "other-feeder"
+  const src = req.source
+  const thread = src.kind === "mail" ? src.thread : null
+  if (row.kind !== src.kind || row.title !== src.title || row.occurred_at !== src.occurred_at ||
+    row.sender !== src.sender || row.thread !== thread || row.link !== src.link || row.fulltext_sha256 !== hash) {
+    return "source-differs"
+  }
+  if (!sameAttachments(attachments, req)) return "attachments-differ"
+  return null
+}
+
+const attachmentsOf = (sql: SqlClient, sourceId: string) =>
+  sql<AttachmentRow>`SELECT * FROM source_attachment WHERE source_id = ${sourceId} ORDER BY n`
+
+/**
+ * Stores a mail or jamie source. The same id again from the same grant and identical → created:
+ * false and nothing written; anything else under that id → source-conflict with one generic
+ * message (the reason only in the process log).
+ */
+export const storeSource = Effect.fn("Sources.store")(function*(req: SourceRequest, grantId: string) {
+  const store = yield* ScopeStore
+  const hash = fulltextSha256(req)
+  const now = yield* nowInstant
+  return yield* store.write(req.scope, ({ sql }) =>
+    Effect.gen(function*() {
+      const src = req.source
+      const existing = yield* sql<SourceRow>`SELECT * FROM source WHERE id = ${src.id}`
+      const row = existing[0]
+      if (row !== undefined) {
+        const reason = conflictReason(row, yield* attachmentsOf(sql, src.id), req, grantId, hash)
+        if (reason !== null) {
+          yield* Effect.logWarning("source-conflict").pipe(
+            Effect.annotateLogs({ scope: req.scope, grant: grantId, reason })
+          )
+          return yield* new SourceConflict({ message: SOURCE_CONFLICT_MESSAGE })
+        }
+        return { created: false, id: src.id } satisfies SourceStored
+      }
+      const thread = src.kind === "mail" ? src.thread : null
+      const excerpt = src.kind === "mail" ? (req.text ?? "") : null
+      yield* sql`INSERT INTO source (id, kind, title, occurred_at, sender, thread, link, excerpt, fulltext_sha256, fetched_at, feeder)
+        VALUES (${src.id}, ${src.kind}, ${src.title}, ${src.occurred_at}, ${src.sender}, ${thread}, ${src.link},
+                ${excerpt}, ${hash}, ${now}, ${grantId})`.raw
+      for (const [i, s] of (req.segments ?? []).entries()) {
+        yield* sql`INSERT INTO source_segment (source_id, n, start_s, speaker, text)
+          VALUES (${src.id}, ${i + 1}, ${s.start_s}, ${s.speaker}, ${s.text})`.raw
+      }
+      for (const [i, a] of req.attachments.entries()) {
+        yield* sql`INSERT INTO source_attachment (source_id, n, filename, media_type, size, external, text, text_origin)
+          VALUES (${src.id}, ${i + 1}, ${a.filename}, ${a.media_type}, ${a.size}, ${a.external}, ${a.text},
+                  ${a.text_origin ?? "none"})`.raw
+      }
+      return { created: true, id: src.id } satisfies SourceStored
+    })
+  )
+})
+
+/** The manual source of a grant (one row per grant, created on first use). Inside a write. */
+export const ensureManualSource = (sql: SqlClient, grantId: string, now: string) =>
+  Effect.gen(function*() {
+    const id = manualSourceId(grantId)
+    const rows = yield* sql<{ id: string }>`SELECT id FROM source WHERE id = ${id}`
+    if (rows.length === 0) {
+      yield* sql`INSERT INTO source (id, kind, title, occurred_at, sender, thread, link, excerpt, fulltext_sha256, fetched_at, feeder)
+        VALUES (${id}, 'manual', NULL, NULL, NULL, NULL, NULL, NULL, NULL, ${now}, ${grantId})`.raw
+    }
+    return id
+  })
+
+/** The identical answer for every "not yours" (unknown, other feeder, other scope). */
+const SOURCE_NOT_FOUND = "no such source"
+
+/**
+ * The feeder's read-back of its own write (§6.2a): metadata, hash and the attachment list;
+ * content only on request. Unknown, foreign and other-scope ids all answer the same 404.
+ */
+export const readSource = Effect.fn("Sources.read")(function*(
+  scope: string,
+  id: string,
+  grantId: string,
+  include: ReadonlySet<SourceInclude>
+) {
+  const store = yield* ScopeStore
+  return yield* store.read(scope, ({ sql }) =>
+    Effect.gen(function*() {
+      const rows = yield* sql<SourceRow & { text_chars: number | null; segment_count: number | null }>`
+        SELECT s.*, CASE WHEN s.kind = 'mail' THEN length(s.excerpt) END AS text_chars,
+          CASE WHEN s.kind = 'jamie' THEN (SELECT count(*) FROM source_segment g WHERE g.source_id = s.id) END AS segment_count
+        FROM source s WHERE s.id = ${id} AND s.feeder = ${grantId}`
+      const row = rows[0]
+      if (row === undefined) return yield* new NotFound({ message: SOURCE_NOT_FOUND })
+      const attachments = yield* attachmentsOf(sql, id)
+      const withText = include.has("attachments")
+      const out: { -readonly [K in keyof SourceOut]: SourceOut[K] } = {
+        id: row.id,
+        scope,
+        kind: row.kind,
+        title: row.title,
+        occurred_at: row.occurred_at,
+        sender: row.sender,
+        thread: row.thread,
+        link: row.link,
+        fulltext_sha256: row.fulltext_sha256,
+        fetched_at: row.fetched_at,
+        text_chars: row.text_chars,
+        segment_count: row.segment_count,
+        attachments: attachments.map((a): AttachmentOut => ({
+          ref: attachmentRef(a.source_id, a.n),
+          n: a.n,
+          filename: a.filename,
+          media_type: a.media_type,
+          size: a.size,
+          external: a.external,
+          text_origin: a.text_origin,
+          ...(withText ? { text: a.text } : {})
+        }))
+      }
+      if (include.has("text")) {
+        if (row.kind === "mail" && row.excerpt !== null) out.text = row.excerpt
+        if (row.kind === "jamie") {
+          out.segments = yield* sql<{ start_s: number; speaker: string | null; text: string }>`
+            SELECT start_s, speaker, text FROM source_segment WHERE source_id = ${id} ORDER BY n`
+        }
+      }
+      return out as SourceOut
+    })
+  )
+})

@@ -1,0 +1,101 @@
+import fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import { jamieQuoteFound, jamieWindow, mailQuoteFound, normalizeQuote } from "../../src/domain/quote-check.js"
+
+describe("normalizeQuote", () => {
+  it("applies NFKC: ligatures, full-width letters, superscripts", () => {
+    expect(normalizeQuote("ﬁnal ＡＢＣ x²")).toBe("final abc x2")
+  })
+  it("lowercases after NFKC", () => {
+    expect(normalizeQuote("Straße ÄRGER")).toBe("straße ärger")
+  })
+  it("turns curly and straight quotes, guillemets and primes into spaces", () => {
+    expect(normalizeQuote("„ohne Bestätigung“ «keine» 'x' \"y\" `z` ′a″")).toBe("ohne bestätigung keine x y z a")
+  })
+  it("turns every dash and punctuation mark into a space", () => {
+    expect(normalizeQuote("Lieferzeit – anfragen — sofort-los; ok! (ja) […]")).toBe("lieferzeit anfragen sofort los ok ja")
+  })
+  it("collapses line breaks and all whitespace kinds", () => {
+    expect(normalizeQuote("a\r\nb\n\nc\td\u00a0e\u2028f\u2003g")).toBe("a b c d e f g")
+  })
+  it("trims", () => {
+    expect(normalizeQuote("  ...hello  ")).toBe("hello")
+  })
+})
+
+describe("mail quote check", () => {
+  const mail = "Hallo,\r\nab sofort gilt: Vor jeder Bestellung\r\nschwarzer Hakenleisten fragen wir – „ohne Bestätigung keine Bestellung“."
+  it("finds a quote across a line break with other punctuation", () => {
+    expect(mailQuoteFound("Vor jeder Bestellung schwarzer Hakenleisten fragen wir", mail)).toBe(true)
+  })
+  it("finds a quote with straight quotes where the mail has curly ones", () => {
+    expect(mailQuoteFound("fragen wir - \"ohne Bestätigung keine Bestellung\"", mail)).toBe(true)
+  })
+  it("refuses a quote whose normalized form is shorter than 20 characters", () => {
+    expect(mailQuoteFound("„Vor jeder Bestell“", mail)).toBe(false)
+    expect(normalizeQuote("Vor jeder Bestellung").length).toBe(20)
+    expect(mailQuoteFound("Vor jeder Bestellung", mail)).toBe(true)
+  })
+  it("refuses a changed word", () => {
+    expect(mailQuoteFound("Vor jeder Bestellung weißer Hakenleisten", mail)).toBe(false)
+  })
+})
+
+describe("jamie window", () => {
+  const segments = [
+    { n: 1, start_s: 0, text: "alpha words at the start" },
+    { n: 2, start_s: 100, text: "we always ask the supplier" },
+    { n: 3, start_s: 220, text: "for the delivery time first" },
+    { n: 4, start_s: 341, text: "way later remark here" }
+  ]
+  it("joins the segments within ±120 s in n order with a space, speakers excluded", () => {
+    expect(jamieWindow(segments, 100)).toBe("alpha words at the start we always ask the supplier for the delivery time first")
+  })
+  it("includes a segment exactly 120 s before or after", () => {
+    expect(jamieQuoteFound("we always ask the supplier for the delivery time", segments, 220)).toBe(true)
+    expect(jamieQuoteFound("alpha words at the start we always", segments, 120)).toBe(true)
+    expect(jamieQuoteFound("for the delivery time first way later remark", segments, 221)).toBe(true)
+  })
+  it("excludes a segment 121 s away", () => {
+    expect(jamieQuoteFound("alpha words at the start we always", segments, 121)).toBe(false)
+    expect(jamieQuoteFound("for the delivery time first way later remark", segments, 220)).toBe(false)
+  })
+  it("matches across segment boundaries", () => {
+    expect(jamieQuoteFound("ask the supplier for the delivery", segments, 150)).toBe(true)
+  })
+})
+
+/** Characters that stress the normalization: letters, umlauts, ligatures, quotes, dashes, breaks. */
+const tricky = fc.constantFrom(
+  "a", "b", "Z", "ä", "Ö", "ß", "é", "ﬁ", "Ａ", "²", "1", " ", " ", "\n", "\r\n", "\t", "\u00a0", "\u2028",
+  "„", "“", "”", "«", "»", "'", "\"", "`", "–", "—", "-", ".", ",", ";", "!", "?", "(", ")", "…", "€", "İ", "Σ", "ς"
+)
+const mailText = fc.array(fc.oneof(tricky, fc.string({ minLength: 1, maxLength: 6 })), { minLength: 10, maxLength: 200 })
+  .map((parts) => parts.join(""))
+
+describe("property: any substring of ≥ 20 normalized characters of a stored mail is found", () => {
+  it("holds for tricky text", () => {
+    fc.assert(fc.property(mailText, fc.nat(), fc.nat(), (text, a, b) => {
+      const norm = [...normalizeQuote(text)]
+      fc.pre(norm.length >= 20)
+      const len = 20 + (b % (norm.length - 19))
+      const start = a % (norm.length - len + 1)
+      const quote = norm.slice(start, start + len).join("")
+      fc.pre([...quote.trim()].length >= 20)
+      return mailQuoteFound(quote, text)
+    }), { numRuns: 2000 })
+  })
+  it("holds for arbitrary unicode text", () => {
+    fc.assert(fc.property(fc.string({ unit: "grapheme", minLength: 20, maxLength: 300 }), fc.nat(), (text, a) => {
+      const norm = [...normalizeQuote(text)]
+      fc.pre(norm.length >= 20)
+      const start = a % (norm.length - 19)
+      const quote = norm.slice(start).join("")
+      fc.pre([...quote.trim()].length >= 20)
+      return mailQuoteFound(quote, text)
+    }), { numRuns: 2000 })
+  })
+  it("normalization is idempotent", () => {
+    fc.assert(fc.property(mailText, (text) => normalizeQuote(normalizeQuote(text)) === normalizeQuote(text)), { numRuns: 2000 })
+  })
+})
