@@ -1,0 +1,205 @@
+/**
+ * decide(): the person path of the decision (architecture.md §6.4, invariant 2). Reachable only
+ * from POST /v1/rules/:id/decision on the approval channel (AT2). One transaction per decision:
+ * version row(s), one decision row, rule_fts / rejected_fts.
+ */
+import type { SqlClient } from "@effect/sql/SqlClient"
+import { Effect, type ParseResult, Schema } from "effect"
+import { ftsColumns, syncRuleFts } from "../db/fts.js"
+import { ScopeStore } from "../db/scope-store.js"
+import {
+  AlreadyDecided,
+  NotFound,
+  ReasonMissing,
+  ReferenceUnknown,
+  SourceImmutable,
+  ValidationFailed,
+  validationFailed,
+  VersionOutdated
+} from "../domain/errors.js"
+import { RULE_ID_RE, ruleRef, scopeOfRuleId } from "../domain/ids.js"
+import { STRICT } from "../domain/schemas.js"
+import { nowInstant } from "../domain/time.js"
+import { type Change, DecisionRequest, type DecisionResult, IMMUTABLE_CHANGE_FIELDS } from "./schemas.js"
+
+/** The deciding person: grant id and the e-mail from the verified credential. */
+export interface Person {
+  readonly grantId: string
+  readonly identity: string
+}
+
+interface VersionRow {
+  rule_id: string
+  version: number
+  kind: "rule" | "note"
+  statement: string
+  source_id: string
+  quote: string
+  timestamp_s: number | null
+  source_link: string | null
+  said_at: string
+  speaker: string | null
+  relations: string
+  keywords: string
+  valid_from: string
+  valid_until: string | null
+  supersedes: string | null
+  superseded_by: string | null
+  status: "proposed" | "confirmed" | "superseded" | "rejected"
+  reason: string
+  changed_by: string
+  changed_at: string
+}
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/**
+ * The checks before the schema, in the contract's order: source-immutable, then reason-missing,
+ * then validation-failed.
+ */
+export const parseDecision = (raw: unknown): Effect.Effect<DecisionRequest, SourceImmutable | ReasonMissing | ValidationFailed> =>
+  Effect.gen(function*() {
+    if (isRecord(raw) && isRecord(raw.change)) {
+      const named = IMMUTABLE_CHANGE_FIELDS.filter((f) => f in (raw.change as Record<string, unknown>))
+      if (named.length > 0) {
+        return yield* new SourceImmutable({
+          message: `the quote and its source never change (change names ${named.join(", ")}); propose a new rule instead`
+        })
+      }
+    }
+    if (isRecord(raw) && (raw.decision === "reject" || raw.decision === "revoke")) {
+      if (typeof raw.reason !== "string" || raw.reason.trim().length === 0) {
+        return yield* new ReasonMissing({ message: `a ${raw.decision} needs a non-blank reason` })
+      }
+    }
+    return yield* Schema.decodeUnknown(DecisionRequest, STRICT)(raw).pipe(
+      Effect.mapError((e: ParseResult.ParseError) => validationFailed(e, "decision"))
+    )
+  })
+
+const insertVersion = (sql: SqlClient, v: VersionRow) =>
+  sql`INSERT INTO rule_version (rule_id, version, kind, statement, source_id, quote, timestamp_s, source_link, said_at,
+      speaker, relations, keywords, valid_from, valid_until, supersedes, superseded_by, status, reason, changed_by, changed_at)
+    VALUES (${v.rule_id}, ${v.version}, ${v.kind}, ${v.statement}, ${v.source_id}, ${v.quote}, ${v.timestamp_s},
+      ${v.source_link}, ${v.said_at}, ${v.speaker}, ${v.relations}, ${v.keywords}, ${v.valid_from}, ${v.valid_until},
+      ${v.supersedes}, ${v.superseded_by}, ${v.status}, ${v.reason}, ${v.changed_by}, ${v.changed_at})`.raw
+
+const currentOf = (sql: SqlClient, ruleId: string) =>
+  Effect.map(sql<VersionRow>`SELECT * FROM current_version WHERE rule_id = ${ruleId}`, (rows) => rows[0])
+
+const applyChange = (v: VersionRow, change: Change | undefined): VersionRow => {
+  if (change === undefined) return v
+  return {
+    ...v,
+    ...(change.statement !== undefined ? { statement: change.statement } : {}),
+    ...(change.kind !== undefined ? { kind: change.kind } : {}),
+    ...(change.keywords !== undefined ? { keywords: JSON.stringify(change.keywords) } : {}),
+    ...(change.relations !== undefined ? { relations: JSON.stringify(change.relations) } : {}),
+    ...(change.valid_from !== undefined ? { valid_from: change.valid_from } : {}),
+    ...(change.said_at !== undefined ? { said_at: change.said_at } : {}),
+    ...(change.speaker !== undefined ? { speaker: change.speaker } : {}),
+    ...(change.supersedes !== undefined ? { supersedes: change.supersedes } : {})
+  }
+}
+
+const invalid = (path: string, message: string) =>
+  new ValidationFailed({ message: `decision is invalid: ${path}: ${message}`, issues: [{ path, message }] })
+
+/**
+ * Applies a person's decision to rule `ruleId`. Checks in this order: source-immutable,
+ * reason-missing, validation-failed, not-found, already-decided (rejected/superseded),
+ * version-outdated, already-decided (confirm/reject on confirmed), validation-failed
+ * (revoke/review on proposed). Every 409 carries current: rule/<id>@<n>.
+ */
+export const decide = Effect.fn("Decision.decide")(function*(ruleId: string, raw: unknown, person: Person) {
+  const req = yield* parseDecision(raw)
+  const notFound = new NotFound({ message: `no rule ${ruleId}` })
+  if (!RULE_ID_RE.test(ruleId)) return yield* notFound
+  const store = yield* ScopeStore
+  const scope = scopeOfRuleId(ruleId)
+  if (!store.configured.includes(scope)) return yield* notFound
+  const now = yield* nowInstant
+  return yield* store.write(scope, ({ sql }) =>
+    Effect.gen(function*() {
+      const cur = yield* currentOf(sql, ruleId)
+      if (cur === undefined) return yield* notFound
+      const current = ruleRef(ruleId, cur.version)
+      if (cur.status === "rejected" || cur.status === "superseded") {
+        return yield* new AlreadyDecided({ message: `rule ${ruleId} is ${cur.status}`, current })
+      }
+      if (req.version !== cur.version) {
+        return yield* new VersionOutdated({ message: `version ${req.version} is not the current version ${cur.version}`, current })
+      }
+      if ((req.decision === "confirm" || req.decision === "reject") && cur.status === "confirmed") {
+        return yield* new AlreadyDecided({ message: `rule ${ruleId} is confirmed already`, current })
+      }
+      if ((req.decision === "revoke" || req.decision === "review") && cur.status === "proposed") {
+        return yield* invalid("decision", `a ${req.decision} needs a confirmed rule; this one is proposed`)
+      }
+
+      const base = { ...cur, version: cur.version + 1, changed_by: person.grantId, changed_at: now }
+      let newVersion: number | null = base.version
+      switch (req.decision) {
+        case "confirm": {
+          const next: VersionRow = { ...applyChange(base, req.change), status: "confirmed", reason: req.reason ?? "confirmed" }
+          const pred = next.supersedes === null ? undefined : yield* predecessor(sql, scope, ruleId, next)
+          yield* insertVersion(sql, next)
+          if (pred !== undefined) {
+            yield* insertVersion(sql, {
+              ...pred, version: pred.version + 1, status: "superseded", valid_until: next.valid_from,
+              superseded_by: ruleId, reason: `superseded by ${ruleId}`, changed_by: person.grantId, changed_at: now
+            })
+            yield* syncRuleFts(sql, pred.rule_id)
+          }
+          break
+        }
+        case "reject":
+          yield* insertVersion(sql, { ...base, status: "rejected", reason: req.reason })
+          break
+        case "revoke":
+          if (req.valid_until < cur.valid_from) {
+            return yield* invalid("valid_until", `must not be before valid_from ${cur.valid_from}`)
+          }
+          yield* insertVersion(sql, { ...base, status: "superseded", valid_until: req.valid_until, superseded_by: null, reason: req.reason })
+          break
+        case "review": {
+          const keywords = req.change === undefined ? cur.keywords : JSON.stringify(req.change.keywords)
+          if (keywords === cur.keywords) newVersion = null
+          else yield* insertVersion(sql, { ...base, keywords, reason: req.reason ?? "reviewed" })
+          break
+        }
+      }
+      const reason = req.reason ?? null
+      yield* sql`INSERT INTO decision (rule_id, version, kind, decided_by, decided_by_identity, decided_at, reason, new_version)
+        VALUES (${ruleId}, ${cur.version}, ${req.decision}, ${person.grantId}, ${person.identity}, ${now}, ${reason}, ${newVersion})`.raw
+      yield* syncRuleFts(sql, ruleId)
+      if (req.decision === "reject") {
+        const rows = yield* sql<{ seq: number }>`SELECT seq FROM rule WHERE id = ${ruleId}`
+        const c = ftsColumns(cur)
+        yield* sql`INSERT INTO rejected_fts (rowid, keywords, statement, relations, quote)
+          VALUES (${rows[0]?.seq ?? 0}, ${c.keywords}, ${c.statement}, ${c.relations}, ${c.quote})`.raw
+      }
+      const result: DecisionResult = {
+        decision: {
+          kind: req.decision, version: cur.version, decided_by: person.grantId, decided_at: now, reason, new_version: newVersion
+        },
+        current: ruleRef(ruleId, newVersion ?? cur.version)
+      }
+      return result
+    })
+  )
+})
+
+/** The rule a confirmed successor supersedes: a confirmed rule of the same scope, not itself. */
+const predecessor = (sql: SqlClient, scope: string, ruleId: string, next: VersionRow) =>
+  Effect.gen(function*() {
+    const id = next.supersedes as string
+    const pred = id !== ruleId && scopeOfRuleId(id) === scope ? yield* currentOf(sql, id) : undefined
+    if (pred === undefined || pred.status !== "confirmed") {
+      return yield* new ReferenceUnknown({ message: `supersedes: ${id} is not a confirmed rule of scope ${scope}` })
+    }
+    if (next.valid_from < pred.valid_from) {
+      return yield* invalid("valid_from", `the successor's valid_from must not be before ${pred.valid_from}, the valid_from of ${id}`)
+    }
+    return pred
+  })

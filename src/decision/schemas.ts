@@ -1,0 +1,54 @@
+/** Decision schemas (architecture.md §6.4). */
+import { Schema } from "effect"
+import { RuleId } from "../domain/ids.js"
+import { Day, Instant, Keywords, Relation, RuleKind } from "../domain/schemas.js"
+
+const Reason = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(1000))
+const Version = Schema.Number.pipe(Schema.int(), Schema.positive())
+
+export const Change = Schema.partial(Schema.Struct({
+  statement: Schema.String.pipe(Schema.minLength(10), Schema.maxLength(500)),
+  kind: RuleKind,
+  keywords: Keywords,
+  relations: Schema.Array(Relation).pipe(Schema.maxItems(20)),
+  valid_from: Day,
+  said_at: Instant,
+  speaker: Schema.NullOr(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))),
+  supersedes: Schema.NullOr(RuleId)
+}))
+export type Change = typeof Change.Type
+
+export const ConfirmRequest = Schema.Struct({
+  decision: Schema.Literal("confirm"), version: Version, change: Schema.optional(Change), reason: Schema.optional(Reason)
+})
+export const RejectRequest = Schema.Struct({
+  decision: Schema.Literal("reject"), version: Version, reason: Reason
+})
+export const RevokeRequest = Schema.Struct({
+  decision: Schema.Literal("revoke"), version: Version, reason: Reason, valid_until: Day
+})
+export const ReviewRequest = Schema.Struct({
+  decision: Schema.Literal("review"), version: Version,
+  change: Schema.optional(Schema.Struct({ keywords: Keywords })), reason: Schema.optional(Reason)
+})
+export const DecisionRequest = Schema.Union(ConfirmRequest, RejectRequest, RevokeRequest, ReviewRequest)
+export type DecisionRequest = typeof DecisionRequest.Type
+
+export const DecisionKind = Schema.Literal("confirm", "reject", "revoke", "review")
+
+export const DecisionOut = Schema.Struct({
+  kind: DecisionKind,
+  version: Schema.Number,
+  decided_by: Schema.String,
+  decided_at: Instant,
+  reason: Schema.NullOr(Schema.String),
+  new_version: Schema.NullOr(Schema.Number)
+})
+export type DecisionOut = typeof DecisionOut.Type
+
+/** The answer of a decision: the decision row and the rule's current version afterwards. */
+export const DecisionResult = Schema.Struct({ decision: DecisionOut, current: Schema.String })
+export type DecisionResult = typeof DecisionResult.Type
+
+/** Fields of `change` that name the evidence: the quote and its source never change. */
+export const IMMUTABLE_CHANGE_FIELDS = ["source", "quote", "timestamp_s", "source_link", "link"] as const
