@@ -1,5 +1,6 @@
 /** Captures log lines (message + annotations) so tests can read what the process log says. */
-import { HashMap, Layer, Logger } from "effect"
+import type { Layer} from "effect";
+import { HashMap, Logger } from "effect"
 
 export interface Captured {
   readonly level: string
