@@ -10,8 +10,11 @@ import { storeLayer } from "./env.js"
 
 export type Stores = ScopeStore | OpsStore | AppConfig
 
-export const run = <A, E>(config: AppConfigShape, effect: Effect.Effect<A, E, Stores>): Promise<A> =>
-  Effect.runPromise(effect.pipe(Effect.provide(storeLayer(config) as Layer.Layer<Stores, unknown>), Effect.scoped) as Effect.Effect<A, unknown>)
+/** `outer` wraps the store layer too (e.g. a log capture that must see the layer's own logs). */
+export const run = <A, E>(config: AppConfigShape, effect: Effect.Effect<A, E, Stores>, outer?: Layer.Layer<never>): Promise<A> => {
+  const inner = effect.pipe(Effect.provide(storeLayer(config) as Layer.Layer<Stores, unknown>), Effect.scoped) as Effect.Effect<A, unknown>
+  return Effect.runPromise(outer === undefined ? inner : Effect.provide(inner, outer))
+}
 
 /** The failure of an effect that must fail (the test fails if it succeeds). */
 export const runFail = async <A, E>(config: AppConfigShape, effect: Effect.Effect<A, E, Stores>): Promise<E> => {

@@ -1,0 +1,111 @@
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { Effect, Option } from "effect"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { BEARER_RE, hashBearer, OpsStore } from "../../src/db/ops-store.js"
+import { tempDir, testConfig } from "../support/env.js"
+import { run, runFail } from "../support/run.js"
+
+let dir: string
+let cleanup: () => void
+let config: ReturnType<typeof testConfig>
+beforeEach(() => {
+  ;({ dir, cleanup } = tempDir())
+  config = testConfig(dir)
+})
+afterEach(() => cleanup())
+
+const ops = OpsStore
+
+describe("grants", () => {
+  it("creates a person grant with a lowercased e-mail and canonical rights", async () => {
+    const g = await run(config, Effect.flatMap(ops, (o) =>
+      o.createGrant({ kind: "person", auth: "email", identity: "Anna@Example.com", scopes: ["sales", "ops", "sales"], rights: ["decide", "read"] })))
+    expect(g).toMatchObject({
+      id: "person:1", kind: "person", auth: "email", identity: "anna@example.com", fingerprint: null,
+      scopes: ["ops", "sales"], rights: ["read", "decide"], label: null, active: true, disabled_at: null
+    })
+    expect(g).not.toHaveProperty("token")
+  })
+
+  it("creates a bearer grant: gn_ + 43 base64url chars, shown once, stored only as SHA-256 hex", async () => {
+    const g = await run(config, Effect.flatMap(ops, (o) =>
+      o.createGrant({ kind: "service", auth: "bearer", scopes: ["sales"], rights: ["read", "propose"], label: "feeder" })))
+    if (!("token" in g)) throw new Error("no token")
+    expect(g.token).toMatch(BEARER_RE)
+    expect(g.token.length).toBe(46)
+    expect(g).toMatchObject({ id: "service:1", identity: null, fingerprint: `sha256:${hashBearer(g.token).slice(0, 12)}` })
+    const listed = await run(config, Effect.flatMap(ops, (o) => o.listGrants()))
+    expect(listed[0]).not.toHaveProperty("token")
+    const found = await run(config, Effect.flatMap(ops, (o) => o.findActiveGrant("bearer", hashBearer(g.token))))
+    expect(Option.getOrThrow(found)).toMatchObject({ id: "service:1", rights: ["read", "propose"] })
+    for (const f of ["ops.sqlite", "ops.sqlite-wal"]) {
+      const bytes = (() => { try { return readFileSync(join(dir, f)).toString("latin1") } catch { return "" } })()
+      expect(bytes).not.toContain(g.token)
+      expect(bytes).not.toContain(g.token.slice(3))
+    }
+  })
+
+  it("numbers grants <kind>:<seq> across kinds", async () => {
+    const ids = await run(config, Effect.flatMap(ops, (o) => Effect.all([
+      o.createGrant({ kind: "person", auth: "email", identity: "a@x.com", scopes: ["sales"], rights: ["read"] }),
+      o.createGrant({ kind: "service", auth: "access-service", identity: "feeder.access", scopes: ["sales"], rights: ["propose"] }),
+      o.createGrant({ kind: "person", auth: "email", identity: "b@x.com", scopes: ["sales"], rights: ["read"] })
+    ]).pipe(Effect.map((gs) => gs.map((g) => g.id)))))
+    expect(ids).toEqual(["person:1", "service:2", "person:3"])
+  })
+
+  const refusals: ReadonlyArray<[string, Parameters<OpsStore["createGrant"]>[0]]> = [
+    ["a service with decide", { kind: "service", auth: "bearer", scopes: ["sales"], rights: ["read", "decide"] }],
+    ["a person with a bearer", { kind: "person", auth: "bearer", scopes: ["sales"], rights: ["read"] }],
+    ["a service with auth email", { kind: "service", auth: "email", identity: "a@x.com", scopes: ["sales"], rights: ["read"] }],
+    ["an unconfigured scope", { kind: "person", auth: "email", identity: "a@x.com", scopes: ["nowhere"], rights: ["read"] }],
+    ["a bearer with an identity", { kind: "service", auth: "bearer", identity: "x", scopes: ["sales"], rights: ["read"] }],
+    ["a person without an identity", { kind: "person", auth: "email", scopes: ["sales"], rights: ["read"] }],
+    ["a non-ASCII e-mail", { kind: "person", auth: "email", identity: "änna@x.com", scopes: ["sales"], rights: ["read"] }]
+  ]
+  for (const [name, input] of refusals) {
+    it(`refuses ${name} with validation-failed and writes nothing`, async () => {
+      const e = await runFail(config, Effect.flatMap(ops, (o) => o.createGrant(input)))
+      expect(e._tag).toBe("ValidationFailed")
+      expect(await run(config, Effect.flatMap(ops, (o) => o.listGrants()))).toEqual([])
+    })
+  }
+
+  it("refuses a second active grant for the same identity; after disabling it a new one is allowed", async () => {
+    const input = { kind: "person" as const, auth: "email" as const, identity: "a@x.com", scopes: ["sales"], rights: ["read" as const] }
+    await run(config, Effect.flatMap(ops, (o) => o.createGrant(input)))
+    expect((await runFail(config, Effect.flatMap(ops, (o) => o.createGrant({ ...input, identity: "A@X.com" }))))._tag).toBe("GrantExists")
+    const disabled = await run(config, Effect.flatMap(ops, (o) => o.disableGrant("person:1")))
+    expect(disabled).toMatchObject({ active: false })
+    expect(disabled.disabled_at).not.toBeNull()
+    const again = await run(config, Effect.flatMap(ops, (o) => o.disableGrant("person:1")))
+    expect(again.disabled_at).toBe(disabled.disabled_at)
+    expect((await run(config, Effect.flatMap(ops, (o) => o.createGrant(input)))).id).toBe("person:2")
+    expect(Option.isNone(await run(config, Effect.flatMap(ops, (o) => o.findActiveGrant("email", "nobody@x.com"))))).toBe(true)
+  })
+
+  it("renames by disabling the row and inserting a copy with the new label", async () => {
+    const g = await run(config, Effect.flatMap(ops, (o) =>
+      o.createGrant({ kind: "service", auth: "bearer", scopes: ["sales"], rights: ["propose"], label: "old" })))
+    const renamed = await run(config, Effect.flatMap(ops, (o) => o.renameGrant("service:1", "new name")))
+    expect(renamed).toMatchObject({ id: "service:2", label: "new name", active: true, fingerprint: g.fingerprint })
+    const all = await run(config, Effect.flatMap(ops, (o) => o.listGrants()))
+    expect(all.map((x) => [x.id, x.active, x.label])).toEqual([["service:1", false, "old"], ["service:2", true, "new name"]])
+    expect((await runFail(config, Effect.flatMap(ops, (o) => o.renameGrant("service:1", "x"))))._tag).toBe("NotFound")
+    expect((await runFail(config, Effect.flatMap(ops, (o) => o.disableGrant("service:9"))))._tag).toBe("NotFound")
+  })
+})
+
+describe("backup_state", () => {
+  it("raises version_count and never lowers it", async () => {
+    const counts = await run(config, Effect.flatMap(ops, (o) => Effect.gen(function*() {
+      yield* o.ensureBackupState("sales")
+      yield* o.raiseVersionCount("sales", 5)
+      yield* o.raiseVersionCount("sales", 3)
+      yield* o.ensureBackupState("sales")
+      return Option.map(yield* o.getBackupState("sales"), (s) => s.version_count)
+    })))
+    expect(counts).toEqual(Option.some(5))
+  })
+})

@@ -1,0 +1,167 @@
+import { closeSync, copyFileSync, existsSync, openSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs"
+import { join } from "node:path"
+import { Effect, Option } from "effect"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { OpsStore } from "../../src/db/ops-store.js"
+import { ScopeStore, scopeFile } from "../../src/db/scope-store.js"
+import { decide } from "../../src/decision/decide.js"
+import { propose } from "../../src/domain/proposals.js"
+import { storeSource } from "../../src/domain/sources.js"
+import { tempDir, testConfig } from "../support/env.js"
+import { mailProposal, mailSource, manualProposal } from "../support/fixtures.js"
+import { captureLogs } from "../support/logs.js"
+import { fileHash, run, runFail } from "../support/run.js"
+
+let dir: string
+let cleanup: () => void
+let config: ReturnType<typeof testConfig>
+const agent = { grantId: "person:1", channel: "mcp" as const }
+const person = { grantId: "person:2", identity: "anna@example.com" }
+const use = (scope: string) => Effect.flatMap(ScopeStore, (s) => s.use(scope))
+const versionCount = (scope: string) =>
+  Effect.flatMap(OpsStore, (o) => Effect.map(o.getBackupState(scope), Option.map((s) => s.version_count)))
+
+beforeEach(() => {
+  ;({ dir, cleanup } = tempDir())
+  config = testConfig(dir)
+})
+afterEach(() => cleanup())
+
+describe("creating a scope", () => {
+  it("creates scopes/ (0700) and the file (0600) at the latest schema, with its backup_state row", async () => {
+    await run(config, Effect.flatMap(ScopeStore, (s) => s.create("sales")))
+    expect(statSync(join(dir, "scopes")).mode & 0o777).toBe(0o700)
+    expect(statSync(scopeFile(dir, "sales")).mode & 0o777).toBe(0o600)
+    expect(statSync(dir).mode & 0o777).toBe(0o700)
+    expect(statSync(join(dir, "ops.sqlite")).mode & 0o777).toBe(0o600)
+    const [meta, count] = await run(config, Effect.all([
+      Effect.flatMap(use("sales"), ({ sql }) => sql<{ scope: string; schema_version: number }>`SELECT scope, schema_version FROM meta`),
+      versionCount("sales")
+    ]))
+    expect(meta).toEqual([{ scope: "sales", schema_version: 2 }])
+    expect(count).toEqual(Option.some(0))
+  })
+
+  it("refuses an existing file, an unconfigured scope, and a lost file that ops.sqlite remembers", async () => {
+    await run(config, Effect.flatMap(ScopeStore, (s) => s.create("sales")))
+    expect((await runFail(config, Effect.flatMap(ScopeStore, (s) => s.create("sales"))))._tag).toBe("ScopeExists")
+    expect((await runFail(config, Effect.flatMap(ScopeStore, (s) => s.create("nowhere"))))._tag).toBe("ValidationFailed")
+    await run(config, Effect.gen(function*() {
+      yield* storeSource(mailSource(), "service:1")
+      yield* propose(mailProposal(), agent)
+    }))
+    cleanupScopeFile("sales")
+    const e = await runFail(config, Effect.flatMap(ScopeStore, (s) => s.create("sales")))
+    expect(e).toMatchObject({ _tag: "ScopeExists" })
+    expect(e.message).toContain("restore")
+  })
+
+  it("raises backup_state.version_count after every committed write", async () => {
+    const counts = await run(config, Effect.gen(function*() {
+      yield* Effect.flatMap(ScopeStore, (s) => s.create("sales"))
+      yield* storeSource(mailSource(), "service:1")
+      const a = yield* versionCount("sales")
+      yield* propose(mailProposal(), agent)
+      const b = yield* versionCount("sales")
+      yield* decide("sales-0001", { decision: "confirm", version: 1 }, person)
+      const c = yield* versionCount("sales")
+      return [a, b, c]
+    }))
+    expect(counts).toEqual([Option.some(0), Option.some(1), Option.some(2)])
+  })
+})
+
+const cleanupScopeFile = (scope: string) => {
+  for (const suffix of ["", "-wal", "-shm"]) {
+    const f = scopeFile(dir, scope) + suffix
+    if (existsSync(f)) rmSync(f)
+  }
+}
+
+describe("the open check locks a scope (§4.3)", () => {
+  beforeEach(async () => {
+    await run(config, Effect.gen(function*() {
+      const s = yield* ScopeStore
+      yield* s.create("sales")
+      yield* storeSource(mailSource(), "service:1")
+      yield* propose(mailProposal(), agent)
+    }))
+  })
+
+  it("a configured scope without a file answers scope-locked until it is created", async () => {
+    await run(config, Effect.gen(function*() {
+      const missing = yield* Effect.flip(use("ops"))
+      expect(missing).toMatchObject({ _tag: "ScopeLocked", scope: "ops" })
+      yield* Effect.flatMap(ScopeStore, (s) => s.create("ops"))
+      const h = yield* use("ops")
+      expect(h.scope).toBe("ops")
+    }))
+  })
+
+  it("a file copied back from an older state locks the scope until restart", async () => {
+    const old = join(dir, "old.sqlite")
+    copyFileSync(scopeFile(dir, "sales"), old)
+    await run(config, Effect.gen(function*() {
+      yield* decide("sales-0001", { decision: "confirm", version: 1 }, person)
+      yield* propose(manualProposal("A second rule in the scope now"), agent)
+    }))
+    const good = join(dir, "good.sqlite")
+    copyFileSync(scopeFile(dir, "sales"), good)
+    copyFileSync(old, scopeFile(dir, "sales"))
+    const logs = captureLogs()
+    await run(config, Effect.gen(function*() {
+      const e = yield* Effect.flip(use("sales"))
+      expect(e).toMatchObject({ _tag: "ScopeLocked", scope: "sales" })
+      expect(e.message).not.toContain("rule versions")
+      // Still locked in this process after the good file is back: only a restart clears it.
+      copyFileSync(good, scopeFile(dir, "sales"))
+      expect((yield* Effect.flip(use("sales")))._tag).toBe("ScopeLocked")
+      const states = yield* Effect.flatMap(ScopeStore, (s) => s.states)
+      expect(states.find((x) => x.scope === "sales")).toMatchObject({ locked: true, created: true })
+    }).pipe(Effect.provide(logs.layer)))
+    const line = logs.lines.find((l) => l.message === "scope locked")
+    expect(line?.level).toBe("ERROR")
+    expect(String(line?.annotations.reason)).toContain("fewer rule versions (1) than ops.sqlite remembers (3)")
+    const h = await run(config, Effect.map(use("sales"), (x) => x.scope))
+    expect(h).toBe("sales")
+  })
+
+  it("a foreign file renamed into scopes/ is refused by meta.scope", async () => {
+    copyFileSync(scopeFile(dir, "sales"), scopeFile(dir, "ops"))
+    const logs = captureLogs()
+    const e = await runFail(config, use("ops").pipe(Effect.provide(logs.layer)))
+    expect(e._tag).toBe("ScopeLocked")
+    expect(String(logs.lines.find((l) => l.message === "scope locked")?.annotations.reason)).toContain("meta.scope is \"sales\"")
+  })
+
+  it("an unknown higher schema_version locks the scope and changes nothing", async () => {
+    await run(config, Effect.flatMap(use("sales"), ({ sql }) => sql`UPDATE meta SET schema_version = 99`.raw))
+    const before = fileHash(scopeFile(dir, "sales"))
+    const logs = captureLogs()
+    expect((await runFail(config, use("sales").pipe(Effect.provide(logs.layer))))._tag).toBe("ScopeLocked")
+    expect(String(logs.lines.find((l) => l.message === "scope locked")?.annotations.reason)).toContain("unknown schema_version 99")
+    expect(fileHash(scopeFile(dir, "sales"))).toBe(before)
+  })
+
+  it("a corrupt file fails quick_check and locks the scope", async () => {
+    const file = scopeFile(dir, "sales")
+    const size = statSync(file).size
+    const fd = openSync(file, "r+")
+    const garbage = Buffer.alloc(4096, 0x5a)
+    for (let off = 4096; off < size; off += 8192) writeSync(fd, garbage, 0, Math.min(4096, size - off), off)
+    closeSync(fd)
+    expect((await runFail(config, use("sales")))._tag).toBe("ScopeLocked")
+  })
+
+  it("a file that is not SQLite locks the scope", async () => {
+    writeFileSync(scopeFile(dir, "sales"), "this is not a database at all".repeat(100))
+    expect((await runFail(config, use("sales")))._tag).toBe("ScopeLocked")
+  })
+
+  it("ignores files of unconfigured scopes with a warning", async () => {
+    copyFileSync(scopeFile(dir, "sales"), join(dir, "scopes", "stray.sqlite"))
+    const logs = captureLogs()
+    await run(config, Effect.flatMap(ScopeStore, (s) => s.states), logs.layer)
+    expect(logs.lines).toContainEqual(expect.objectContaining({ level: "WARN", message: "scope file ignored: not a configured scope", annotations: { file: "stray.sqlite" } }))
+  })
+})
