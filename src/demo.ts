@@ -1,0 +1,133 @@
+/**
+ * The demo data dir for a first look (`groundnote serve --demo`, `npm start`): a config, dev
+ * secrets in an env file of mode 0600, a person grant for the dev e-mail, a service grant, one
+ * scope with a few sources and proposals. A second start reuses everything.
+ */
+import { randomBytes } from "node:crypto"
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs"
+import { join, resolve } from "node:path"
+import { Effect } from "effect"
+import { ensurePrivateDir } from "./db/files.js"
+import { OpsStore } from "./db/ops-store.js"
+import { ScopeStore } from "./db/scope-store.js"
+import { propose } from "./domain/proposals.js"
+import { storeSource } from "./domain/sources.js"
+
+export const DEMO_DIR = "./demo-data"
+export const DEMO_EMAIL = "demo@example.com"
+export const DEMO_SCOPE = "demo"
+
+const secret = (): string => randomBytes(32).toString("base64url")
+
+export interface DemoEnv {
+  readonly dataDir: string
+  readonly fresh: boolean
+}
+
+/**
+ * Creates the demo dir (0700) with groundnote.json and demo.env on the first start and puts the
+ * demo environment into `env` where the caller has not set a value.
+ */
+export const prepareDemoDir = (env: Record<string, string | undefined>, cwd: string): DemoEnv => {
+  const dataDir = resolve(cwd, env.GROUNDNOTE_DATA_DIR ?? DEMO_DIR)
+  const fresh = !existsSync(join(dataDir, "demo.env"))
+  ensurePrivateDir(dataDir)
+  chmodSync(dataDir, 0o700)
+  const port = env.GROUNDNOTE_PORT ?? "8787"
+  const configPath = join(dataDir, "groundnote.json")
+  if (!existsSync(configPath)) {
+    writeFileSync(configPath, `${JSON.stringify({
+      instance: "demo",
+      zone: "Europe/Berlin",
+      public_url: `http://127.0.0.1:${port}`,
+      scopes: [{ name: DEMO_SCOPE, providers_allowed: [] }],
+      search: {},
+      backup: { kind: "copy", directory: resolve(dataDir, "..", "demo-backups"), deadman_url: "http://127.0.0.1:9/deadman" }
+    }, null, 2)}\n`, { mode: 0o600 })
+  }
+  const envFile = join(dataDir, "demo.env")
+  if (fresh) {
+    const lines = [
+      "GROUNDNOTE_AUTH_MODE=dev-token",
+      `GROUNDNOTE_SESSION_SECRET=${secret()}`,
+      `GROUNDNOTE_OPS_TOKEN=${secret()}`,
+      `GROUNDNOTE_DEV_MCP_TOKEN=${secret()}`,
+      `GROUNDNOTE_DEV_APPROVAL_TOKEN=${secret()}`,
+      `GROUNDNOTE_DEV_API_TOKEN=${secret()}`,
+      `GROUNDNOTE_DEV_EMAIL=${DEMO_EMAIL}`
+    ]
+    writeFileSync(envFile, `${lines.join("\n")}\n`, { mode: 0o600 })
+  }
+  for (const line of readFileSync(envFile, "utf8").split("\n")) {
+    const eq = line.indexOf("=")
+    if (eq > 0 && env[line.slice(0, eq)] === undefined) env[line.slice(0, eq)] = line.slice(eq + 1)
+  }
+  env.GROUNDNOTE_DATA_DIR = dataDir
+  env.GROUNDNOTE_CONFIG ??= configPath
+  env.GROUNDNOTE_HOST ??= "127.0.0.1"
+  return { dataDir, fresh }
+}
+
+const MAIL = [
+  "Hallo zusammen,",
+  "",
+  "ab sofort gilt: Vor jeder Bestellung schwarzer Hakenleisten (RAL 9005) fragen wir beim Lieferanten",
+  "die aktuelle Lieferzeit an. Ohne schriftliche Bestätigung keine Bestellung.",
+  "",
+  "Rechnungen der Müller GmbH zahlen wir innerhalb von 30 Tagen netto.",
+  "",
+  "Viele Grüße",
+  "Maria"
+].join("\n")
+
+/** Seeds grants, the scope and a few sources and proposals; answers the new bearer token. */
+export const seedDemo = Effect.gen(function*() {
+  const ops = yield* OpsStore
+  const store = yield* ScopeStore
+  if ((yield* ops.listGrants()).length > 0) return null
+  const person = yield* ops.createGrant({
+    kind: "person", auth: "email", identity: DEMO_EMAIL, scopes: [DEMO_SCOPE], rights: ["read", "propose", "decide"], label: "demo person"
+  })
+  const service = yield* ops.createGrant({
+    kind: "service", auth: "bearer", scopes: [DEMO_SCOPE], rights: ["read", "propose"], label: "demo feeder"
+  })
+  yield* store.create(DEMO_SCOPE)
+  yield* storeSource({
+    scope: DEMO_SCOPE,
+    source: {
+      kind: "mail", id: "mail:<demo-1@example.com>", title: "Bestellungen und Zahlungen", occurred_at: "2026-03-12T09:15:00Z",
+      sender: "maria@example.com", thread: null, link: null
+    },
+    text: MAIL,
+    attachments: [{ filename: "preisliste-2026.pdf", media_type: "application/pdf", size: 48213, external: null, text: "Preisliste 2026", text_origin: "ocr" }]
+  }, service.id)
+  yield* storeSource({
+    scope: DEMO_SCOPE,
+    source: { kind: "jamie", id: "jamie:weekly-2026-03-16", title: "Weekly sales", occurred_at: "2026-03-16T08:00:00Z", sender: null, link: "https://jamie.example.com/m/demo" },
+    segments: [
+      { start_s: 0, speaker: "Tom", text: "Good morning, let's go through the open points." },
+      { start_s: 95, speaker: "Maria", text: "Customers in Austria get their invoices in English from now on." },
+      { start_s: 180, speaker: "Tom", text: "Agreed. And samples are only sent after the order is confirmed." }
+    ],
+    attachments: []
+  }, service.id)
+  const by = { grantId: person.id, channel: "mcp" as const }
+  yield* propose({
+    scope: DEMO_SCOPE, kind: "rule", statement: "Ask the supplier for the delivery time before ordering black hook rails (RAL 9005)",
+    source: { kind: "mail", id: "mail:<demo-1@example.com>", quote: "Vor jeder Bestellung schwarzer Hakenleisten (RAL 9005) fragen wir beim Lieferanten die aktuelle Lieferzeit an", link: null },
+    said_at: "2026-03-12T09:15:00Z", speaker: "Maria", relations: [{ kind: "product", name: "Hakenleiste schwarz", ref: null }],
+    keywords: ["Lieferzeit", "Hakenleiste", "RAL 9005"], valid_from: "2026-03-12", supersedes: null
+  }, by)
+  yield* propose({
+    scope: DEMO_SCOPE, kind: "rule", statement: "Invoices of Müller GmbH are paid within 30 days net",
+    source: { kind: "mail", id: "mail:<demo-1@example.com>", quote: "Rechnungen der Müller GmbH zahlen wir innerhalb von 30 Tagen netto", link: null },
+    said_at: "2026-03-12T09:15:00Z", speaker: "Maria", relations: [{ kind: "supplier", name: "Müller GmbH", ref: null }],
+    keywords: ["Zahlungsziel", "Rechnung"], valid_from: "2026-03-12", supersedes: null
+  }, by)
+  yield* propose({
+    scope: DEMO_SCOPE, kind: "rule", statement: "Customers in Austria receive their invoices in English",
+    source: { kind: "jamie", id: "jamie:weekly-2026-03-16", timestamp_s: 95, quote: "Customers in Austria get their invoices in English from now on", link: "https://jamie.example.com/m/demo" },
+    said_at: "2026-03-16T08:01:35Z", speaker: "Maria", relations: [], keywords: ["Rechnung", "Österreich"], valid_from: "2026-03-16", supersedes: null
+  }, by)
+  return "token" in service ? service.token : null
+})

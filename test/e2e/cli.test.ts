@@ -1,0 +1,121 @@
+/**
+ * The built CLI as an operator runs it: `groundnote version`, usage errors, and `serve --demo`
+ * on a temp data dir and a free loopback port (the README's first command does the same).
+ */
+import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process"
+import { readFileSync } from "node:fs"
+import { createServer } from "node:net"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { tempDir } from "../support/env.js"
+
+const root = join(import.meta.dirname, "..", "..")
+const cli = join(root, "dist", "src", "ops", "cli.js")
+
+const freePort = (): Promise<number> => new Promise((resolve, reject) => {
+  const srv = createServer()
+  srv.listen(0, "127.0.0.1", () => {
+    const addr = srv.address()
+    srv.close(() => (typeof addr === "object" && addr !== null ? resolve(addr.port) : reject(new Error("no port"))))
+  })
+})
+
+const cleanEnv = (): Record<string, string> => {
+  const env: Record<string, string> = {}
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("GROUNDNOTE_") && v !== undefined) env[k] = v
+  return env
+}
+
+interface Running { child: ChildProcess; stdout: () => string; stderr: () => string }
+
+const start = (args: ReadonlyArray<string>, env: Record<string, string>): Running => {
+  const child = spawn(process.execPath, [cli, ...args], { env, stdio: ["ignore", "pipe", "pipe"] })
+  let out = ""
+  let err = ""
+  child.stdout?.on("data", (d: Buffer) => { out += d.toString() })
+  child.stderr?.on("data", (d: Buffer) => { err += d.toString() })
+  return { child, stdout: () => out, stderr: () => err }
+}
+
+const waitFor = async (check: () => Promise<boolean>, ms = 15_000) => {
+  const end = Date.now() + ms
+  while (Date.now() < end) {
+    if (await check().catch(() => false)) return
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error("timed out")
+}
+
+const stop = (r: Running) => new Promise<void>((resolve) => {
+  if (r.child.exitCode !== null) return resolve()
+  r.child.once("exit", () => resolve())
+  r.child.kill("SIGTERM")
+})
+
+beforeAll(() => {
+  execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", join(root, "tsconfig.build.json")], { cwd: root })
+}, 120_000)
+
+describe("groundnote CLI", () => {
+  it("version prints the bare version on stdout and exits 0", () => {
+    const r = spawnSync(process.execPath, [cli, "version"], { env: cleanEnv() })
+    expect(r.status).toBe(0)
+    expect(r.stdout.toString()).toBe(`${JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version}\n`)
+  })
+
+  it("an unknown command is a usage error: exit 2", () => {
+    const r = spawnSync(process.execPath, [cli, "no-such-command"], { env: cleanEnv() })
+    expect(r.status).toBe(2)
+  })
+
+  it("serve refuses to start with GROUNDNOTE_OPS_PORT set: exit 1 and one line naming the code", () => {
+    const { dir, cleanup } = tempDir()
+    try {
+      const r = spawnSync(process.execPath, [cli, "serve", "--demo"], {
+        env: { ...cleanEnv(), GROUNDNOTE_DATA_DIR: join(dir, "demo"), GROUNDNOTE_OPS_PORT: "9999" }, timeout: 20_000
+      })
+      expect(r.status).toBe(1)
+      expect(r.stderr.toString()).toMatch(/^groundnote: ops-port-set: .*GROUNDNOTE_OPS_PORT/m)
+    } finally { cleanup() }
+  })
+})
+
+describe("serve --demo", () => {
+  const { dir, cleanup } = tempDir()
+  const dataDir = join(dir, "demo")
+  let port = 0
+  let first: Running | undefined
+  afterAll(async () => {
+    if (first !== undefined) await stop(first)
+    cleanup()
+  })
+
+  it("seeds a demo data dir, answers /healthz on loopback, logs JSON lines, and a second start reuses it", async () => {
+    port = await freePort()
+    const env = { ...cleanEnv(), GROUNDNOTE_DATA_DIR: dataDir, GROUNDNOTE_PORT: String(port) }
+    first = start(["serve", "--demo"], env)
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok)
+    expect(await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()).toEqual({ ok: true })
+    expect(first.stderr()).toMatch(/feeder token \(shown once\): gn_[A-Za-z0-9_-]{43}/)
+    const token = /gn_[A-Za-z0-9_-]{43}/.exec(first.stderr())?.[0] ?? ""
+    await stop(first)
+    const lines = first.stdout().trim().split("\n")
+    expect(lines.length).toBeGreaterThan(0)
+    for (const line of lines) {
+      const obj = JSON.parse(line) as { at: string; level: string; message: string }
+      expect(obj.at).toMatch(/Z$/)
+      expect(typeof obj.message).toBe("string")
+    }
+    expect(first.stdout()).not.toContain(token)
+    const secrets = readFileSync(join(dataDir, "demo.env"), "utf8")
+    for (const s of secrets.split("\n").map((l) => l.split("=")[1] ?? "").filter((v) => v.length >= 32)) {
+      expect(first.stdout()).not.toContain(s)
+    }
+
+    const second = start(["serve", "--demo"], env)
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok)
+    await stop(second)
+    expect(second.stderr()).not.toContain("shown once")
+    expect(readFileSync(join(dataDir, "demo.env"), "utf8")).toBe(secrets)
+  }, 60_000)
+})
