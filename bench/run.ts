@@ -1,0 +1,153 @@
+/**
+ * npm run bench: figures printed, never asserted (machines are shared and noisy; compare the
+ * ratios of one run).
+ *
+ * Proposals per second (quote check, transaction, FTS, possible duplicates) against a bare
+ * insert of the same rows in the same run, at 1k and 10k existing rules.
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import type { SqlClient } from "@effect/sql/SqlClient"
+import { Effect, Layer, Logger, LogLevel, Redacted, Schema } from "effect"
+import { AppConfig, type AppConfigShape } from "../src/config/config.js"
+import { ConfigFile } from "../src/config/schema.js"
+import { OpsStore } from "../src/db/ops-store.js"
+import { ScopeStore } from "../src/db/scope-store.js"
+import { formatRuleId } from "../src/domain/ids.js"
+import type { ProposalRequest } from "../src/domain/proposal-schemas.js"
+import { possibleDuplicates, propose } from "../src/domain/proposals.js"
+import { mailQuoteFound } from "../src/domain/quote-check.js"
+import { storeSource } from "../src/domain/sources.js"
+
+const WORDS = [
+  "Lieferzeit", "Hakenleiste", "Bestellung", "Lieferant", "Rechnung", "Zahlungsziel", "Skonto", "Kunde", "Angebot",
+  "Muster", "Versand", "Palette", "Spedition", "Reklamation", "Gutschrift", "Preisliste", "Rabatt", "Lager",
+  "delivery", "supplier", "invoice", "payment", "customer", "discount", "sample", "shipping", "warehouse", "order",
+  "approval", "contract", "pallet", "returns", "credit", "price", "stock", "quote", "terms", "net", "days", "black"
+]
+
+const config = (dataDir: string): AppConfigShape => ({
+  file: Schema.decodeUnknownSync(ConfigFile)({
+    instance: "bench", zone: "Europe/Berlin", public_url: "http://127.0.0.1:8787",
+    scopes: [{ name: "bench", providers_allowed: [] }], search: {},
+    backup: { kind: "copy", directory: "/var/backups/groundnote-bench", deadman_url: "http://127.0.0.1:9/x" }
+  }),
+  env: {
+    authMode: "dev-token", sessionSecret: Redacted.make("s".repeat(40)), opsToken: Redacted.make("o".repeat(40)),
+    devMcpToken: null, devApprovalToken: null, devApiToken: null, devEmail: "bench@example.com", host: "127.0.0.1",
+    port: 8787, allowNonLoopback: false, dataDir, configPath: join(dataDir, "groundnote.json"), typesafeApiKey: null
+  }
+})
+
+let seed = 42
+const rand = (n: number): number => {
+  seed = (seed * 1103515245 + 12345) % 2147483648
+  return seed % n
+}
+/** A vocabulary of 5,000 synthetic words after the business words, drawn Zipf-like (rank⁻¹). */
+const SYLLABLES = ["ka", "ri", "mo", "te", "lu", "ser", "an", "dor", "vi", "pel", "gu", "nes", "tra", "bo", "lin", "ex"]
+const VOCAB = [...WORDS, ...Array.from({ length: 5000 }, (_, i) =>
+  [i % 16, (i >> 4) % 16, (i >> 8) % 16].map((k) => SYLLABLES[k]).join(""))]
+const CUMULATIVE = (() => {
+  let acc = 0
+  return VOCAB.map((_, i) => (acc += 1 / (i + 1)))
+})()
+const word = (): string => {
+  const x = (rand(1_000_000) / 1_000_000) * (CUMULATIVE[CUMULATIVE.length - 1] ?? 1)
+  let lo = 0
+  let hi = CUMULATIVE.length - 1
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1
+    if ((CUMULATIVE[mid] ?? 0) < x) lo = mid + 1
+    else hi = mid
+  }
+  return VOCAB[lo] ?? "x"
+}
+const sentence = (n: number): string => Array.from({ length: n }, word).join(" ")
+
+const MAIL_LINES = Array.from({ length: 200 }, () => sentence(12))
+const MAIL_TEXT = MAIL_LINES.join("\n")
+
+const request = (i: number): ProposalRequest => ({
+  scope: "bench", kind: "rule", statement: `${sentence(10)} (${i})`,
+  source: { kind: "mail", id: "mail:<bench@example.com>", quote: MAIL_LINES[i % MAIL_LINES.length] ?? "", link: null },
+  said_at: "2026-03-12T09:15:00Z", speaker: "Maria", relations: [{ kind: "supplier", name: sentence(2), ref: null }],
+  keywords: [word(), word()], valid_from: "2026-03-12", supersedes: null
+})
+
+/** The same rows as a proposal writes, without quote check, FTS or duplicate search. */
+const bareInsert = (sql: SqlClient, seq: number, r: ProposalRequest, fts: boolean) =>
+  sql.withTransaction(Effect.gen(function*() {
+    const id = formatRuleId("bench", seq)
+    const now = new Date().toISOString()
+    yield* sql`INSERT INTO rule (seq, id, created_at, created_by) VALUES (${seq}, ${id}, ${now}, 'person:1')`.raw
+    yield* sql`INSERT INTO rule_version (rule_id, version, kind, statement, source_id, quote, timestamp_s, source_link,
+        said_at, speaker, relations, keywords, valid_from, valid_until, supersedes, superseded_by, status, reason, changed_by, changed_at)
+      VALUES (${id}, 1, ${r.kind}, ${r.statement}, ${r.source.kind === "manual" ? "" : r.source.id}, ${r.source.quote}, NULL, NULL,
+        ${r.said_at}, ${r.speaker}, ${JSON.stringify(r.relations)}, ${JSON.stringify(r.keywords)}, ${r.valid_from},
+        NULL, NULL, NULL, 'proposed', 'bench', 'person:1', ${now})`.raw
+    if (fts) {
+      yield* sql`INSERT INTO rule_fts (rowid, keywords, statement, relations, quote)
+        VALUES (${seq}, ${r.keywords.join(" ")}, ${r.statement}, ${r.relations.map((x) => `${x.kind} ${x.name}`).join(" ")}, ${r.source.quote})`.raw
+    }
+  }))
+
+const measure = <A, E, R>(n: number, f: (i: number) => Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const t0 = performance.now()
+    for (let i = 0; i < n; i++) yield* f(i)
+    const ms = performance.now() - t0
+    return { perSecond: (n * 1000) / ms, msEach: ms / n }
+  })
+
+const runAt = (existing: number, n: number) =>
+  Effect.gen(function*() {
+    const dir = mkdtempSync(join(tmpdir(), "gn-bench-"))
+    try {
+      return yield* Effect.gen(function*() {
+        const store = yield* ScopeStore
+        yield* store.create("bench")
+        yield* storeSource({
+          scope: "bench",
+          source: { kind: "mail", id: "mail:<bench@example.com>", title: "Bench mail", occurred_at: "2026-03-12T09:15:00Z", sender: null, thread: null, link: null },
+          text: MAIL_TEXT, attachments: []
+        }, "service:1")
+        const { sql } = yield* store.use("bench")
+        yield* sql.withTransaction(Effect.forEach(Array.from({ length: existing }, (_, i) => i + 1), (seq) => bareInsert(sql, seq, request(seq), true), { discard: true }))
+        const proposals = yield* measure(n, (i) => propose(request(existing + i + 1), { grantId: "person:1", channel: "api" }))
+        const base = existing + n + 1000
+        const bare = yield* measure(n, (i) => bareInsert(sql, base + i, request(base + i), false))
+        const bareFts = yield* measure(n, (i) => bareInsert(sql, base + n + i, request(base + n + i), true))
+        const quoteCheck = yield* measure(n, (i) => Effect.sync(() => mailQuoteFound(MAIL_LINES[i % MAIL_LINES.length] ?? "", MAIL_TEXT)))
+        const duplicates = yield* measure(n, (i) => {
+          const r = request(i)
+          return possibleDuplicates(sql, [r.statement, ...r.keywords], 0)
+        })
+        return { existing, n, proposals, bare, bareFts, quoteCheck, duplicates }
+      }).pipe(Effect.provide(ScopeStore.Default.pipe(Layer.provideMerge(OpsStore.Default), Layer.provideMerge(Layer.succeed(AppConfig, config(dir))))), Effect.scoped)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+const main = Effect.gen(function*() {
+  console.log(`Groundnote bench — node ${process.version}, ${new Date().toISOString()}`)
+  console.log("proposals: quote check (200-line mail) + transaction + rule_fts + possible_duplicates, one transaction each")
+  console.log("bare: INSERT rule + rule_version in one transaction (no check, no FTS); bare+fts adds the rule_fts row\n")
+  console.log("existing | n    | proposals/s | bare/s  | bare+fts/s | ratio bare/proposal | ratio bare+fts/proposal | quote check ms | duplicates ms")
+  for (const existing of [1_000, 10_000]) {
+    const r = yield* runAt(existing, 500)
+    console.log(
+      `${String(existing).padStart(8)} | ${String(r.n).padEnd(4)} | ${r.proposals.perSecond.toFixed(0).padStart(11)} | ` +
+      `${r.bare.perSecond.toFixed(0).padStart(7)} | ${r.bareFts.perSecond.toFixed(0).padStart(10)} | ` +
+      `${(r.bare.perSecond / r.proposals.perSecond).toFixed(2).padStart(19)} | ${(r.bareFts.perSecond / r.proposals.perSecond).toFixed(2).padStart(23)} | ` +
+      `${r.quoteCheck.msEach.toFixed(3).padStart(14)} | ${r.duplicates.msEach.toFixed(3).padStart(13)}`
+    )
+  }
+})
+
+Effect.runPromise(main.pipe(Logger.withMinimumLogLevel(LogLevel.Warning))).catch((e: unknown) => {
+  console.error(e)
+  process.exit(1)
+})
