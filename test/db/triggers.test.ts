@@ -8,9 +8,9 @@ import { Effect, Exit } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { sqliteCode, triggerMessage } from "../../src/db/errors.js"
 import { OpsStore } from "../../src/db/ops-store.js"
-import { ScopeStore } from "../../src/db/scope-store.js"
+import { ScopeStore, scopeFile } from "../../src/db/scope-store.js"
 import { tempDir, testConfig } from "../support/env.js"
-import { run } from "../support/run.js"
+import { counts, fileHash, run, sqlOf } from "../support/run.js"
 
 const T = "2026-03-12T09:15:00Z"
 
@@ -220,6 +220,20 @@ describe("scope file triggers and CHECKs", () => {
       return yield* sql<{ n: number }>`SELECT count(*) AS n FROM rule_version`
     }))
     expect(n[0]?.n).toBe(5)
+  })
+
+  it("a refused write leaves the file byte-for-byte as it was (row counts and file hash)", async () => {
+    const file = scopeFile(dir, "sales")
+    const before = { hash: fileHash(file), counts: await run(config, Effect.flatMap(sqlOf("sales"), counts)) }
+    await run(config, Effect.gen(function*() {
+      const sql = yield* sqlOf("sales")
+      for (const statement of ["UPDATE rule_version SET statement = 'changed statement here'", "DELETE FROM source", v("sales-0001", 3, "proposed")]) {
+        const exit = yield* Effect.exit(sql.unsafe(statement).raw)
+        expect(Exit.isFailure(exit)).toBe(true)
+      }
+    }))
+    expect(await run(config, Effect.flatMap(sqlOf("sales"), counts))).toEqual(before.counts)
+    expect(fileHash(file)).toBe(before.hash)
   })
 
   for (const c of SCOPE_CASES) {

@@ -1,8 +1,10 @@
 import { Effect } from "effect"
+import fc from "fast-check"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { ScopeStore, scopeFile } from "../../src/db/scope-store.js"
 import { decide } from "../../src/decision/decide.js"
 import { propose } from "../../src/domain/proposals.js"
+import { normalizeQuote } from "../../src/domain/quote-check.js"
 import { storeSource } from "../../src/domain/sources.js"
 import { tempDir, testConfig } from "../support/env.js"
 import { jamieSource, mailProposal, mailSource, manualProposal } from "../support/fixtures.js"
@@ -138,4 +140,27 @@ describe("propose", () => {
     const created = await run(config, propose(manualProposal("\"NEAR(a b)\" OR * - : ( ) AND NOT hook rails\"", { keywords: ["a\"b", "c*"] }), agent))
     expect(created.possible_duplicates).toEqual(["rule/sales-0001@1"])
   })
+})
+
+describe("property: any substring of ≥ 20 normalized characters of a stored mail is found by propose", () => {
+  it("holds for random mails stored through storeSource", async () => {
+    const pieces = fc.constantFrom("Lieferzeit", "Hakenleiste", "„Zitat“", "–", "—", "\r\n", "\n", " ", "ﬁ", "Ä", "ß", "(RAL 9005)", "…", "'", "e-mail", "30 Tage", "€")
+    let n = 0
+    await fc.assert(fc.asyncProperty(fc.array(pieces, { minLength: 12, maxLength: 60 }), fc.nat(), fc.nat(), async (parts, a, b) => {
+      const text = parts.join(" ")
+      const norm = [...normalizeQuote(text)]
+      fc.pre(norm.length >= 20)
+      const len = 20 + (b % Math.min(norm.length - 19, 200))
+      const start = a % (norm.length - len + 1)
+      const quote = norm.slice(start, start + len).join("").trim()
+      fc.pre([...quote].length >= 20)
+      n += 1
+      const id = `mail:<prop-${n}@example.com>`
+      const created = await run(config, Effect.gen(function*() {
+        yield* storeSource(mailSource({ text, source: { ...mailSource().source, id } as never, attachments: [] }), "service:1")
+        return yield* propose(mailProposal({ source: { kind: "mail", id, quote, link: null } }), agent)
+      }))
+      return created.quote_check.checked
+    }), { numRuns: 40 })
+  }, 60_000)
 })
