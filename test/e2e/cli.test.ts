@@ -2,11 +2,11 @@
  * The built CLI as an operator runs it: `groundnote version`, usage errors, and `serve --demo`
  * on a temp data dir and a free loopback port (the README's first command does the same).
  */
-import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process"
+import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { join } from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, describe, expect, it } from "vitest"
 import { tempDir } from "../support/env.js"
 
 const root = join(import.meta.dirname, "..", "..")
@@ -51,10 +51,6 @@ const stop = (r: Running) => new Promise<void>((resolve) => {
   r.child.once("exit", () => resolve())
   r.child.kill("SIGTERM")
 })
-
-beforeAll(() => {
-  execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", join(root, "tsconfig.build.json")], { cwd: root })
-}, 120_000)
 
 describe("groundnote CLI", () => {
   it("version prints the bare version on stdout and exits 0", () => {

@@ -1,0 +1,32 @@
+/**
+ * Who a request is (architecture.md §5.1, gaps.md §2): a person (auth email) or a service
+ * (auth access-service or bearer). Only an active grant turns an identity into rights.
+ */
+import { Schema } from "effect"
+import type { GrantAuth } from "../domain/grant-schemas.js"
+
+export type ChannelName = "mcp" | "api" | "approval"
+
+export interface Identity {
+  readonly kind: "person" | "service"
+  readonly auth: GrantAuth
+  /** lowercased e-mail | Access common_name | SHA-256 hex of the bearer token */
+  readonly identity: string
+}
+
+/** 401 unauthorized: no valid credential. The reason is for the process log only. */
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
+  message: Schema.String,
+  reason: Schema.String
+}) {
+  get code(): "unauthorized" {
+    return "unauthorized"
+  }
+}
+
+/** The key set could not be fetched: 500 internal, never 401 (architecture.md §6.6). */
+export class JwksUnavailable extends Schema.TaggedError<JwksUnavailable>()("JwksUnavailable", {
+  reason: Schema.String
+}) {}
+
+export const UNAUTHORIZED_MESSAGE = "a valid credential is required"
