@@ -1,24 +1,15 @@
 /**
  * Composition root of the service: one MainLive. Config and start refusals first, then the
- * stores, then the listener on GROUNDNOTE_HOST:GROUNDNOTE_PORT. The HTTP API of /v1, the
- * approval pages and /mcp are mounted here by their issues; today the listener answers /healthz.
+ * stores, then the public listener on GROUNDNOTE_HOST:GROUNDNOTE_PORT (/v1, /approval session
+ * routes, /healthz, /openapi.json); the approval pages and /mcp are mounted by their issues.
  */
-import { createServer } from "node:http"
-import { HttpRouter, HttpServer, HttpServerResponse } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
 import { Console, Effect, Layer } from "effect"
-import { AppConfig } from "./config/config.js"
 import { checkDataDirPermissions, checkOpsSocketPath } from "./config/data-dir.js"
 import { loadConfig } from "./config/load.js"
-import { OpsStore } from "./db/ops-store.js"
-import { ScopeStore } from "./db/scope-store.js"
+import { publicListener, servicesLayer } from "./http/server.js"
 import { DEMO_EMAIL, DEMO_SCOPE, prepareDemoDir, seedDemo } from "./demo.js"
 import { JsonLoggerLive } from "./logging.js"
 import { VERSION } from "./version.js"
-
-const router = HttpRouter.empty.pipe(
-  HttpRouter.get("/healthz", HttpServerResponse.json({ ok: true }))
-)
 
 export interface ServeOptions {
   readonly demo: boolean
@@ -31,13 +22,7 @@ export const serve = (options: ServeOptions) =>
     const config = yield* loadConfig(env, process.cwd())
     yield* checkDataDirPermissions(config.env.dataDir)
     yield* checkOpsSocketPath(config.env.dataDir)
-    const stores = ScopeStore.Default.pipe(
-      Layer.provideMerge(OpsStore.Default),
-      Layer.provideMerge(Layer.succeed(AppConfig, config))
-    )
-    const http = HttpServer.serve(router).pipe(
-      Layer.provide(NodeHttpServer.layer(createServer, { host: config.env.host, port: config.env.port }))
-    )
+    const app = publicListener(config.env.host, config.env.port).pipe(Layer.provideMerge(servicesLayer(config)))
     yield* Effect.gen(function*() {
       if (demo !== null) {
         const token = yield* seedDemo
@@ -51,5 +36,5 @@ export const serve = (options: ServeOptions) =>
       }
       yield* Effect.logInfo("listening").pipe(Effect.annotateLogs({ host: config.env.host, port: config.env.port, version: VERSION }))
       return yield* Effect.never
-    }).pipe(Effect.provide(Layer.merge(stores, http)))
+    }).pipe(Effect.provide(app))
   }).pipe(Effect.scoped, Effect.provide(JsonLoggerLive))

@@ -111,8 +111,11 @@ const invalid = (path: string, message: string) =>
  * version-outdated, already-decided (confirm/reject on confirmed), validation-failed
  * (revoke/review on proposed). Every 409 carries current: rule/<id>@<n>.
  */
-export const decide = Effect.fn("Decision.decide")(function*(ruleId: string, raw: unknown, person: Person) {
-  const req = yield* parseDecision(raw)
+export const decide = (ruleId: string, raw: unknown, person: Person) =>
+  Effect.flatMap(parseDecision(raw), (req) => applyDecision(ruleId, req, person))
+
+/** decide() after parseDecision: from the not-found check on. */
+export const applyDecision = Effect.fn("Decision.apply")(function*(ruleId: string, req: DecisionRequest, person: Person) {
   const notFound = new NotFound({ message: `no rule ${ruleId}` })
   if (!RULE_ID_RE.test(ruleId)) return yield* notFound
   const store = yield* ScopeStore

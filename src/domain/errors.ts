@@ -150,6 +150,14 @@ export class ScopeExists extends Schema.TaggedError<ScopeExists>()("ScopeExists"
   }
 }
 
+export class CsrfFailed extends Schema.TaggedError<CsrfFailed>()("CsrfFailed", {
+  message: Schema.String
+}) {
+  get code(): "csrf-failed" {
+    return "csrf-failed"
+  }
+}
+
 export class GrantExists extends Schema.TaggedError<GrantExists>()("GrantExists", {
   message: Schema.String
 }) {
@@ -172,6 +180,7 @@ export type DomainError =
   | ScopeLocked
   | ScopeExists
   | GrantExists
+  | CsrfFailed
 
 /** The ErrorBody of §6.6 for a domain error. */
 export const toErrorBody = (e: DomainError): { error: ErrorCode; message: string; current?: string; issues?: ReadonlyArray<Issue> } => {

@@ -14,3 +14,87 @@ export const lastReviewedAt = (sql: SqlClient, ruleId: string) =>
         (SELECT created_at FROM rule WHERE id = ${ruleId})) AS at`,
     (rows) => rows[0]?.at ?? null
   )
+
+export interface RuleVersionRow {
+  rule_id: string
+  version: number
+  kind: "rule" | "note"
+  statement: string
+  source_id: string
+  quote: string
+  timestamp_s: number | null
+  source_link: string | null
+  said_at: string
+  speaker: string | null
+  relations: string
+  keywords: string
+  valid_from: string
+  valid_until: string | null
+  supersedes: string | null
+  superseded_by: string | null
+  status: "proposed" | "confirmed" | "superseded" | "rejected"
+  reason: string
+  changed_by: string
+  changed_at: string
+}
+
+/** RuleVersionOut mirrors rule_version (architecture.md §6.5): arrays parsed, source nested. */
+export const ruleVersionOut = (v: RuleVersionRow) => ({
+  ref: `rule/${v.rule_id}@${v.version}`,
+  rule_id: v.rule_id,
+  version: v.version,
+  kind: v.kind,
+  statement: v.statement,
+  source: {
+    kind: v.source_id.slice(0, v.source_id.indexOf(":")),
+    id: v.source_id,
+    quote: v.quote,
+    timestamp_s: v.timestamp_s,
+    link: v.source_link
+  },
+  said_at: v.said_at,
+  speaker: v.speaker,
+  relations: JSON.parse(v.relations) as Array<{ kind: string; name: string; ref: string | null }>,
+  keywords: JSON.parse(v.keywords) as Array<string>,
+  valid_from: v.valid_from,
+  valid_until: v.valid_until,
+  supersedes: v.supersedes,
+  superseded_by: v.superseded_by,
+  status: v.status,
+  reason: v.reason,
+  changed_by: v.changed_by,
+  changed_at: v.changed_at
+})
+export type RuleVersionOut = ReturnType<typeof ruleVersionOut>
+
+/** The current version of a rule, or undefined. */
+export const currentVersion = (sql: SqlClient, ruleId: string) =>
+  Effect.map(sql<RuleVersionRow>`SELECT * FROM current_version WHERE rule_id = ${ruleId}`, (rows) => rows[0])
+
+export const allVersions = (sql: SqlClient, ruleId: string) =>
+  sql<RuleVersionRow>`SELECT * FROM rule_version WHERE rule_id = ${ruleId} ORDER BY version`
+
+/** Decisions without the deciding person's e-mail (shown only in the approval UI). */
+export const decisionsOf = (sql: SqlClient, ruleId: string) =>
+  sql<{ kind: string; version: number; decided_by: string; decided_at: string; reason: string | null; new_version: number | null }>`
+    SELECT kind, version, decided_by, decided_at, reason, new_version FROM decision WHERE rule_id = ${ruleId} ORDER BY id`
+
+export interface ListFilter {
+  readonly status: ReadonlyArray<"proposed" | "confirmed" | "superseded" | "rejected">
+  readonly relation: { readonly kind: string; readonly name: string } | null
+  readonly limit: number
+  readonly afterSeq: number
+}
+
+/** Current versions by seq, filtered by status and relation (case-insensitive name), one page. */
+export const listCurrent = (sql: SqlClient, f: ListFilter) =>
+  Effect.map(
+    sql<RuleVersionRow & { seq: number }>`
+      SELECT r.seq, v.* FROM rule r JOIN current_version v ON v.rule_id = r.id
+      WHERE r.seq > ${f.afterSeq} AND v.status IN ${sql.in(f.status)}
+        AND (${f.relation === null ? 1 : 0} = 1 OR EXISTS (SELECT 1 FROM json_each(v.relations) j
+          WHERE json_extract(j.value, '$.kind') = ${f.relation?.kind ?? ""}
+            AND lower(json_extract(j.value, '$.name')) = lower(${f.relation?.name ?? ""})))
+      ORDER BY r.seq LIMIT ${f.limit + 1}`,
+    (rows) => ({ rows: rows.slice(0, f.limit), more: rows.length > f.limit })
+  )

@@ -1,0 +1,211 @@
+/**
+ * The scope-check pipeline (architecture.md §5.2), one piece every route and every MCP tool
+ * uses: 1 credential → active grant (401) and identity kind (403 channel-not-allowed); 2 parse
+ * (400 validation-failed) and requested scopes ⊆ grant.scopes (403 scope-not-allowed, the same
+ * answer whether the scope exists or not); 3 more than one scope only with cross_scope (400);
+ * 4 the operation's right in the channel's and the grant's rights (403); 5 open every touched
+ * scope (503 scope-locked); execute; 6 one search_log row per touched scope with one id,
+ * outcomes 404/409/422 included. Denials of steps 1–4 go to the process log only.
+ */
+import { randomUUID } from "node:crypto"
+import { HttpServerResponse, type HttpServerRequest } from "@effect/platform"
+import type { SqlError } from "@effect/sql/SqlError"
+import { type Either, Effect, Option } from "effect"
+import { AppConfig } from "../config/config.js"
+import { OpsStore } from "../db/ops-store.js"
+import { ScopeStore } from "../db/scope-store.js"
+import { type LogOperation, writeSearchLog } from "../db/search-log.js"
+import { type DomainError, ERROR_STATUS, type ErrorCode, toErrorBody, ValidationFailed } from "../domain/errors.js"
+import type { Grant, Right } from "../domain/grant-schemas.js"
+import { nowInstant } from "../domain/time.js"
+import { errorResponse, internal } from "../http/errors.js"
+import { type Body, contentLengthTooLarge, DEFAULT_BODY_LIMIT, PayloadTooLarge, readBody, readQuery, sha256Text } from "../http/input.js"
+import { type LimitKind, RateLimiter } from "../http/rate-limit.js"
+import { authenticate } from "./credentials.js"
+import type { ChannelName, Identity } from "./identity.js"
+
+/** Operations with their right (gaps.md §3, graph.md §3.1). read_source is logged to the process log only. */
+export const OPERATION_RIGHT = {
+  search: "read", read_rule: "read", list_rules: "read", provenance: "read", list_proposals: "read",
+  feedback: "read", list_scopes: "read", status: "read",
+  propose: "propose", store_source: "propose", read_source: "propose",
+  decide: "decide", list_rejected: "decide", export: "decide",
+  resolve_entity: "read", read_entity: "read", list_links: "read", list_structure: "read",
+  create_entity: "propose", move_entity: "propose", update_entity: "propose", propose_link: "propose",
+  review_structure: "decide", archive_entity: "decide"
+} as const satisfies Record<LogOperation | "read_source", Right>
+export type Operation = keyof typeof OPERATION_RIGHT
+
+/** What each channel may ever do, and who may use it (gaps.md §2). */
+export const CHANNEL_RIGHTS: Record<ChannelName, ReadonlyArray<Right>> = {
+  mcp: ["read", "propose"], api: ["read", "propose"], approval: ["read", "decide"]
+}
+export const CHANNEL_KINDS: Record<ChannelName, ReadonlyArray<Identity["kind"]>> = {
+  mcp: ["person"], api: ["person", "service"], approval: ["person"]
+}
+
+export const SCOPE_NOT_ALLOWED_MESSAGE = "this grant does not cover the requested scope"
+
+export interface RequestInput {
+  readonly request: HttpServerRequest.HttpServerRequest
+  /** step 1 has run: the caller is known */
+  readonly identity: Identity
+  readonly grant: Grant
+  readonly params: Readonly<Record<string, string>>
+  readonly query: Readonly<Record<string, string>>
+  readonly body: Body
+}
+
+export interface CallContext {
+  readonly grant: Grant
+  readonly identity: Identity
+  readonly channel: ChannelName
+  /** the touched scopes, opened */
+  readonly scopes: ReadonlyArray<string>
+  readonly requestId: string
+}
+
+export interface Outcome {
+  readonly status: number
+  readonly body?: unknown
+  /** a ready response (a redirect, a file) instead of JSON */
+  readonly response?: HttpServerResponse.HttpServerResponse
+  readonly refs: ReadonlyArray<string>
+  /** search only */
+  readonly log?: { readonly terms: unknown; readonly variants: unknown; readonly stages: unknown }
+}
+
+export interface Call<P, RP, R> {
+  readonly channel: ChannelName
+  readonly operation: Operation
+  readonly bodyLimit?: number
+  readonly parse: (input: RequestInput) => Effect.Effect<P, DomainError, RP>
+  /** the requested scopes, from parameters and from the id of every ref; "grant" = grant-wide */
+  readonly scopes: (p: P) => ReadonlyArray<string> | "grant"
+  readonly crossScope?: (p: P) => boolean
+  /** refs named by the request, logged with a failed outcome */
+  readonly refs?: (p: P) => ReadonlyArray<string>
+  /** a failure of our own storage (SqlError) is 500 internal */
+  readonly run: (p: P, ctx: CallContext) => Effect.Effect<Outcome, DomainError | SqlError, R>
+}
+
+const LIMIT_OF: Partial<Record<Operation, LimitKind>> = { decide: "decisions", review_structure: "decisions", archive_entity: "decisions", export: "exports" }
+
+const domainError = (e: DomainError) => {
+  const body = toErrorBody(e)
+  const { error: _code, ...rest } = body
+  return errorResponse(body.error, rest)
+}
+
+const isDomainError = (e: unknown): e is DomainError =>
+  typeof e === "object" && e !== null && "code" in e && typeof (e as { code: unknown }).code === "string" &&
+  (e as { code: string }).code in ERROR_STATUS
+
+/** Runs one call through the pipeline; every failure becomes its ErrorBody response. */
+export const handle = <P, RP, R>(call: Call<P, RP, R>) => (request: HttpServerRequest.HttpServerRequest, params: Readonly<Record<string, string>> = {}) =>
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const ops = yield* OpsStore
+    const store = yield* ScopeStore
+    const limiter = yield* RateLimiter
+    const channel = call.channel
+    const deny = (code: ErrorCode, grantId: string | null, reason: string, headers: Record<string, string> = {}, message?: string) =>
+      Effect.as(
+        Effect.logWarning("denied").pipe(Effect.annotateLogs({ channel, operation: call.operation, code, grant: grantId, reason })),
+        errorResponse(code, message === undefined ? {} : { message }, headers)
+      )
+    const wwwAuthenticate: Record<string, string> = channel === "approval"
+      ? {}
+      : { "www-authenticate": `Bearer resource_metadata="${config.file.public_url}/.well-known/oauth-protected-resource"` }
+
+    const bodyLimit = call.bodyLimit ?? DEFAULT_BODY_LIMIT
+    if (contentLengthTooLarge(request, bodyLimit)) return errorResponse("payload-too-large", { message: `the body is larger than ${bodyLimit} bytes` })
+
+    // 1. credential → identity → active grant; identity kind of the channel; limits
+    const identity = yield* Effect.either(authenticate(request, channel, config))
+    if (identity._tag === "Left") {
+      if (identity.left._tag === "JwksUnavailable") return yield* internal("jwks", identity.left)
+      return yield* deny("unauthorized", null, identity.left.reason, wwwAuthenticate, identity.left.message)
+    }
+    const found = yield* ops.findActiveGrant(identity.right.auth, identity.right.identity).pipe(Effect.orDie)
+    if (Option.isNone(found)) return yield* deny("unauthorized", null, "no active grant", wwwAuthenticate, "a valid credential is required")
+    const grant = found.value
+    if (!CHANNEL_KINDS[channel].includes(identity.right.kind)) {
+      return yield* deny("channel-not-allowed", grant.id, `${identity.right.kind} on ${channel}`, {}, `a ${identity.right.kind} cannot use the ${channel} channel`)
+    }
+    const limitKind: LimitKind | null = LIMIT_OF[call.operation] ?? (channel === "approval" ? null : "requests")
+    if (limitKind !== null) {
+      const limited = yield* Effect.either(limiter.take(limitKind, grant.id))
+      if (limited._tag === "Left") {
+        return yield* deny("rate-limited", grant.id, limitKind, { "retry-after": String(limited.left.retryAfter) }, limited.left.message)
+      }
+    }
+
+    // 2. parse; requested scopes within the grant
+    const input = yield* Effect.either(Effect.all({ query: readQuery(request), body: readBody(request, bodyLimit) }))
+    if (input._tag === "Left") {
+      if (input.left instanceof PayloadTooLarge) return errorResponse("payload-too-large", { message: input.left.message })
+      return yield* Effect.as(Effect.logWarning("denied").pipe(Effect.annotateLogs({ channel, operation: call.operation, code: "validation-failed", grant: grant.id })), domainError(input.left))
+    }
+    const parsed = yield* Effect.either(call.parse({ request, identity: identity.right, grant, params, query: input.right.query, body: input.right.body }))
+    if (parsed._tag === "Left") {
+      return yield* Effect.as(
+        Effect.logWarning("denied").pipe(Effect.annotateLogs({ channel, operation: call.operation, code: parsed.left.code, grant: grant.id })),
+        domainError(parsed.left)
+      )
+    }
+    const p = parsed.right
+    const requested = call.scopes(p)
+    const grantWide = requested === "grant"
+    const scopes = grantWide ? [...grant.scopes] : [...new Set(requested)]
+    if (!grantWide && scopes.some((s) => !grant.scopes.includes(s))) {
+      return yield* deny("scope-not-allowed", grant.id, "scope outside grant", {}, SCOPE_NOT_ALLOWED_MESSAGE)
+    }
+    // 3. one scope unless cross_scope
+    if (!grantWide && scopes.length === 0) {
+      return domainError(new ValidationFailed({ message: "no scope given: name the scope", issues: [{ path: "scope", message: "required" }] }))
+    }
+    if (!grantWide && scopes.length > 1 && !(call.crossScope?.(p) ?? false)) {
+      return yield* deny("multiple-scopes-without-flag", grant.id, "several scopes", {}, "more than one scope needs cross_scope: true")
+    }
+    // 4. the operation's right
+    const right = OPERATION_RIGHT[call.operation]
+    if (!CHANNEL_RIGHTS[channel].includes(right) || !grant.rights.includes(right)) {
+      return yield* deny("channel-not-allowed", grant.id, `right ${right} missing`, {}, `this grant or channel does not allow ${right}`)
+    }
+    // 5. open every touched scope (grant-wide calls open and report their scopes themselves)
+    if (!grantWide) {
+      for (const scope of scopes) {
+        const opened = yield* Effect.either(store.use(scope))
+        if (opened._tag === "Left") return domainError(opened.left)
+      }
+    }
+    const requestId = randomUUID()
+    const ran = yield* Effect.either(call.run(p, { grant, identity: identity.right, channel, scopes, requestId }))
+    if (ran._tag === "Left" && !isDomainError(ran.left)) return yield* internal(call.operation, ran.left)
+    const result = ran as Either.Either<Outcome, DomainError>
+
+    // 6. one search_log row per touched scope
+    const status = result._tag === "Right" ? result.right.status : ERROR_STATUS[result.left.code]
+    if (call.operation === "read_source") {
+      yield* Effect.logInfo("source-read").pipe(Effect.annotateLogs({ grant: grant.id, scope: scopes.join(","), outcome: status }))
+    } else {
+      const at = yield* nowInstant
+      const refs = result._tag === "Right" ? result.right.refs : (call.refs?.(p) ?? [])
+      const logged = grantWide ? (yield* Effect.forEach(scopes, (s) => Effect.option(store.use(s)))).flatMap((o) => Option.toArray(o).map((h) => h.scope)) : scopes
+      for (const scope of logged) {
+        yield* store.write(scope, ({ sql }) => writeSearchLog(sql, {
+          id: requestId, at, grantId: grant.id, channel, operation: call.operation as LogOperation, outcome: status,
+          crossScope: logged.length > 1, refs,
+          ...(result._tag === "Right" && result.right.log !== undefined ? result.right.log : {}),
+          inputSha256: input.right.body.text === null ? null : sha256Text(input.right.body.text)
+        })).pipe(Effect.catchAll((e) => Effect.logError("search_log write failed").pipe(Effect.annotateLogs({ scope, cause: String(e) }))))
+      }
+    }
+    if (result._tag === "Left") return domainError(result.left)
+    const out = result.right
+    return out.response ?? HttpServerResponse.unsafeJson(out.body, { status: out.status })
+  }).pipe(
+    Effect.catchAllDefect((defect) => internal(call.operation, defect)),
+    Effect.catchAll((e: unknown) => (isDomainError(e) ? Effect.succeed(domainError(e)) : internal(call.operation, e)))
+  )

@@ -1,0 +1,68 @@
+/**
+ * Provenance of a rule (architecture.md §6.5): the source, the quote, the excerpt (mail text or
+ * the jamie window as "[m:ss] speaker: text" lines), the window segments, the thread and the
+ * attachments with their text.
+ */
+import type { SqlClient } from "@effect/sql/SqlClient"
+import { Effect } from "effect"
+import { attachmentRef, sourceRef } from "./ids.js"
+import { JAMIE_WINDOW_S } from "./quote-check.js"
+import type { RuleVersionRow } from "./rules.js"
+import type { AttachmentRow, SourceRow } from "./sources.js"
+
+/** "m:ss", or "h:mm:ss" from one hour on. */
+export const formatTimestamp = (s: number): string => {
+  const h = Math.floor(s / 3600)
+  const m = Math.floor((s % 3600) / 60)
+  const sec = String(s % 60).padStart(2, "0")
+  return h > 0 ? `${h}:${String(m).padStart(2, "0")}:${sec}` : `${m}:${sec}`
+}
+
+export const EXCERPT_CHARS = 300
+
+/** The start of a text, at most 300 characters, ending in … when shortened. */
+export const shortExcerpt = (text: string | null): string | null => {
+  if (text === null) return null
+  const chars = [...text]
+  return chars.length <= EXCERPT_CHARS ? text : `${chars.slice(0, EXCERPT_CHARS - 1).join("")}…`
+}
+
+export const provenanceOf = (sql: SqlClient, v: RuleVersionRow) =>
+  Effect.gen(function*() {
+    const sources = yield* sql<SourceRow>`SELECT * FROM source WHERE id = ${v.source_id}`
+    const src = sources[0]
+    if (src === undefined) return yield* Effect.dieMessage(`rule ${v.rule_id} names a missing source`)
+    let excerpt: string | null = null
+    let segments: Array<{ start_s: number; speaker: string | null; text: string }> | null = null
+    if (src.kind === "mail") excerpt = src.excerpt
+    if (src.kind === "jamie" && v.timestamp_s !== null) {
+      segments = [...yield* sql<{ start_s: number; speaker: string | null; text: string }>`
+        SELECT start_s, speaker, text FROM source_segment WHERE source_id = ${src.id}
+          AND start_s BETWEEN ${v.timestamp_s - JAMIE_WINDOW_S} AND ${v.timestamp_s + JAMIE_WINDOW_S} ORDER BY n`]
+      excerpt = segments.map((s) => `[${formatTimestamp(s.start_s)}] ${s.speaker === null ? "" : `${s.speaker}: `}${s.text}`).join("\n")
+    }
+    const root = src.kind === "mail" ? (src.thread ?? src.id) : null
+    const thread = root === null ? [] : yield* sql<SourceRow>`
+      SELECT * FROM source WHERE kind = 'mail' AND id <> ${src.id} AND (thread = ${root} OR id = ${root})
+      ORDER BY occurred_at DESC, id`
+    const attachments = yield* sql<AttachmentRow>`SELECT * FROM source_attachment WHERE source_id = ${src.id} ORDER BY n`
+    return {
+      ref: `rule/${v.rule_id}@${v.version}`,
+      source: {
+        id: src.id, kind: src.kind, title: src.title, occurred_at: src.occurred_at, sender: src.sender,
+        thread: src.thread, link: src.link, fulltext_sha256: src.fulltext_sha256, fetched_at: src.fetched_at
+      },
+      quote: v.quote,
+      timestamp_s: v.timestamp_s,
+      excerpt,
+      segments,
+      thread: thread.map((m) => ({
+        ref: sourceRef(m.id), kind: "mail" as const, date: m.occurred_at ?? m.fetched_at, title: m.title ?? "",
+        excerpt: shortExcerpt(m.excerpt), link: m.link, origin: "deterministic" as const, proposed: false
+      })),
+      attachments: attachments.map((a) => ({
+        ref: attachmentRef(a.source_id, a.n), filename: a.filename, media_type: a.media_type, size: a.size,
+        external: a.external, text_origin: a.text_origin, text: a.text
+      }))
+    }
+  })

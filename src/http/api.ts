@@ -1,0 +1,61 @@
+/**
+ * The HttpApi of /v1 (gaps.md §3): routing and /openapi.json. Every endpoint is handled raw by
+ * the scope-check pipeline (auth/scope-check.ts), which reads and decodes the request itself so
+ * that the contract's order of checks and its ErrorBody hold on every route.
+ */
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { DecisionRequest, DecisionResult } from "../decision/schemas.js"
+import { ErrorBody } from "../domain/schemas.js"
+import { ProposalCreated, ProposalRequest, ProposalSummary } from "../domain/proposal-schemas.js"
+import { SourceOut, SourceRequest, SourceStored } from "../domain/source-schemas.js"
+
+const Id = Schema.Struct({ id: Schema.String })
+const ScopePath = Schema.Struct({ scope: Schema.String })
+const Err = (status: number) => ErrorBody.annotations(HttpApiSchema.annotations({ status }))
+const Json = Schema.Unknown
+
+export class SourcesApi extends HttpApiGroup.make("sources")
+  .add(HttpApiEndpoint.post("store", "/v1/sources").setPayload(SourceRequest).addSuccess(SourceStored, { status: 201 })
+    .addError(Err(409)).addError(Err(413)))
+  .add(HttpApiEndpoint.get("read", "/v1/sources/:id").setPath(Id).addSuccess(SourceOut).addError(Err(404))
+    .annotate(OpenApi.Description, "Query: scope (required), include = comma list of text, attachments"))
+{}
+
+export class ProposalsApi extends HttpApiGroup.make("proposals")
+  .add(HttpApiEndpoint.post("propose", "/v1/proposals").setPayload(ProposalRequest).addSuccess(ProposalCreated, { status: 201 })
+    .addError(Err(422)))
+  .add(HttpApiEndpoint.get("list", "/v1/proposals").addSuccess(Schema.Struct({ proposals: Schema.Array(ProposalSummary), next_after: Schema.NullOr(Schema.String) }))
+    .annotate(OpenApi.Description, "Query: scope (required), limit 1–200 (default 100), after = rule id"))
+{}
+
+export class RulesApi extends HttpApiGroup.make("rules")
+  .add(HttpApiEndpoint.get("list", "/v1/rules").addSuccess(Json)
+    .annotate(OpenApi.Description, "Query: scope (required), status = proposed|confirmed|superseded, relation = <kind>:<name>, limit 1–200, after = rule id"))
+  .add(HttpApiEndpoint.get("read", "/v1/rules/:id").setPath(Id).addSuccess(Json).addError(Err(404))
+    .annotate(OpenApi.Description, "Query: as_of = YYYY-MM-DD, include_proposals = true|false"))
+  .add(HttpApiEndpoint.get("versions", "/v1/rules/:id/versions").setPath(Id).addSuccess(Json).addError(Err(404)))
+  .add(HttpApiEndpoint.get("provenance", "/v1/rules/:id/provenance").setPath(Id).addSuccess(Json).addError(Err(404)))
+{}
+
+export class DecisionApi extends HttpApiGroup.make("decision")
+  .add(HttpApiEndpoint.post("decide", "/v1/rules/:id/decision").setPath(Id).setPayload(DecisionRequest).addSuccess(DecisionResult)
+    .addError(Err(409)).addError(Err(403))
+    .annotate(OpenApi.Description, "Approval channel: a person with decide; same origin and the csrf token required"))
+{}
+
+export class StatusApi extends HttpApiGroup.make("status")
+  .add(HttpApiEndpoint.get("status", "/v1/status").addSuccess(Json))
+{}
+
+export class ExportApi extends HttpApiGroup.make("export")
+  .add(HttpApiEndpoint.get("export", "/v1/export/:scope").setPath(ScopePath)
+    .annotate(OpenApi.Description, "Approval channel: the scope's Markdown export as .tar.gz (a person with decide)"))
+  .add(HttpApiEndpoint.get("rejected", "/v1/rejected").addSuccess(Json)
+    .annotate(OpenApi.Description, "Approval channel. Query: scope (required)"))
+{}
+
+export class Api extends HttpApi.make("groundnote")
+  .add(SourcesApi).add(ProposalsApi).add(RulesApi).add(DecisionApi).add(StatusApi).add(ExportApi)
+  .annotate(OpenApi.Title, "Groundnote API")
+{}

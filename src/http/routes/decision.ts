@@ -1,0 +1,83 @@
+/**
+ * POST /v1/rules/:id/decision — the approval channel, a person with decide (invariant 2). The
+ * only importer of src/decision/** besides the approval pages (AT2). Same origin and the csrf
+ * token are checked before anything else of the request is read (architecture.md §5.3).
+ */
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { Effect, Redacted } from "effect"
+import { handle, type RequestInput } from "../../auth/scope-check.js"
+import { csrfOk } from "../../auth/csrf.js"
+import { AppConfig } from "../../config/config.js"
+import { applyDecision, parseDecision } from "../../decision/decide.js"
+import { CsrfFailed, NotFound } from "../../domain/errors.js"
+import { RULE_ID_RE, ruleRef, scopeOfRuleId } from "../../domain/ids.js"
+import { Api } from "../api.js"
+
+export const CSRF_FAILED_MESSAGE = "same-origin request with a valid csrf token required"
+
+/** Same origin and the csrf token (form field or header `csrf`) of the caller's identity. */
+export const checkCsrf = (input: RequestInput) =>
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const form = input.body.form ? (input.body.value as Record<string, string>) : {}
+    const ok = csrfOk({
+      secret: Redacted.value(config.env.sessionSecret),
+      identity: input.identity.identity,
+      publicUrl: config.file.public_url,
+      origin: input.request.headers.origin,
+      secFetchSite: input.request.headers["sec-fetch-site"],
+      token: input.request.headers.csrf ?? form.csrf
+    })
+    if (!ok) return yield* new CsrfFailed({ message: CSRF_FAILED_MESSAGE })
+  })
+
+const CHANGE_FIELDS = ["statement", "kind", "valid_from", "said_at", "speaker", "supersedes", "source", "quote", "timestamp_s", "source_link", "link"] as const
+
+/**
+ * A form post of the approval pages as a DecisionRequest: keywords comma-separated, relations as
+ * JSON, empty fields left out; change fields go into `change`.
+ */
+export const formToDecision = (form: Readonly<Record<string, string>>): unknown => {
+  const present = (k: string) => form[k] !== undefined && form[k] !== ""
+  const change: Record<string, unknown> = {}
+  for (const f of CHANGE_FIELDS) if (present(f)) change[f] = f === "timestamp_s" ? Number(form[f]) : form[f]
+  if (present("keywords")) change.keywords = (form.keywords ?? "").split(",").map((k) => k.trim()).filter((k) => k.length > 0)
+  if (present("relations")) {
+    try {
+      change.relations = JSON.parse(form.relations ?? "")
+    } catch {
+      change.relations = form.relations
+    }
+  }
+  const out: Record<string, unknown> = { decision: form.decision, version: Number(form.version) }
+  if (present("reason")) out.reason = form.reason
+  if (present("valid_until")) out.valid_until = form.valid_until
+  if (Object.keys(change).length > 0) out.change = change
+  return out
+}
+
+export const decideCall = handle({
+  channel: "approval",
+  operation: "decide",
+  parse: (input) =>
+    Effect.gen(function*() {
+      yield* checkCsrf(input)
+      const id = input.params.id ?? ""
+      const raw = input.body.form ? formToDecision(input.body.value as Record<string, string>) : input.body.value
+      const req = yield* parseDecision(raw)
+      if (!RULE_ID_RE.test(id)) return yield* new NotFound({ message: `no rule ${id}` })
+      return { id, req, form: input.body.form }
+    }),
+  scopes: (p) => [scopeOfRuleId(p.id)],
+  refs: (p) => [ruleRef(p.id)],
+  run: (p, ctx) =>
+    Effect.map(applyDecision(p.id, p.req, { grantId: ctx.grant.id, identity: ctx.identity.identity }), (result) => ({
+      status: 200,
+      body: result,
+      ...(p.form ? { response: HttpServerResponse.redirect(`/approval/rules/${p.id}`, { status: 303 }) } : {}),
+      refs: [result.current]
+    }))
+})
+
+export const DecisionLive = HttpApiBuilder.group(Api, "decision", (h) =>
+  h.handleRaw("decide", ({ path, request }) => decideCall(request, path)))

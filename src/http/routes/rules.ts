@@ -1,0 +1,133 @@
+/** GET /v1/rules, /v1/rules/:id, /v1/rules/:id/versions, /v1/rules/:id/provenance (api channel). */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect, Schema } from "effect"
+import { handle } from "../../auth/scope-check.js"
+import { ScopeStore } from "../../db/scope-store.js"
+import { NotFound } from "../../domain/errors.js"
+import { RULE_ID_RE, ruleRef, ScopeName, scopeOfRuleId } from "../../domain/ids.js"
+import { provenanceOf } from "../../domain/provenance.js"
+import { allVersions, currentVersion, decisionsOf, listCurrent, type RuleVersionRow, ruleVersionOut } from "../../domain/rules.js"
+import { Day } from "../../domain/schemas.js"
+import { Api } from "../api.js"
+import { decodeStrict } from "../input.js"
+import { After, afterSeq, BoolString, Limit } from "../query.js"
+
+const RELATION_RE = /^(customer|product|supplier):(.+)$/s
+
+const RulesQuery = Schema.Struct({
+  scope: ScopeName,
+  status: Schema.optional(Schema.Literal("proposed", "confirmed", "superseded")),
+  relation: Schema.optional(Schema.String.pipe(Schema.pattern(RELATION_RE, { message: () => "must be <customer|product|supplier>:<name>" }))),
+  limit: Limit,
+  after: After
+})
+
+export const listCall = handle({
+  channel: "api",
+  operation: "list_rules",
+  parse: ({ query }) => decodeStrict(RulesQuery, query, "query"),
+  scopes: (q) => [q.scope],
+  run: (q) =>
+    Effect.gen(function*() {
+      const store = yield* ScopeStore
+      const m = q.relation === undefined ? null : RELATION_RE.exec(q.relation)
+      const page = yield* store.read(q.scope, ({ sql }) => listCurrent(sql, {
+        status: q.status === undefined ? ["proposed", "confirmed", "superseded"] : [q.status],
+        relation: m === null ? null : { kind: m[1] ?? "", name: m[2] ?? "" },
+        limit: q.limit,
+        afterSeq: afterSeq(q.after)
+      }))
+      const rules = page.rows.map(ruleVersionOut)
+      const last = page.rows[page.rows.length - 1]
+      return { status: 200, body: { rules, next_after: page.more && last !== undefined ? last.rule_id : null }, refs: rules.map((r) => r.ref) }
+    })
+})
+
+const notFound = (id: string) => new NotFound({ message: `no rule ${id}` })
+
+/** The rule id of the path; a malformed id is 404 like an unknown one. */
+const ruleIdOf = (params: Readonly<Record<string, string>>) =>
+  Effect.suspend(() => {
+    const id = params.id ?? ""
+    return RULE_ID_RE.test(id) ? Effect.succeed(id) : Effect.fail(notFound(id))
+  })
+
+const ReadQuery = Schema.Struct({ as_of: Schema.optional(Day), include_proposals: Schema.optional(BoolString) })
+
+/** In force on `day`: valid_from ≤ day < coalesce(valid_until, 9999-12-31). */
+const inForce = (v: RuleVersionRow, day: string): boolean => v.valid_from <= day && day < (v.valid_until ?? "9999-12-31")
+
+export const readCall = handle({
+  channel: "api",
+  operation: "read_rule",
+  parse: ({ params, query }) =>
+    Effect.gen(function*() {
+      const id = yield* ruleIdOf(params)
+      const q = yield* decodeStrict(ReadQuery, query, "query")
+      return { id, asOf: q.as_of ?? null, includeProposals: q.include_proposals === "true" }
+    }),
+  scopes: (p) => [scopeOfRuleId(p.id)],
+  refs: (p) => [ruleRef(p.id)],
+  run: (p) =>
+    Effect.gen(function*() {
+      const store = yield* ScopeStore
+      const versions = yield* store.read(scopeOfRuleId(p.id), ({ sql }) => allVersions(sql, p.id))
+      const current = versions[versions.length - 1]
+      // Rejected never leaks (invariant 8), also with include_proposals or as_of.
+      if (current === undefined || current.status === "rejected") return yield* notFound(p.id)
+      const visible = (v: RuleVersionRow) => v.status !== "rejected" && (p.includeProposals || v.status !== "proposed")
+      const chosen = p.asOf === null
+        ? (visible(current) ? current : undefined)
+        : [...versions].reverse().find((v) => visible(v) && inForce(v, p.asOf as string))
+      if (chosen === undefined) return yield* notFound(p.id)
+      const out = ruleVersionOut(chosen)
+      return { status: 200, body: { ...out, unconfirmed: chosen.status === "proposed" }, refs: [out.ref] }
+    })
+})
+
+export const versionsCall = handle({
+  channel: "api",
+  operation: "read_rule",
+  parse: ({ params }) => ruleIdOf(params),
+  scopes: (id) => [scopeOfRuleId(id)],
+  refs: (id) => [ruleRef(id)],
+  run: (id) =>
+    Effect.gen(function*() {
+      const store = yield* ScopeStore
+      const [versions, decisions] = yield* store.read(scopeOfRuleId(id), ({ sql }) => Effect.all([allVersions(sql, id), decisionsOf(sql, id)]))
+      const current = versions[versions.length - 1]
+      if (current === undefined || current.status === "rejected") return yield* notFound(id)
+      return {
+        status: 200,
+        body: { rule_id: id, current: ruleRef(id, current.version), versions: versions.map(ruleVersionOut), decisions },
+        refs: [ruleRef(id, current.version)]
+      }
+    })
+})
+
+export const provenanceCall = handle({
+  channel: "api",
+  operation: "provenance",
+  parse: ({ params }) => ruleIdOf(params),
+  scopes: (id) => [scopeOfRuleId(id)],
+  refs: (id) => [ruleRef(id)],
+  run: (id) =>
+    Effect.gen(function*() {
+      const store = yield* ScopeStore
+      const prov = yield* store.read(scopeOfRuleId(id), ({ sql }) =>
+        Effect.gen(function*() {
+          const current = yield* currentVersion(sql, id)
+          if (current === undefined || current.status === "rejected") return null
+          return yield* provenanceOf(sql, current)
+        }))
+      if (prov === null) return yield* notFound(id)
+      return { status: 200, body: prov, refs: [prov.ref] }
+    })
+})
+
+export const RulesLive = HttpApiBuilder.group(Api, "rules", (h) =>
+  h.handleRaw("list", ({ request }) => listCall(request))
+    .handleRaw("read", ({ path, request }) => readCall(request, path))
+    .handleRaw("versions", ({ path, request }) => versionsCall(request, path))
+    .handleRaw("provenance", ({ path, request }) => provenanceCall(request, path)))
+
