@@ -20,7 +20,7 @@ import {
 import { RULE_ID_RE, ruleRef, scopeOfRuleId } from "../domain/ids.js"
 import { STRICT } from "../domain/schemas.js"
 import { nowInstant } from "../domain/time.js"
-import { type Change, DecisionRequest, type DecisionResult, IMMUTABLE_CHANGE_FIELDS } from "./schemas.js"
+import { type Change, DecisionRequest, type DecisionResult, IMMUTABLE_CHANGE_FIELDS } from "../domain/decision-schemas.js"
 
 /** The deciding person: grant id and the e-mail from the verified credential. */
 export interface Person {

@@ -5,7 +5,7 @@
  */
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { DecisionRequest, DecisionResult } from "../decision/schemas.js"
+import { DecisionRequest, DecisionResult } from "../domain/decision-schemas.js"
 import { ErrorBody } from "../domain/schemas.js"
 import { ProposalCreated, ProposalRequest, ProposalSummary } from "../domain/proposal-schemas.js"
 import { SourceOut, SourceRequest, SourceStored } from "../domain/source-schemas.js"
