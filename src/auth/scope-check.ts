@@ -114,9 +114,10 @@ export const handle = <P, RP, R>(call: Call<P, RP, R>) => (request: HttpServerRe
         Effect.logWarning("denied").pipe(Effect.annotateLogs({ channel, operation: call.operation, code, grant: grantId, reason })),
         errorResponse(code, message === undefined ? {} : { message }, headers)
       )
-    const wwwAuthenticate: Record<string, string> = channel === "approval"
-      ? {}
-      : { "www-authenticate": `Bearer resource_metadata="${config.file.public_url}/.well-known/oauth-protected-resource"` }
+    // On /mcp and /v1/* a 401 says where the protected-resource document is.
+    const wwwAuthenticate: Record<string, string> = /^\/(v1|mcp)(\/|$)/.test(new URL(request.url, "http://localhost").pathname)
+      ? { "www-authenticate": `Bearer resource_metadata="${config.file.public_url}/.well-known/oauth-protected-resource"` }
+      : {}
 
     const bodyLimit = call.bodyLimit ?? DEFAULT_BODY_LIMIT
     if (contentLengthTooLarge(request, bodyLimit)) return errorResponse("payload-too-large", { message: `the body is larger than ${bodyLimit} bytes` })

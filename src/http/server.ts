@@ -23,5 +23,5 @@ export const servicesLayer = (config: AppConfigShape, jwt?: Layer.Layer<JwtVerif
 /** The public listener on host:port (port 0: a free port; read it from HttpServer.address). */
 export const publicListener = (host: string, port: number) =>
   HttpLayerRouter.serve(AppRoutes, { disableLogger: true, disableListenLog: true }).pipe(
-    Layer.provide(NodeHttpServer.layer(createServer, { host, port }))
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { host, port }))
   )
