@@ -81,6 +81,50 @@ export interface BackupStateRow {
   readonly counted_at: string
 }
 
+/** Every column of a backup_state row (0001–0003), as stored (0/1 integers, JSON text). */
+export interface BackupStateFullRow extends BackupStateRow {
+  readonly verified_at: string | null
+  readonly verify_ok: number | null
+  readonly verify_result: string | null
+  readonly verified_counts: string | null
+  readonly last_backup_at: string | null
+  readonly probed_at: string | null
+  readonly probe_ok: number | null
+  readonly probe_result: string | null
+  readonly exported_at: string | null
+  readonly export_sha256: string | null
+}
+
+/** A backup_run row without its result (BackupRunOut of architecture.md §11). */
+export interface BackupRunSummary {
+  readonly seq: number
+  readonly kind: "run" | "probe"
+  readonly started_at: string
+  readonly finished_at: string
+  readonly ok: boolean
+}
+
+/** What GET /ops/status reads from backup_run (architecture.md §4.2, §11). */
+export interface BackupRunStatus {
+  /** finished_at of the newest kind = 'run' row whose result.ops.ok is true */
+  readonly ops_backup_at: string | null
+  readonly last_run: BackupRunSummary | null
+  readonly last_probe: BackupRunSummary | null
+}
+
+interface BackupRunRow {
+  seq: number
+  kind: "run" | "probe"
+  started_at: string
+  finished_at: string
+  ok: number
+}
+
+const toRunSummary = (row: BackupRunRow | undefined): BackupRunSummary | null =>
+  row === undefined
+    ? null
+    : { seq: row.seq, kind: row.kind, started_at: row.started_at, finished_at: row.finished_at, ok: row.ok === 1 }
+
 const invalid = (path: string, message: string) =>
   new ValidationFailed({ message: `grant is invalid: ${path}: ${message}`, issues: [{ path, message }] })
 
@@ -230,6 +274,29 @@ export class OpsStore extends Effect.Service<OpsStore>()("Groundnote/OpsStore", 
             counted_at = excluded.counted_at`.raw
       )
 
+    /** Read only: every backup_state row with all its columns, by scope. */
+    const listBackupStates = (): Effect.Effect<ReadonlyArray<BackupStateFullRow>, SqlError> =>
+      sql<BackupStateFullRow>`SELECT scope, created_at, version_count, counted_at, verified_at, verify_ok, verify_result,
+        verified_counts, last_backup_at, probed_at, probe_ok, probe_result, exported_at, export_sha256
+        FROM backup_state ORDER BY scope`
+
+    /** Read only: the newest run, the newest probe and the time of the last good ops.sqlite copy. */
+    const backupRunStatus = (): Effect.Effect<BackupRunStatus, SqlError> =>
+      Effect.gen(function*() {
+        const newest = (kind: "run" | "probe") =>
+          sql<BackupRunRow>`SELECT seq, kind, started_at, finished_at, ok FROM backup_run WHERE kind = ${kind}
+            ORDER BY seq DESC LIMIT 1`
+        const run = yield* newest("run")
+        const probe = yield* newest("probe")
+        const opsCopy = yield* sql<{ finished_at: string }>`SELECT finished_at FROM backup_run
+          WHERE kind = 'run' AND json_type(result, '$.ops.ok') = 'true' ORDER BY seq DESC LIMIT 1`
+        return {
+          ops_backup_at: opsCopy[0]?.finished_at ?? null,
+          last_run: toRunSummary(run[0]),
+          last_probe: toRunSummary(probe[0])
+        }
+      })
+
     return {
       sql,
       file,
@@ -240,7 +307,9 @@ export class OpsStore extends Effect.Service<OpsStore>()("Groundnote/OpsStore", 
       findActiveGrant,
       getBackupState,
       ensureBackupState,
-      raiseVersionCount
+      raiseVersionCount,
+      listBackupStates,
+      backupRunStatus
     } as const
   })
 }) {}

@@ -2,12 +2,14 @@
 /**
  * The operator's CLI `groundnote` (gaps.md §9). Exit codes: 0 ok, 1 error, 2 usage, 3 a check
  * failed. It never confirms, rejects, revokes, reviews, archives, reverts or redacts (AT6); the
- * service itself is reached only through the dynamic import of ../main.js.
+ * service itself is reached only through the dynamic import of ../main.js. The ops commands are
+ * thin clients of the ops socket (cli-commands.ts, ops-client.ts, cli-routes.ts).
  */
-import { Command, Options, ValidationError } from "@effect/cli"
+import { Command, Options } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Cause, Console, Effect, Exit, Option } from "effect"
+import { Console, Effect } from "effect"
 import { VERSION } from "../version.js"
+import { exitCodeOf, failureLine, opsCommands } from "./cli-commands.js"
 
 const version = Command.make("version", {}, () => Console.log(VERSION)).pipe(
   Command.withDescription("Print the version of this build.")
@@ -19,36 +21,15 @@ const serve = Command.make("serve", {
   Command.withDescription("Run the service.")
 )
 
-const root = Command.make("groundnote").pipe(Command.withSubcommands([version, serve]))
+const root = Command.make("groundnote").pipe(Command.withSubcommands([version, serve, ...opsCommands]))
 
 const cli = Command.run(root, { name: "groundnote", version: VERSION })
 
-/** A failure that carries its own exit code (3: a check failed). */
-export interface ExitCode {
-  readonly _tag: "ExitCode"
-  readonly code: number
-}
-
-export const exitCodeOf = (exit: Exit.Exit<unknown, unknown>): number => {
-  if (Exit.isSuccess(exit)) return 0
-  const failure = Cause.failureOption(exit.cause)
-  if (Option.isSome(failure)) {
-    const e = failure.value
-    if (ValidationError.isValidationError(e)) return 2
-    if (typeof e === "object" && e !== null && (e as ExitCode)._tag === "ExitCode") return (e as ExitCode).code
-  }
-  return 1
-}
-
 cli(process.argv).pipe(
-  Effect.tapErrorCause((cause) =>
-    Cause.isInterruptedOnly(cause) || Option.exists(Cause.failureOption(cause), ValidationError.isValidationError)
-      ? Effect.void
-      : Console.error(`groundnote: ${Option.match(Cause.failureOption(cause), {
-        onNone: () => Cause.pretty(cause),
-        onSome: (e) => typeof e === "object" && e !== null && "message" in e ? `${String((e as { code?: unknown }).code ?? "error")}: ${String(e.message)}` : String(e)
-      })}`)
-  ),
+  Effect.tapErrorCause((cause) => {
+    const line = failureLine(cause)
+    return line === null ? Effect.void : Console.error(line)
+  }),
   Effect.provide(NodeContext.layer),
   NodeRuntime.runMain({
     disableErrorReporting: true,
