@@ -7,6 +7,7 @@ import { Console, Effect, Layer } from "effect"
 import { checkDataDirPermissions, checkOpsSocketPath } from "./config/data-dir.js"
 import { loadConfig } from "./config/load.js"
 import { publicListener, servicesLayer } from "./http/server.js"
+import { OpsListenerLive } from "./ops/listener.js"
 import { DEMO_EMAIL, DEMO_SCOPE, prepareDemoDir, seedDemo } from "./demo.js"
 import { JsonLoggerLive } from "./logging.js"
 import { VERSION } from "./version.js"
@@ -22,7 +23,10 @@ export const serve = (options: ServeOptions) =>
     const config = yield* loadConfig(env, process.cwd())
     yield* checkDataDirPermissions(config.env.dataDir)
     yield* checkOpsSocketPath(config.env.dataDir)
-    const app = publicListener(config.env.host, config.env.port).pipe(Layer.provideMerge(servicesLayer(config)))
+    // The ops listener first: a socket served by another process refuses start before any port opens.
+    const app = Layer.merge(OpsListenerLive, publicListener(config.env.host, config.env.port)).pipe(
+      Layer.provideMerge(servicesLayer(config))
+    )
     yield* Effect.gen(function*() {
       if (demo !== null) {
         const token = yield* seedDemo

@@ -1,0 +1,90 @@
+/**
+ * Every start refusal of architecture.md §3: `groundnote serve` is started as a process and
+ * must exit non-zero with one line naming the code (and the variable, key or path).
+ */
+import { spawn } from "node:child_process"
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, describe, expect, it } from "vitest"
+import { baseConfigJson, tempDir } from "../support/env.js"
+
+const root = join(import.meta.dirname, "..", "..")
+const cli = join(root, "dist", "src", "ops", "cli.js")
+const { dir, cleanup } = tempDir("gn-ref-")
+afterAll(cleanup)
+
+const S = (c: string) => c.repeat(40)
+const devEnv = {
+  GROUNDNOTE_AUTH_MODE: "dev-token", GROUNDNOTE_SESSION_SECRET: S("s"), GROUNDNOTE_OPS_TOKEN: S("o"),
+  GROUNDNOTE_DEV_MCP_TOKEN: S("m"), GROUNDNOTE_DEV_APPROVAL_TOKEN: S("a"), GROUNDNOTE_DEV_EMAIL: "dev@example.com"
+}
+const access = { team_domain: "https://acme.cloudflareaccess.com", aud_mcp: "m", aud_approval: "a", aud_api: "p" }
+
+let n = 0
+/** A data dir (0700) with its groundnote.json; returns the env that points at both. */
+const setup = (config: Record<string, unknown>, env: Record<string, string>, prepare?: (dataDir: string) => void) => {
+  n += 1
+  const caseDir = join(dir, String(n))
+  const dataDir = join(caseDir, "data")
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+  const configPath = join(caseDir, "groundnote.json")
+  writeFileSync(configPath, JSON.stringify(config))
+  prepare?.(dataDir)
+  const base: Record<string, string> = {}
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("GROUNDNOTE_") && v !== undefined) base[k] = v
+  return { ...base, GROUNDNOTE_DATA_DIR: dataDir, GROUNDNOTE_CONFIG: configPath, ...env }
+}
+
+const serve = (env: Record<string, string>) => new Promise<{ code: number | null; stderr: string }>((resolve) => {
+  const child = spawn(process.execPath, [cli, "serve"], { env, stdio: ["ignore", "ignore", "pipe"] })
+  let stderr = ""
+  child.stderr.on("data", (d: Buffer) => { stderr += d.toString() })
+  const timer = setTimeout(() => child.kill("SIGKILL"), 20_000)
+  child.on("exit", (code) => {
+    clearTimeout(timer)
+    resolve({ code, stderr })
+  })
+})
+
+const { GROUNDNOTE_DEV_MCP_TOKEN: _m, GROUNDNOTE_DEV_APPROVAL_TOKEN: _a, GROUNDNOTE_DEV_EMAIL: _e, ...accessEnv } = devEnv
+
+const CASES: ReadonlyArray<[string, string, RegExp, () => Record<string, string>]> = [
+  ["mode missing", "auth-mode-invalid", /GROUNDNOTE_AUTH_MODE/, () => setup(baseConfigJson(), { ...devEnv, GROUNDNOTE_AUTH_MODE: "" })],
+  ["mode unknown", "auth-mode-invalid", /GROUNDNOTE_AUTH_MODE/, () => setup(baseConfigJson(), { ...devEnv, GROUNDNOTE_AUTH_MODE: "open" })],
+  ["a secret missing", "secret-missing", /GROUNDNOTE_OPS_TOKEN/, () => setup(baseConfigJson(), { ...devEnv, GROUNDNOTE_OPS_TOKEN: "" })],
+  ["a secret short", "secret-too-short", /GROUNDNOTE_SESSION_SECRET/, () => setup(baseConfigJson(), { ...devEnv, GROUNDNOTE_SESSION_SECRET: "short" })],
+  ["two secrets equal", "secrets-equal", /GROUNDNOTE_DEV_MCP_TOKEN.*GROUNDNOTE_DEV_APPROVAL_TOKEN|GROUNDNOTE_DEV_APPROVAL_TOKEN.*GROUNDNOTE_DEV_MCP_TOKEN/, () => setup(baseConfigJson(), { ...devEnv, GROUNDNOTE_DEV_APPROVAL_TOKEN: S("m") })],
+  ["access mode without access", "access-missing", /access/, () => setup({ ...baseConfigJson(), public_url: "https://g.example" }, { ...accessEnv, GROUNDNOTE_AUTH_MODE: "cloudflare-access" })],
+  ["access mode with an http public_url", "public-url-not-https", /public_url/, () => setup({ ...baseConfigJson(), access }, { ...accessEnv, GROUNDNOTE_AUTH_MODE: "cloudflare-access" })],
+  ["access mode with an http team domain", "team-domain-not-https", /team_domain/, () => setup({ ...baseConfigJson(), public_url: "https://g.example", access: { ...access, team_domain: "http://acme.example" } }, { ...accessEnv, GROUNDNOTE_AUTH_MODE: "cloudflare-access" })],
+  ["access mode with dev variables", "dev-variables-in-access-mode", /GROUNDNOTE_DEV_EMAIL/, () => setup({ ...baseConfigJson(), public_url: "https://g.example", access }, { ...accessEnv, GROUNDNOTE_AUTH_MODE: "cloudflare-access", GROUNDNOTE_DEV_EMAIL: "dev@example.com" })],
+  ["dev mode on a non-loopback host", "non-loopback-host", /GROUNDNOTE_HOST/, () => setup(baseConfigJson(), { ...devEnv, GROUNDNOTE_HOST: "0.0.0.0" })],
+  ["GROUNDNOTE_OPS_PORT set", "ops-port-set", /GROUNDNOTE_OPS_PORT/, () => setup(baseConfigJson(), { ...devEnv, GROUNDNOTE_OPS_PORT: "9999" })],
+  ["a group-readable data dir", "data-dir-permissions", /chmod 700/, () => setup(baseConfigJson(), devEnv, (d) => chmodSync(d, 0o750))],
+  ["a world-readable scope file", "data-dir-permissions", /chmod 600 .*sales\.sqlite/, () => setup(baseConfigJson(), devEnv, (d) => {
+    mkdirSync(join(d, "scopes"), { mode: 0o700 })
+    writeFileSync(join(d, "scopes", "sales.sqlite"), "", { mode: 0o644 })
+    chmodSync(join(d, "scopes", "sales.sqlite"), 0o644)
+  })],
+  ["an ops socket path longer than sun_path", "ops-socket-path-too-long", /choose a shorter GROUNDNOTE_DATA_DIR/, () => {
+    const env = setup(baseConfigJson(), devEnv)
+    const long = join(env.GROUNDNOTE_DATA_DIR ?? "", "x".repeat(110))
+    mkdirSync(long, { mode: 0o700 })
+    return { ...env, GROUNDNOTE_DATA_DIR: long }
+  }],
+  ["a regular file at ops.sock", "ops-socket-unavailable", /ops\.sock/, () => setup(baseConfigJson(), devEnv, (d) => writeFileSync(join(d, "ops.sock"), "", { mode: 0o600 }))],
+  ["an invalid groundnote.json", "config-invalid", /search\.nope: unknown key/, () => setup({ ...baseConfigJson(), search: { nope: 1 } }, devEnv)],
+  ["a missing groundnote.json", "config-unreadable", /GROUNDNOTE_CONFIG/, () => ({ ...setup(baseConfigJson(), devEnv), GROUNDNOTE_CONFIG: join(dir, "missing.json") })]
+]
+
+describe.concurrent("start refusals", () => {
+  it.each(CASES)("%s → exit 1 and one line naming %s", async (_name, code, detail, env) => {
+    const r = await serve(env())
+    expect(r.code).toBe(1)
+    const line = r.stderr.split("\n").find((l) => l.startsWith("groundnote: ")) ?? ""
+    expect(line.startsWith(`groundnote: ${code}: `)).toBe(true)
+    expect(line).toMatch(detail)
+    expect(r.stderr).not.toContain(S("s"))
+    expect(r.stderr).not.toContain(S("o"))
+  })
+})
