@@ -31,11 +31,23 @@ export const serve = (options: ServeOptions) =>
       if (demo !== null) {
         const token = yield* seedDemo
         const url = config.file.public_url
+        const secrets = demo.fresh
+          ? [
+            "  dev tokens (shown once; kept in demo.env, mode 0600):",
+            `    approval login token  ${env.GROUNDNOTE_DEV_APPROVAL_TOKEN ?? ""}`,
+            `    MCP bearer            ${env.GROUNDNOTE_DEV_MCP_TOKEN ?? ""}`,
+            `    API bearer (person)   ${env.GROUNDNOTE_DEV_API_TOKEN ?? ""}`,
+            `    ops token (CLI)       ${env.GROUNDNOTE_OPS_TOKEN ?? ""}`,
+            ...(token !== null ? [`    feeder bearer         ${token}`] : [])
+          ]
+          : [`  dev tokens: ${demo.dataDir}/demo.env (mode 0600)`]
         yield* Console.error([
           `Groundnote ${VERSION} demo on ${url} (data dir ${demo.dataDir})`,
-          `  health:           ${url}/healthz`,
-          `  dev person:       ${DEMO_EMAIL} (scope ${DEMO_SCOPE}); dev tokens are in ${demo.dataDir}/demo.env (mode 0600)`,
-          ...(token !== null ? [`  feeder token (shown once): ${token}`] : [])
+          `  dev person        ${DEMO_EMAIL}, scope ${DEMO_SCOPE}`,
+          `  approval login    ${url}/approval/login`,
+          `  API               ${url}/v1/status  (Authorization: Bearer <API bearer>)  ·  ${url}/openapi.json`,
+          `  ops (CLI)         GROUNDNOTE_DATA_DIR=${demo.dataDir} GROUNDNOTE_OPS_TOKEN=<ops token> groundnote status`,
+          ...secrets
         ].join("\n"))
       }
       yield* Effect.logInfo("listening").pipe(Effect.annotateLogs({ host: config.env.host, port: config.env.port, version: VERSION }))
