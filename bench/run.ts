@@ -19,6 +19,7 @@ import type { ProposalRequest } from "../src/domain/proposal-schemas.js"
 import { possibleDuplicates, propose } from "../src/domain/proposals.js"
 import { mailQuoteFound } from "../src/domain/quote-check.js"
 import { storeSource } from "../src/domain/sources.js"
+import { httpBench } from "./http.js"
 
 const WORDS = [
   "Lieferzeit", "Hakenleiste", "Bestellung", "Lieferant", "Rechnung", "Zahlungsziel", "Skonto", "Kunde", "Angebot",
@@ -147,7 +148,7 @@ const main = Effect.gen(function*() {
   }
 })
 
-Effect.runPromise(main.pipe(Logger.withMinimumLogLevel(LogLevel.Warning))).catch((e: unknown) => {
+Effect.runPromise(main.pipe(Logger.withMinimumLogLevel(LogLevel.Warning))).then(httpBench).catch((e: unknown) => {
   console.error(e)
   process.exit(1)
 })

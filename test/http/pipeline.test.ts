@@ -275,6 +275,22 @@ describe("limits", () => {
   })
 })
 
+describe("login attempts", () => {
+  it("are limited per client address: at most 5 a minute, then 429 with Retry-After", async () => {
+    const statuses: Array<number> = []
+    for (let i = 0; i < 7; i++) {
+      const r = await req("POST", "/approval/login", { raw: "token=wrong", headers: { "content-type": "application/x-www-form-urlencoded" } })
+      statuses.push(r.status)
+      if (r.status === 429) {
+        expect(r.headers.get("retry-after")).toMatch(/^[1-9]\d*$/)
+        break
+      }
+    }
+    // two attempts were made by the session tests above from the same address
+    expect(statuses).toEqual([401, 401, 401, 429])
+  })
+})
+
 describe("the process log", () => {
   it("contains no token, cookie, JWT or request body", () => {
     const text = logs.lines.map((l) => JSON.stringify(l)).join("\n")
