@@ -4,6 +4,7 @@
  */
 import { spawn } from "node:child_process"
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs"
+import { createServer, type Server } from "node:net"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { baseConfigJson, tempDir } from "../support/env.js"
@@ -11,7 +12,11 @@ import { baseConfigJson, tempDir } from "../support/env.js"
 const root = join(import.meta.dirname, "..", "..")
 const cli = join(root, "dist", "src", "ops", "cli.js")
 const { dir, cleanup } = tempDir("gn-ref-")
-afterAll(cleanup)
+const sockets: Array<Server> = []
+afterAll(async () => {
+  await Promise.all(sockets.map((s) => new Promise((r) => s.close(r))))
+  cleanup()
+})
 
 const S = (c: string) => c.repeat(40)
 const devEnv = {
@@ -73,6 +78,11 @@ const CASES: ReadonlyArray<[string, string, RegExp, () => Record<string, string>
     return { ...env, GROUNDNOTE_DATA_DIR: long }
   }],
   ["a regular file at ops.sock", "ops-socket-unavailable", /ops\.sock/, () => setup(baseConfigJson(), devEnv, (d) => writeFileSync(join(d, "ops.sock"), "", { mode: 0o600 }))],
+  ["an ops.sock served by another process", "ops-socket-unavailable", /ops\.sock/, () => setup(baseConfigJson(), devEnv, (d) => {
+    const server = createServer((c) => c.end())
+    server.listen(join(d, "ops.sock"))
+    sockets.push(server)
+  })],
   ["an invalid groundnote.json", "config-invalid", /search\.nope: unknown key/, () => setup({ ...baseConfigJson(), search: { nope: 1 } }, devEnv)],
   ["a missing groundnote.json", "config-unreadable", /GROUNDNOTE_CONFIG/, () => ({ ...setup(baseConfigJson(), devEnv), GROUNDNOTE_CONFIG: join(dir, "missing.json") })]
 ]
