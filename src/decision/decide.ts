@@ -7,6 +7,7 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect, type ParseResult, Schema } from "effect"
 import { ftsColumns, syncRuleFts } from "../db/fts.js"
 import { ScopeStore } from "../db/scope-store.js"
+import { LexicalIndex } from "../search/lexical/index.js"
 import {
   AlreadyDecided,
   NotFound,
@@ -119,6 +120,7 @@ export const applyDecision = Effect.fn("Decision.apply")(function*(ruleId: strin
   const notFound = new NotFound({ message: `no rule ${ruleId}` })
   if (!RULE_ID_RE.test(ruleId)) return yield* notFound
   const store = yield* ScopeStore
+  const lex = yield* LexicalIndex
   const scope = scopeOfRuleId(ruleId)
   if (!store.configured.includes(scope)) return yield* notFound
   const now = yield* nowInstant
@@ -153,6 +155,7 @@ export const applyDecision = Effect.fn("Decision.apply")(function*(ruleId: strin
               superseded_by: ruleId, reason: `superseded by ${ruleId}`, changed_by: person.grantId, changed_at: now
             })
             yield* syncRuleFts(sql, pred.rule_id)
+            yield* lex.reindexRule(sql, pred.rule_id)
           }
           break
         }
@@ -176,6 +179,7 @@ export const applyDecision = Effect.fn("Decision.apply")(function*(ruleId: strin
       yield* sql`INSERT INTO decision (rule_id, version, kind, decided_by, decided_by_identity, decided_at, reason, new_version)
         VALUES (${ruleId}, ${cur.version}, ${req.decision}, ${person.grantId}, ${person.identity}, ${now}, ${reason}, ${newVersion})`.raw
       yield* syncRuleFts(sql, ruleId)
+      yield* lex.reindexRule(sql, ruleId)
       if (req.decision === "reject") {
         const rows = yield* sql<{ seq: number }>`SELECT seq FROM rule WHERE id = ${ruleId}`
         const c = ftsColumns(cur)

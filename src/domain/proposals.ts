@@ -6,15 +6,17 @@
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import { AppConfig } from "../config/config.js"
-import { orQuery, syncRuleFts } from "../db/fts.js"
+import { syncRuleFts } from "../db/fts.js"
 import { ScopeStore } from "../db/scope-store.js"
+import { LexicalIndex } from "../search/lexical/index.js"
+import { runStageA } from "../search/stage-a.js"
 import { QuoteNotFound, ReferenceUnknown, SourceUnknown } from "./errors.js"
 import { formatRuleId, ruleRef, scopeOfRuleId } from "./ids.js"
 import type { ProposalCreated, ProposalRequest } from "./proposal-schemas.js"
 import { JAMIE_WINDOW_S, jamieQuoteFound, mailQuoteFound } from "./quote-check.js"
 import type { Channel } from "./schemas.js"
 import { ensureManualSource } from "./sources.js"
-import { nowInstant } from "./time.js"
+import { nowInstant, todayIn } from "./time.js"
 
 export interface Proposer {
   readonly grantId: string
@@ -60,18 +62,20 @@ const checkSupersedes = (sql: SqlClient, scope: string, supersedes: string | nul
     }
   })
 
-/** Top 3 by bm25 over rule_fts of the scope (proposals included, the new rule excluded). */
-export const possibleDuplicates = (sql: SqlClient, texts: ReadonlyArray<string>, excludeSeq: number) =>
-  Effect.gen(function*() {
-    const query = orQuery(texts)
-    if (query === null) return []
-    const rows = yield* sql<{ id: string; version: number }>`
-      SELECT r.id, (SELECT max(version) FROM rule_version w WHERE w.rule_id = r.id) AS version
-      FROM rule_fts f JOIN rule r ON r.seq = f.rowid
-      WHERE rule_fts MATCH ${query} AND f.rowid <> ${excludeSeq}
-      ORDER BY bm25(rule_fts, 4, 3, 2, 1), f.rowid LIMIT 3`
-    return rows.map((r) => ruleRef(r.id, r.version))
-  })
+/**
+ * possible_duplicates (§6.3): stage a over the same scope with text = statement, terms =
+ * keywords, proposals included, the new rule left out; the top 3 as rule/<id>@<n>.
+ */
+export const possibleDuplicates = (
+  sql: SqlClient,
+  proposal: { readonly statement: string; readonly keywords: ReadonlyArray<string> },
+  excludeSeq: number,
+  targetDay: string
+) =>
+  Effect.map(
+    runStageA(sql, { text: proposal.statement, terms: proposal.keywords }, { includeProposals: true, targetDay, excludeSeq }),
+    (result) => result.pool.slice(0, 3).map((h) => ruleRef(h.rule_id, h.version))
+  )
 
 /**
  * Order: source exists (source-unknown), quote check (quote-not-found), supersedes
@@ -80,7 +84,9 @@ export const possibleDuplicates = (sql: SqlClient, texts: ReadonlyArray<string>,
 export const propose = Effect.fn("Proposals.propose")(function*(req: ProposalRequest, by: Proposer) {
   const store = yield* ScopeStore
   const config = yield* AppConfig
+  const lex = yield* LexicalIndex
   const now = yield* nowInstant
+  const today = yield* todayIn(config.file.zone)
   return yield* store.write(req.scope, ({ sql }) =>
     Effect.gen(function*() {
       yield* checkQuote(sql, req.source)
@@ -100,7 +106,8 @@ export const propose = Effect.fn("Proposals.propose")(function*(req: ProposalReq
           ${req.valid_from}, NULL, ${req.supersedes}, NULL, 'proposed', ${`proposed via ${by.channel}`},
           ${by.grantId}, ${now})`.raw
       yield* syncRuleFts(sql, id)
-      const duplicates = yield* possibleDuplicates(sql, [req.statement, ...req.keywords], seq)
+      yield* lex.reindexRule(sql, id)
+      const duplicates = yield* possibleDuplicates(sql, req, seq, today)
       const created: ProposalCreated = {
         ref: ruleRef(id, 1),
         status: "proposed",

@@ -7,16 +7,18 @@ import { HttpLayerRouter } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Layer } from "effect"
 import { AppConfig, type AppConfigShape } from "../config/config.js"
-import type { JwtVerifier} from "../auth/jwt.js";
-import { JwtVerifierLive } from "../auth/jwt.js"
+import { type JwtVerifier, JwtVerifierLive } from "../auth/jwt.js"
 import { OpsStore } from "../db/ops-store.js"
 import { ScopeStore } from "../db/scope-store.js"
+import { LexicalIndexLive } from "../search/lexical/index.js"
 import { AppRoutes } from "./app.js"
 import { RateLimiterLive } from "./rate-limit.js"
 
-/** Config, stores, rate limiter and JWT verifier (a test may pass a verifier of its own). */
+/** Config, stores, lexical index, rate limiter and JWT verifier (a test may pass a verifier of its own). */
 export const servicesLayer = (config: AppConfigShape, jwt?: Layer.Layer<JwtVerifier, never, AppConfig>) =>
-  Layer.mergeAll(ScopeStore.Default.pipe(Layer.provideMerge(OpsStore.Default)), RateLimiterLive, jwt ?? JwtVerifierLive).pipe(
+  Layer.mergeAll(
+    ScopeStore.Default.pipe(Layer.provideMerge(OpsStore.Default)), LexicalIndexLive, RateLimiterLive, jwt ?? JwtVerifierLive
+  ).pipe(
     Layer.provideMerge(Layer.succeed(AppConfig, config))
   )
 

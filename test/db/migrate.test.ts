@@ -50,7 +50,7 @@ describe("migration runner", () => {
   it("brings a new scope file to the latest version, one transaction per migration", async () => {
     const v = await withFile("s.sqlite", (sql, file) =>
       Effect.zipRight(migrate(sql, file, SCOPE_MIGRATIONS, { scope: "sales", now: T }), schemaVersion(sql)))
-    expect(v).toBe(2)
+    expect(v).toBe(3)
     const ops = await withFile("o.sqlite", (sql, file) =>
       Effect.zipRight(migrate(sql, file, OPS_MIGRATIONS, { scope: null, now: T }), schemaVersion(sql)))
     expect(ops).toBe(3)
@@ -81,7 +81,7 @@ describe("migration runner", () => {
 
   it("a failing migration rolls back its transaction and keeps the version", async () => {
     const bad: Migration = {
-      version: 3, name: "0003-bad",
+      version: 4, name: "0004-bad",
       statements: () => ["CREATE TABLE half_done (x INTEGER)", "INSERT INTO no_such_table VALUES (1)"]
     }
     const result = await withFile("b.sqlite", (sql, file) => Effect.gen(function*() {
@@ -90,7 +90,7 @@ describe("migration runner", () => {
       const tables = yield* sql<{ n: number }>`SELECT count(*) AS n FROM sqlite_master WHERE name = 'half_done'`
       return { failed: Exit.isFailure(exit), version: yield* schemaVersion(sql), tables: tables[0]?.n }
     }))
-    expect(result).toEqual({ failed: true, version: 2, tables: 0 })
+    expect(result).toEqual({ failed: true, version: 3, tables: 0 })
   })
 
   it("an unknown higher schema_version refuses to open and changes nothing", async () => {
@@ -101,7 +101,7 @@ describe("migration runner", () => {
     const file = join(dir, "h.sqlite")
     const before = fileHash(file)
     const err = await withFile("h.sqlite", (sql, f) => Effect.flip(migrate(sql, f, SCOPE_MIGRATIONS, { scope: "sales", now: T })))
-    expect(err).toMatchObject({ _tag: "UnknownSchemaVersion", found: 7, known: 2 })
+    expect(err).toMatchObject({ _tag: "UnknownSchemaVersion", found: 7, known: 3 })
     expect(fileHash(file)).toBe(before)
   })
 })

@@ -38,7 +38,7 @@ describe("creating a scope", () => {
       Effect.flatMap(use("sales"), ({ sql }) => sql<{ scope: string; schema_version: number }>`SELECT scope, schema_version FROM meta`),
       versionCount("sales")
     ]))
-    expect(meta).toEqual([{ scope: "sales", schema_version: 2 }])
+    expect(meta).toEqual([{ scope: "sales", schema_version: 3 }])
     expect(count).toEqual(Option.some(0))
   })
 

@@ -319,7 +319,7 @@ describe("buildExport", () => {
     expect(raw).toBe(`${JSON.stringify(manifest, null, 2)}\n`)
     expect(Object.keys(manifest)).toEqual(["counts", "files", "schema_version", "scope"])
     expect(manifest.scope).toBe("sales")
-    expect(manifest.schema_version).toBe(2)
+    expect(manifest.schema_version).toBe(3)
     expect(manifest.counts).toEqual({
       decision: 4, entity: 3, entity_version: 4, link: 2, review: 2, rule: 4, rule_version: 8, source: 3,
       source_attachment: 2, source_segment: 3

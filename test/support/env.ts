@@ -7,6 +7,7 @@ import { AppConfig, type AppConfigShape } from "../../src/config/config.js"
 import { ConfigFile } from "../../src/config/schema.js"
 import { OpsStore } from "../../src/db/ops-store.js"
 import { ScopeStore } from "../../src/db/scope-store.js"
+import { LexicalIndexLive } from "../../src/search/lexical/index.js"
 
 export const tempDir = (prefix = "gn-test-"): { dir: string; cleanup: () => void } => {
   const dir = mkdtempSync(join(tmpdir(), prefix))
@@ -41,9 +42,9 @@ export const testConfig = (dataDir: string, overrides: Record<string, unknown> =
   }
 })
 
-/** ScopeStore + OpsStore + AppConfig on the given data dir. */
+/** ScopeStore + OpsStore + LexicalIndex + AppConfig on the given data dir. */
 export const storeLayer = (config: AppConfigShape) =>
-  ScopeStore.Default.pipe(
+  Layer.merge(ScopeStore.Default, LexicalIndexLive).pipe(
     Layer.provideMerge(OpsStore.Default),
     Layer.provideMerge(Layer.succeed(AppConfig, config))
   )

@@ -1,0 +1,188 @@
+/**
+ * Sub-queries, fusion and the pool of stage a (architecture.md §7 steps 3–4). Every token
+ * reaches MATCH as a quoted FTS5 literal (inner " doubled): user text never steers the query.
+ */
+import type { SqlClient } from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect } from "effect"
+import { storesStems } from "./document.js"
+import type { LexicalOptions, SubQueryName } from "./options.js"
+import { POOL_SIZE } from "./options.js"
+import { type Alt, orExpr } from "./match.js"
+import type { Analysis } from "./query.js"
+import type { LexFtsTable } from "./schema.js"
+import { isStopword } from "./stopwords.js"
+import { fold, isAlpha } from "./text.js"
+import { documentFrequencies, idf } from "./vocab.js"
+
+export type IndexedStatus = "confirmed" | "superseded" | "proposed"
+
+export interface PoolOptions {
+  readonly includeProposals: boolean
+  /** YYYY-MM-DD: as_of, else today in config.zone */
+  readonly targetDay: string
+  /** a rule left out (possible_duplicates leaves out the new proposal) */
+  readonly excludeSeq?: number | undefined
+}
+
+export interface PoolHit {
+  readonly seq: number
+  readonly rule_id: string
+  readonly version: number
+  readonly status: IndexedStatus
+  /** the fusion value, rounded to 4 decimals (higher is better) */
+  readonly rank_a: number
+}
+
+export interface SubQuery {
+  readonly name: SubQueryName
+  readonly table: LexFtsTable
+  readonly match: string
+}
+
+export { altExpr, orExpr } from "./match.js"
+
+/** The sub-queries of an analysis (prf comes later, from the first hits). */
+export const subQueries = (a: Analysis, o: LexicalOptions): Array<SubQuery> => {
+  const out: Array<SubQuery> = []
+  const add = (name: SubQueryName, table: LexFtsTable, alts: ReadonlyArray<Alt>) => {
+    const match = orExpr(alts)
+    if (match !== null) out.push({ name, table, match })
+  }
+  add("word", "lex_word", a.terms.flatMap((t) => t.word))
+  if (storesStems(o)) add("stem", "lex_stem", a.terms.flatMap((t) => [...t.stem, ...t.parts.flatMap((p) => p.alts)]))
+  if (o.features.synonyms) add("syn", "lex_word", a.synonyms.flatMap((s) => s.expansions.flatMap((e) => e.alts)))
+  if (o.features.fuzzy) add("fuzzy", "lex_word", a.terms.flatMap((t) => t.corrections.flatMap((c) => c.alts)))
+  if (o.features.trigram) {
+    add("tri", "lex_tri", a.terms.flatMap((t) => t.tri.map((x) => ({ tokens: [x], prefix: false }))))
+  }
+  return out
+}
+
+interface Row {
+  readonly seq: number
+  readonly rule_id: string
+  readonly version: number
+  readonly status: IndexedStatus
+  readonly valid_from: string
+  readonly valid_until: string | null
+  readonly score: number
+}
+
+const SUB_LIMIT = POOL_SIZE * 3
+
+const SQL: Record<LexFtsTable, string> = {
+  lex_word: "",
+  lex_stem: "",
+  lex_tri: ""
+}
+for (const table of Object.keys(SQL) as Array<LexFtsTable>) {
+  SQL[table] = `SELECT d.seq, d.rule_id, d.version, d.status, d.valid_from, d.valid_until,
+      bm25(${table}, ?, ?, ?, ?) AS score
+    FROM ${table} JOIN lex_doc d ON d.seq = ${table}.rowid
+    WHERE ${table} MATCH ? AND d.status IN (SELECT value FROM json_each(?)) AND d.seq <> ?
+    ORDER BY score, d.seq LIMIT ${SUB_LIMIT}`
+}
+
+const runSub = (sql: SqlClient, q: SubQuery, o: LexicalOptions, p: PoolOptions) => {
+  const statuses = p.includeProposals ? ["confirmed", "superseded", "proposed"] : ["confirmed", "superseded"]
+  return sql.unsafe<Row>(SQL[q.table], [...o.fieldWeights, q.match, JSON.stringify(statuses), p.excludeSeq ?? -1])
+}
+
+const DAY_MS = 86_400_000
+const dayNumber = (day: string): number => Date.parse(`${day}T00:00:00Z`) / DAY_MS
+
+/**
+ * The version's standing on the target day: no longer in force (superseded or expired) ×0.5,
+ * not yet valid ×0.8, proposed ×0.95; in force with valid_from in the last 365 days up to +5 %.
+ */
+export const validityFactor = (r: Pick<Row, "status" | "valid_from" | "valid_until">, day: string): number => {
+  const proposed = r.status === "proposed" ? 0.95 : 1
+  if (r.valid_until !== null && r.valid_until <= day) return 0.5 * proposed
+  if (r.valid_from > day) return 0.8 * proposed
+  const age = dayNumber(day) - dayNumber(r.valid_from)
+  const bonus = age >= 0 && age < 365 ? 0.05 * (1 - age / 365) : 0
+  return proposed * (1 + bonus)
+}
+
+interface Fused {
+  readonly row: Row
+  value: number
+}
+
+/** score: Σ sub_weight × (−bm25 / best −bm25); one sub-query alone keeps −bm25. rrf: Σ sub_weight / (k + rank). */
+export const fuse = (results: ReadonlyArray<readonly [SubQueryName, ReadonlyArray<Row>]>, o: LexicalOptions): Map<number, Fused> => {
+  const out = new Map<number, Fused>()
+  const single = results.length === 1
+  for (const [name, rows] of results) {
+    const w = o.subWeights[name]
+    const best = Math.max(0, ...rows.map((r) => -r.score))
+    rows.forEach((r, i) => {
+      let v: number
+      if (o.fusion === "rrf") v = w / (o.rrfK + i + 1)
+      else if (single) v = -r.score
+      else v = w * (best > 0 ? -r.score / best : 1)
+      const have = out.get(r.seq)
+      if (have === undefined) out.set(r.seq, { row: r, value: v })
+      else have.value += v
+    })
+  }
+  return out
+}
+
+const PRF_DOCS = 5
+const PRF_TERMS = 5
+
+/**
+ * Pseudo-relevance feedback: the most characteristic words (tf × IDF, in at least two rules of
+ * the scope) of the first hits that the query does not hold yet, OR-ed on lex_word.
+ */
+const prfQuery = (sql: SqlClient, a: Analysis, o: LexicalOptions, top: ReadonlyArray<number>) =>
+  Effect.gen(function*() {
+    if (top.length === 0) return null
+    const rows = yield* sql<{ keywords: string; statement: string; relations: string; quote: string }>`
+      SELECT keywords, statement, relations, quote FROM lex_word WHERE rowid IN (SELECT value FROM json_each(${JSON.stringify(top)}))`
+    const have = new Set(a.terms.flatMap((t) => [...t.tokens, ...t.variants].map(fold)))
+    const tf = new Map<string, number>()
+    for (const r of rows) {
+      for (const tok of [r.keywords, r.statement, r.relations, r.quote].join(" ").split(" ")) {
+        const f = fold(tok)
+        if (f.length < 4 || !isAlpha(f) || have.has(f) || isStopword(tok, o.languages)) continue
+        tf.set(f, (tf.get(f) ?? 0) + 1)
+      }
+    }
+    const df = yield* documentFrequencies(sql, "lex_word_vocab", tf.keys())
+    const picked = [...tf.entries()]
+      .filter(([t]) => (df.get(t) ?? 0) >= 2)
+      .map(([t, n]) => ({ t, s: n * idf(a.docs, df.get(t) ?? 0) }))
+      .sort((x, y) => y.s - x.s || (x.t < y.t ? -1 : 1))
+      .slice(0, PRF_TERMS)
+    const match = orExpr(picked.map((p) => ({ tokens: [p.t], prefix: false })))
+    return match === null ? null : { name: "prf" as const, table: "lex_word" as const, match }
+  })
+
+const rank = (fused: Map<number, Fused>, o: LexicalOptions, day: string) =>
+  [...fused.values()]
+    .map((f) => ({ row: f.row, value: o.features.validity ? f.value * validityFactor(f.row, day) : f.value }))
+    .sort((x, y) => y.value - x.value || x.row.seq - y.row.seq)
+
+/** The pool: top 200 by fused value (ties by seq), rank_a rounded to 4 decimals. */
+export const pool = (sql: SqlClient, a: Analysis, o: LexicalOptions, p: PoolOptions): Effect.Effect<Array<PoolHit>, SqlError> =>
+  Effect.gen(function*() {
+    if (a.terms.length === 0) return []
+    const queries = subQueries(a, o)
+    const results: Array<readonly [SubQueryName, ReadonlyArray<Row>]> = []
+    for (const q of queries) results.push([q.name, yield* runSub(sql, q, o, p)])
+    let ranked = rank(fuse(results, o), o, p.targetDay)
+    if (o.features.prf) {
+      const q = yield* prfQuery(sql, a, o, ranked.slice(0, PRF_DOCS).map((r) => r.row.seq))
+      if (q !== null) {
+        results.push([q.name, yield* runSub(sql, q, o, p)])
+        ranked = rank(fuse(results, o), o, p.targetDay)
+      }
+    }
+    return ranked.slice(0, POOL_SIZE).map((r) => ({
+      seq: r.row.seq, rule_id: r.row.rule_id, version: r.row.version, status: r.row.status,
+      rank_a: Math.round(r.value * 10_000) / 10_000
+    }))
+  })

@@ -1,0 +1,103 @@
+/**
+ * Stage a as the search pipeline calls it (architecture.md §7; the module is search/lexical/).
+ *
+ * Exported API (src/search/search.ts is written against exactly this):
+ *
+ *   type StageAResult = {
+ *     terms: Array<string>                          // query.terms of this scope
+ *     variants: Record<string, Array<string>>       // query.variants; synonym groups under "~<matched words>"
+ *     pool: Array<{ seq: number; rule_id: string; version: number;
+ *                   status: "confirmed" | "superseded" | "proposed"; rank_a: number }>
+ *   }                                               // pool: ≤ 200, best first (ties by seq); never rejected
+ *
+ *   stageA(sql, { text?, terms? }, { includeProposals, targetDay })
+ *     : Effect<StageAResult, SqlError, LexicalIndex>
+ *     Runs inside the caller's (read) transaction on the scope's connection. The first call on a
+ *     connection whose lex_meta.build is missing or stale rebuilds the lex_* tables first (a write).
+ *     No terms (no text, only stopwords) → terms [], pool []. status "proposed" only with
+ *     includeProposals. rank_a: the fusion value, 4 decimals, higher is better, comparable only
+ *     within one search of one scope. targetDay: YYYY-MM-DD (as_of, else today in config.zone).
+ *
+ *   explainHit(sql, result, seq)
+ *     : Effect<{ found_via: Array<string>; coverage: number; matched_terms: number }, SqlError, LexicalIndex>
+ *     For a seq of result.pool (pass the very result object stageA returned: its analysis is
+ *     remembered with it; a copy falls back to re-analysing result.terms). found_via is sorted;
+ *     coverage 0–1 with 3 decimals; a seq that is not indexed → [], 0, 0. Call it in the same
+ *     transaction as stageA: it reads the hit and the next 49 of the pool at once and answers
+ *     those from memory.
+ */
+import type { SqlClient } from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect } from "effect"
+import { type Analysis, type Explanation, LexicalIndex, type PoolHit, type PoolOptions } from "./lexical/index.js"
+import { variantsOf } from "./lexical/query.js"
+
+export interface StageAResult {
+  terms: Array<string>
+  variants: Record<string, Array<string>>
+  pool: Array<{ seq: number; rule_id: string; version: number; status: "confirmed" | "superseded" | "proposed"; rank_a: number }>
+}
+
+export interface StageAInput {
+  readonly text?: string
+  readonly terms?: ReadonlyArray<string>
+}
+
+/** The analysis behind each result and the hits explained so far, for explainHit. */
+interface Behind {
+  readonly analysis: Analysis
+  readonly explained: Map<number, Explanation>
+}
+const behind = new WeakMap<StageAResult, Behind>()
+/** explainHit reads the rows of this many hits at once (search explains the first 50). */
+const EXPLAIN_BATCH = 50
+
+/** stageA with the options of the module (possible_duplicates leaves the new rule out). */
+export const runStageA = (
+  sql: SqlClient,
+  input: StageAInput,
+  opts: PoolOptions
+): Effect.Effect<StageAResult, SqlError, LexicalIndex> =>
+  Effect.gen(function*() {
+    const lex = yield* LexicalIndex
+    const analysis = yield* lex.analyze(sql, { text: input.text, terms: input.terms })
+    const pool: Array<PoolHit> = analysis.terms.length === 0 ? [] : yield* lex.pool(sql, analysis, opts)
+    const result: StageAResult = {
+      terms: analysis.terms.map((t) => t.text),
+      variants: variantsOf(analysis),
+      pool: pool.map((h) => ({ ...h }))
+    }
+    behind.set(result, { analysis, explained: new Map() })
+    return result
+  }).pipe(Effect.withSpan("StageA.run"))
+
+export const stageA = (
+  sql: SqlClient,
+  input: { text?: string; terms?: ReadonlyArray<string> },
+  opts: { includeProposals: boolean; targetDay: string }
+): Effect.Effect<StageAResult, SqlError, LexicalIndex> =>
+  runStageA(sql, input, { includeProposals: opts.includeProposals, targetDay: opts.targetDay })
+
+export const explainHit = (
+  sql: SqlClient,
+  result: StageAResult,
+  seq: number
+): Effect.Effect<{ found_via: Array<string>; coverage: number; matched_terms: number }, SqlError, LexicalIndex> =>
+  Effect.gen(function*() {
+    const lex = yield* LexicalIndex
+    let b = behind.get(result)
+    if (b === undefined) {
+      b = { analysis: yield* lex.analyze(sql, { terms: result.terms }), explained: new Map() }
+      behind.set(result, b)
+    }
+    const done = b.explained.get(seq)
+    if (done !== undefined) return done
+    // this hit and the next ones of the pool, in one read
+    const at = result.pool.findIndex((h) => h.seq === seq)
+    const batch = [seq, ...(at < 0 ? [] : result.pool.slice(at + 1).map((h) => h.seq).filter((s) => !b.explained.has(s)))]
+      .slice(0, EXPLAIN_BATCH)
+    const explained = yield* lex.explainMany(sql, b.analysis, batch)
+    for (const [s, e] of explained) b.explained.set(s, e)
+    const e = explained.get(seq) ?? { found_via: [], coverage: 0, matched_terms: 0 }
+    return { found_via: [...e.found_via], coverage: e.coverage, matched_terms: e.matched_terms }
+  })
