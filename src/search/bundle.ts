@@ -1,0 +1,304 @@
+/**
+ * Bundles (architecture.md §6.5, §8; graph.md §11): the matched rule version as the head, and
+ * around it the groups a reader needs to judge it, in the fixed order source, thread,
+ * attachment, entity, predecessor, successor, contradicts, same-relation. Empty groups are
+ * omitted; entries = the newest 5, count = all, more = count − entries.length.
+ *
+ * The entity and contradicts groups and head.entities come with the graph (graph.md §11); until
+ * then they stay empty (the groups are omitted, head.entities is []). Every entry computed here
+ * carries origin "deterministic" and proposed false.
+ *
+ * Reads only: every query runs on the caller's connection (inside its read transaction).
+ */
+import type { SqlClient } from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect } from "effect"
+import { attachmentRef, ruleRef, scopeOfRuleId, sourceRef } from "../domain/ids.js"
+import { formatTimestamp, shortExcerpt } from "../domain/provenance.js"
+import { allVersions, lastReviewedAt, type RuleVersionRow } from "../domain/rules.js"
+import type { Relation } from "../domain/schemas.js"
+import type { Bundle, Entry, Group, GroupKind, Head } from "../domain/search-schemas.js"
+import type { AttachmentRow, SourceRow } from "../domain/sources.js"
+import { dayIn } from "../domain/time.js"
+import { bundleLine, GROUP_ORDER } from "./line.js"
+
+/** Entries shown per group. */
+export const GROUP_ENTRIES = 5
+
+/** What the search knows about a head: the matched version and how it was found. */
+export interface HeadInput {
+  /** the matched rule version (never rejected) */
+  readonly version: RuleVersionRow
+  readonly scope: string
+  readonly rank: Head["rank"]
+  readonly found_via: ReadonlyArray<string>
+  readonly coverage: number | null
+  readonly matched_terms: number | null
+}
+
+export interface BundleOptions {
+  /** config.zone */
+  readonly zone: string
+  /** config.file.recheck_after_days */
+  readonly recheckAfterDays: number
+  /** the injected clock's now (Clock.currentTimeMillis); age_days counts to today in zone */
+  readonly nowMs: number
+  /** as_of, else today in zone: the day the same-relation rules must be in force */
+  readonly targetDay: string
+  /** whether the search included proposals (same-relation shows them only then) */
+  readonly includeProposals: boolean
+}
+
+const NO_RANK: Head["rank"] = { a: null, b: null, rrf: null, reranker: null }
+
+const utcDay = (day: string): number => {
+  const [y, m, d] = day.split("-").map(Number)
+  return Date.UTC(y ?? 0, (m ?? 1) - 1, d ?? 1)
+}
+
+/** Calendar days between two days YYYY-MM-DD (to − from). */
+export const daysBetween = (from: string, to: string): number => Math.round((utcDay(to) - utcDay(from)) / 86_400_000)
+
+/**
+ * age_days: calendar days in `zone` from the day of last_reviewed_at to today; never negative
+ * (a review "after" the clock counts as today).
+ */
+export const ageDays = (lastReviewedAt: string, zone: string, nowMs: number): number =>
+  Math.max(0, daysBetween(dayIn(zone, Date.parse(lastReviewedAt)), dayIn(zone, nowMs)))
+
+/** recheck = "still valid?" iff the head is confirmed and age_days > recheck_after_days. */
+export const recheckOf = (status: Head["status"], age: number, recheckAfterDays: number): Head["recheck"] =>
+  status === "confirmed" && age > recheckAfterDays ? "still valid?" : null
+
+const sourceKindOf = (sourceId: string): Head["source"]["kind"] => {
+  const kind = sourceId.slice(0, sourceId.indexOf(":"))
+  return kind === "jamie" || kind === "mail" ? kind : "manual"
+}
+
+const parseRelations = (json: string): ReadonlyArray<Relation> => JSON.parse(json) as ReadonlyArray<Relation>
+
+const computed = { origin: "deterministic", proposed: false } as const
+
+const group = (kind: GroupKind, count: number, entries: ReadonlyArray<Entry>): Group => {
+  const shown = entries.slice(0, GROUP_ENTRIES)
+  return { kind, count, entries: shown, more: count - shown.length }
+}
+
+/** A rule as a group entry: its current version (ref with @<n>), title = statement. */
+const ruleEntry = (v: RuleVersionRow): Entry => ({
+  ref: ruleRef(v.rule_id, v.version),
+  kind: v.kind,
+  date: v.said_at,
+  title: v.statement,
+  excerpt: shortExcerpt(v.quote),
+  link: v.source_link,
+  ...computed
+})
+
+/** The start of a jamie transcript: segment texts in n order, joined by a space. */
+const transcriptStart = (sql: SqlClient, sourceId: string) =>
+  Effect.map(
+    // every segment text has ≥ 1 character, so 301 segments always exceed the 300-character cut
+    sql<{ text: string }>`SELECT text FROM source_segment WHERE source_id = ${sourceId} ORDER BY n LIMIT 301`,
+    (rows) => shortExcerpt(rows.map((r) => r.text).join(" "))
+  )
+
+/** source, thread and attachment groups, and the number of unread attachments. */
+const sourceGroups = (sql: SqlClient, src: SourceRow) =>
+  Effect.gen(function*() {
+    const groups: Array<Group> = []
+    if (src.kind === "manual") return { groups, unread: 0 }
+    const date = src.occurred_at ?? src.fetched_at
+    const excerpt = src.kind === "mail" ? shortExcerpt(src.excerpt) : yield* transcriptStart(sql, src.id)
+    groups.push(group("source", 1, [{
+      ref: sourceRef(src.id), kind: src.kind === "jamie" ? "meeting" : "mail", date, title: src.title ?? "", excerpt,
+      link: src.link, ...computed
+    }]))
+
+    if (src.kind === "mail") {
+      const root = src.thread ?? src.id
+      const [counts, mails] = yield* Effect.all([
+        sql<{ n: number }>`SELECT count(*) AS n FROM source
+          WHERE kind = 'mail' AND id <> ${src.id} AND (thread = ${root} OR id = ${root})`,
+        sql<SourceRow>`SELECT * FROM source
+          WHERE kind = 'mail' AND id <> ${src.id} AND (thread = ${root} OR id = ${root})
+          ORDER BY julianday(occurred_at) DESC, id LIMIT ${GROUP_ENTRIES}`
+      ])
+      const count = counts[0]?.n ?? 0
+      if (count > 0) {
+        groups.push(group("thread", count, mails.map((m): Entry => ({
+          ref: sourceRef(m.id), kind: "mail", date: m.occurred_at ?? m.fetched_at, title: m.title ?? "",
+          excerpt: shortExcerpt(m.excerpt), link: m.link, ...computed
+        }))))
+      }
+    }
+
+    const [stats, attachments] = yield* Effect.all([
+      sql<{ n: number; unread: number | null }>`SELECT count(*) AS n, sum(text_origin = 'none') AS unread
+        FROM source_attachment WHERE source_id = ${src.id}`,
+      // attachments share the source's date: the first 5 by position stand for the newest 5
+      sql<AttachmentRow>`SELECT * FROM source_attachment WHERE source_id = ${src.id} ORDER BY n LIMIT ${GROUP_ENTRIES}`
+    ])
+    const count = stats[0]?.n ?? 0
+    if (count > 0) {
+      groups.push(group("attachment", count, attachments.map((a): Entry => ({
+        ref: attachmentRef(a.source_id, a.n), kind: "attachment", date, title: a.filename,
+        excerpt: shortExcerpt(a.text), link: null, ...computed
+      }))))
+    }
+    return { groups, unread: stats[0]?.unread ?? 0 }
+  })
+
+const currentOf = (sql: SqlClient, ruleId: string) =>
+  Effect.map(sql<RuleVersionRow>`SELECT * FROM current_version WHERE rule_id = ${ruleId}`, (rows) => rows[0])
+
+/** predecessor / successor: the current version of the named rule (never a rejected one). */
+const chainGroup = (sql: SqlClient, kind: "predecessor" | "successor", ruleId: string | null) =>
+  Effect.gen(function*() {
+    if (ruleId === null) return null
+    const v = yield* currentOf(sql, ruleId)
+    if (v === undefined || v.status === "rejected") return null
+    return group(kind, 1, [ruleEntry(v)])
+  })
+
+const sameName = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase()
+
+/**
+ * same-relation: the other rules of the scope whose current version has a relation with equal
+ * kind and case-insensitive name (Unicode lower case), passing the head filter: confirmed or
+ * superseded and in force on the target day; proposals only when the search includes them;
+ * rejected never. Newest first (said_at, then the later rule).
+ */
+const sameRelationGroup = (sql: SqlClient, head: RuleVersionRow, relations: ReadonlyArray<Relation>, opts: BundleOptions) =>
+  Effect.gen(function*() {
+    if (relations.length === 0) return null
+    const kinds = [...new Set(relations.map((r) => r.kind))]
+    const day = opts.targetDay
+    const rows = yield* sql<RuleVersionRow>`
+      SELECT v.* FROM rule r JOIN current_version v ON v.rule_id = r.id
+      WHERE r.id <> ${head.rule_id}
+        AND ((v.status IN ('confirmed', 'superseded') AND v.valid_from <= ${day} AND ${day} < coalesce(v.valid_until, '9999-12-31'))
+          OR (${opts.includeProposals ? 1 : 0} = 1 AND v.status = 'proposed'))
+        AND EXISTS (SELECT 1 FROM json_each(v.relations) j WHERE json_extract(j.value, '$.kind') IN ${sql.in(kinds)})
+      ORDER BY julianday(v.said_at) DESC, r.seq DESC`
+    const matching = rows.filter((v) =>
+      parseRelations(v.relations).some((o) => relations.some((h) => h.kind === o.kind && sameName(h.name, o.name))))
+    if (matching.length === 0) return null
+    return group("same-relation", matching.length, matching.slice(0, GROUP_ENTRIES).map(ruleEntry))
+  })
+
+/** The head of a bundle from the matched version (architecture.md §8). */
+const headOf = (sql: SqlClient, input: HeadInput, opts: BundleOptions) =>
+  Effect.gen(function*() {
+    const v = input.version
+    if (v.status === "rejected") return yield* Effect.dieMessage(`bundle head ${v.rule_id}@${v.version} is rejected`)
+    const reviewed = yield* lastReviewedAt(sql, v.rule_id)
+    if (reviewed === null) return yield* Effect.dieMessage(`bundle head ${v.rule_id} names a missing rule`)
+    const age = ageDays(reviewed, opts.zone, opts.nowMs)
+    const head: Head = {
+      ref: ruleRef(v.rule_id, v.version),
+      kind: v.kind,
+      date: v.said_at,
+      title: v.statement,
+      excerpt: v.quote,
+      link: v.source_link,
+      scope: input.scope,
+      status: v.status,
+      unconfirmed: v.status === "proposed",
+      valid_from: v.valid_from,
+      valid_until: v.valid_until,
+      superseded_by: v.superseded_by,
+      last_reviewed_at: reviewed,
+      age_days: age,
+      recheck: recheckOf(v.status, age, opts.recheckAfterDays),
+      source: {
+        kind: sourceKindOf(v.source_id),
+        id: v.source_id,
+        quote: v.quote,
+        timestamp: v.timestamp_s === null ? null : formatTimestamp(v.timestamp_s),
+        link: v.source_link
+      },
+      speaker: v.speaker,
+      relations: parseRelations(v.relations),
+      rank: input.rank,
+      found_via: [...input.found_via],
+      coverage: input.coverage,
+      matched_terms: input.matched_terms,
+      entities: []
+    }
+    return head
+  })
+
+/** The bundle of one head: head, groups in the fixed order, line. */
+export const buildBundle = (sql: SqlClient, input: HeadInput, opts: BundleOptions): Effect.Effect<Bundle, SqlError> =>
+  Effect.gen(function*() {
+    const head = yield* headOf(sql, input, opts)
+    const v = input.version
+    const sources = yield* sql<SourceRow>`SELECT * FROM source WHERE id = ${v.source_id}`
+    const src = sources[0]
+    if (src === undefined) return yield* Effect.dieMessage(`rule ${v.rule_id} names a missing source`)
+    const { groups: fromSource, unread } = yield* sourceGroups(sql, src)
+    const predecessor = yield* chainGroup(sql, "predecessor", v.supersedes)
+    const successor = yield* chainGroup(sql, "successor", v.superseded_by)
+    const related = yield* sameRelationGroup(sql, v, head.relations, opts)
+    // entity and contradicts keep their slots between attachment / predecessor and successor /
+    // same-relation; the graph fills them (graph.md §11)
+    const groups = [...fromSource, predecessor, successor, related]
+      .filter((g): g is Group => g !== null && g.count > 0)
+      .sort((a, b) => GROUP_ORDER.indexOf(a.kind) - GROUP_ORDER.indexOf(b.kind))
+    return { head, groups, line: bundleLine(head, groups, { zone: opts.zone, unreadAttachments: unread }) }
+  })
+
+/** In force on `day`: valid_from ≤ day < valid_until (open when null). */
+const inForce = (validFrom: string, validUntil: string | null, day: string): boolean =>
+  validFrom <= day && day < (validUntil ?? "9999-12-31")
+
+/**
+ * The version GET /v1/rules/:id shows: without as_of the current version; with as_of the newest
+ * version in force that day. Only the last version of a rule can carry valid_until (superseded
+ * is terminal), so an older version ends where the rule ended. Proposals only with
+ * includeProposals; rejected never (a rule whose current version is rejected does not exist).
+ */
+export const chooseReadVersion = (
+  versions: ReadonlyArray<RuleVersionRow>,
+  asOf: string | null,
+  includeProposals: boolean
+): RuleVersionRow | undefined => {
+  const current = versions[versions.length - 1]
+  if (current === undefined || current.status === "rejected") return undefined
+  const visible = (v: RuleVersionRow) => v.status !== "rejected" && (includeProposals || v.status !== "proposed")
+  if (asOf === null) return visible(current) ? current : undefined
+  return [...versions].reverse()
+    .find((v) => visible(v) && inForce(v.valid_from, v.valid_until ?? current.valid_until, asOf))
+}
+
+export interface ReadOptions {
+  readonly zone: string
+  readonly recheckAfterDays: number
+  readonly nowMs: number
+  /** as_of of the request, or null for today */
+  readonly asOf: string | null
+  readonly includeProposals: boolean
+}
+
+/**
+ * The bundle of a rule for a read (GET /v1/rules/:id, read_rule): the version of
+ * chooseReadVersion as the head with rank all null, found_via [], coverage and matched_terms
+ * null; undefined when the rule does not exist for this read (unknown, rejected, a proposal
+ * without includeProposals, nothing in force on as_of).
+ */
+export const readBundle = (sql: SqlClient, ruleId: string, opts: ReadOptions): Effect.Effect<Bundle | undefined, SqlError> =>
+  Effect.gen(function*() {
+    const versions = yield* allVersions(sql, ruleId)
+    const version = chooseReadVersion(versions, opts.asOf, opts.includeProposals)
+    if (version === undefined) return undefined
+    return yield* buildBundle(sql, {
+      version, scope: scopeOfRuleId(ruleId), rank: NO_RANK, found_via: [], coverage: null, matched_terms: null
+    }, {
+      zone: opts.zone,
+      recheckAfterDays: opts.recheckAfterDays,
+      nowMs: opts.nowMs,
+      targetDay: opts.asOf ?? dayIn(opts.zone, opts.nowMs),
+      includeProposals: opts.includeProposals
+    })
+  })
