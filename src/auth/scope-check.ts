@@ -73,6 +73,8 @@ export interface Outcome {
   readonly refs: ReadonlyArray<string>
   /** search only */
   readonly log?: { readonly terms: unknown; readonly variants: unknown; readonly stages: unknown }
+  /** rows that differ per scope (search: each scope's head refs and terms) */
+  readonly perScope?: ReadonlyArray<{ readonly scope: string; readonly refs: ReadonlyArray<string>; readonly log?: Outcome["log"] }>
 }
 
 export interface Call<P, RP, R> {
@@ -195,10 +197,12 @@ export const handle = <P, RP, R>(call: Call<P, RP, R>) => (request: HttpServerRe
       const refs = result._tag === "Right" ? result.right.refs : (call.refs?.(p) ?? [])
       const logged = grantWide ? (yield* Effect.forEach(scopes, (s) => Effect.option(store.use(s)))).flatMap((o) => Option.toArray(o).map((h) => h.scope)) : scopes
       for (const scope of logged) {
+        const own = result._tag === "Right" ? result.right.perScope?.find((x) => x.scope === scope) : undefined
+        const log = own?.log ?? (result._tag === "Right" ? result.right.log : undefined)
         yield* store.write(scope, ({ sql }) => writeSearchLog(sql, {
           id: requestId, at, grantId: grant.id, channel, operation: call.operation as LogOperation, outcome: status,
-          crossScope: logged.length > 1, refs,
-          ...(result._tag === "Right" && result.right.log !== undefined ? result.right.log : {}),
+          crossScope: logged.length > 1, refs: own?.refs ?? refs,
+          ...(log ?? {}),
           inputSha256: input.right.body.text === null ? null : sha256Text(input.right.body.text)
         })).pipe(Effect.catchAll((e) => Effect.logError("search_log write failed").pipe(Effect.annotateLogs({ scope, cause: String(e) }))))
       }

@@ -8,6 +8,7 @@ import { Schema } from "effect"
 import { DecisionRequest, DecisionResult } from "../domain/decision-schemas.js"
 import { ErrorBody } from "../domain/schemas.js"
 import { ProposalCreated, ProposalRequest, ProposalSummary } from "../domain/proposal-schemas.js"
+import { FeedbackRequest, SearchRequest, SearchResponse } from "../domain/search-schemas.js"
 import { SourceOut, SourceRequest, SourceStored } from "../domain/source-schemas.js"
 
 const Id = Schema.Struct({ id: Schema.String })
@@ -55,7 +56,13 @@ export class ExportApi extends HttpApiGroup.make("export")
     .annotate(OpenApi.Description, "Approval channel. Query: scope (required)"))
 {}
 
+export class SearchApi extends HttpApiGroup.make("search")
+  .add(HttpApiEndpoint.post("search", "/v1/search").setPayload(SearchRequest).addSuccess(SearchResponse))
+  .add(HttpApiEndpoint.post("feedback", "/v1/search/:search_id/feedback").setPath(Schema.Struct({ search_id: Schema.String }))
+    .setPayload(FeedbackRequest).addSuccess(Schema.Struct({ recorded: Schema.Number })).addError(Err(404)))
+{}
+
 export class Api extends HttpApi.make("groundnote")
-  .add(SourcesApi).add(ProposalsApi).add(RulesApi).add(DecisionApi).add(StatusApi).add(ExportApi)
+  .add(SourcesApi).add(ProposalsApi).add(RulesApi).add(DecisionApi).add(StatusApi).add(ExportApi).add(SearchApi)
   .annotate(OpenApi.Title, "Groundnote API")
 {}

@@ -12,6 +12,7 @@ import { ExportLive } from "./routes/export.js"
 import { healthz, protectedResource } from "./routes/health.js"
 import { ProposalsLive } from "./routes/proposals.js"
 import { RulesLive } from "./routes/rules.js"
+import { SearchLive } from "./routes/search.js"
 import { login, loginPage, logout } from "./routes/session.js"
 import { SourcesLive } from "./routes/sources.js"
 import { StatusLive } from "./routes/status.js"
@@ -27,7 +28,7 @@ const RawRoutes = HttpLayerRouter.use((router) =>
   ]))
 
 const ApiRoutes = HttpLayerRouter.addHttpApi(Api, { openapiPath: "/openapi.json" }).pipe(
-  Layer.provide([SourcesLive, ProposalsLive, RulesLive, DecisionLive, StatusLive, ExportLive])
+  Layer.provide([SourcesLive, ProposalsLive, RulesLive, DecisionLive, StatusLive, ExportLive, SearchLive])
 )
 
 export const AppRoutes = Layer.mergeAll(ApiRoutes, RawRoutes)

@@ -243,7 +243,11 @@ describe("reads", () => {
     const list = await req("GET", "/v1/rules?scope=sales&status=confirmed", { token: tokens.feeder })
     expect((list.json() as { rules: Array<{ ref: string }> }).rules.map((r) => r.ref)).toEqual(["rule/sales-0001@2"])
     expect((await req("GET", "/v1/rules?scope=sales&relation=product:hakenleiste%20SCHWARZ", { token: tokens.feeder })).json()).toMatchObject({ rules: [{ rule_id: "sales-0001" }] })
-    expect((await req("GET", "/v1/rules/sales-0001", { token: tokens.feeder })).json()).toMatchObject({ ref: "rule/sales-0001@2", status: "confirmed" })
+    expect((await req("GET", "/v1/rules/sales-0001", { token: tokens.feeder })).json()).toMatchObject({
+      head: { ref: "rule/sales-0001@2", status: "confirmed", scope: "sales", source: { kind: "mail" } },
+      groups: [{ kind: "source", count: 1 }, { kind: "attachment", count: 2 }],
+      line: expect.stringMatching(/^Rule from 2026-03-12: .* — with 1 mail, 2 attachments \(1 unread\); last reviewed 0 days ago$/)
+    })
     const versions = await req("GET", "/v1/rules/sales-0001/versions", { token: tokens.feeder })
     expect(versions.json()).toMatchObject({ current: "rule/sales-0001@2", decisions: [{ kind: "confirm" }] })
     expect(versions.text).not.toContain("dev@example.com")

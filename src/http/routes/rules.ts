@@ -1,12 +1,14 @@
 /** GET /v1/rules, /v1/rules/:id, /v1/rules/:id/versions, /v1/rules/:id/provenance (api channel). */
 import { HttpApiBuilder } from "@effect/platform"
-import { Effect, Schema } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import { handle } from "../../auth/scope-check.js"
+import { AppConfig } from "../../config/config.js"
 import { ScopeStore } from "../../db/scope-store.js"
 import { NotFound } from "../../domain/errors.js"
 import { RULE_ID_RE, ruleRef, ScopeName, scopeOfRuleId } from "../../domain/ids.js"
 import { provenanceOf } from "../../domain/provenance.js"
-import { allVersions, currentVersion, decisionsOf, listCurrent, type RuleVersionRow, ruleVersionOut } from "../../domain/rules.js"
+import { allVersions, currentVersion, decisionsOf, listCurrent, ruleVersionOut } from "../../domain/rules.js"
+import { readBundle } from "../../search/bundle.js"
 import { Day } from "../../domain/schemas.js"
 import { Api } from "../api.js"
 import { decodeStrict } from "../input.js"
@@ -54,9 +56,6 @@ const ruleIdOf = (params: Readonly<Record<string, string>>) =>
 
 const ReadQuery = Schema.Struct({ as_of: Schema.optional(Day), include_proposals: Schema.optional(BoolString) })
 
-/** In force on `day`: valid_from ≤ day < coalesce(valid_until, 9999-12-31). */
-const inForce = (v: RuleVersionRow, day: string): boolean => v.valid_from <= day && day < (v.valid_until ?? "9999-12-31")
-
 export const readCall = handle({
   channel: "api",
   operation: "read_rule",
@@ -71,17 +70,14 @@ export const readCall = handle({
   run: (p) =>
     Effect.gen(function*() {
       const store = yield* ScopeStore
-      const versions = yield* store.read(scopeOfRuleId(p.id), ({ sql }) => allVersions(sql, p.id))
-      const current = versions[versions.length - 1]
+      const config = yield* AppConfig
+      const nowMs = yield* Clock.currentTimeMillis
       // Rejected never leaks (invariant 8), also with include_proposals or as_of.
-      if (current === undefined || current.status === "rejected") return yield* notFound(p.id)
-      const visible = (v: RuleVersionRow) => v.status !== "rejected" && (p.includeProposals || v.status !== "proposed")
-      const chosen = p.asOf === null
-        ? (visible(current) ? current : undefined)
-        : [...versions].reverse().find((v) => visible(v) && inForce(v, p.asOf as string))
-      if (chosen === undefined) return yield* notFound(p.id)
-      const out = ruleVersionOut(chosen)
-      return { status: 200, body: { ...out, unconfirmed: chosen.status === "proposed" }, refs: [out.ref] }
+      const bundle = yield* store.read(scopeOfRuleId(p.id), ({ sql }) => readBundle(sql, p.id, {
+        zone: config.file.zone, recheckAfterDays: config.file.recheck_after_days, nowMs, asOf: p.asOf, includeProposals: p.includeProposals
+      }))
+      if (bundle === undefined) return yield* notFound(p.id)
+      return { status: 200, body: bundle, refs: [bundle.head.ref] }
     })
 })
 

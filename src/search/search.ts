@@ -1,0 +1,183 @@
+/**
+ * search() (architecture.md §7): stage a per scope, the filter by validity on the target day
+ * (superseded heads followed to their successor, ≤ 20 hops), proposals only when asked, the
+ * relation and entity filters, dedupe by head, coverage for the first 50, min_coverage with
+ * abstained, cross-scope interleaving, and bundles. Stages b and c report through the seam.
+ */
+import type { SqlClient } from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Clock, Effect } from "effect"
+import { AppConfig } from "../config/config.js"
+import { ScopeStore } from "../db/scope-store.js"
+import type { RuleVersionRow } from "../domain/rules.js"
+import type { Bundle, SearchRequest, SearchResponse, StageState } from "../domain/search-schemas.js"
+import { dayIn } from "../domain/time.js"
+import { buildBundle } from "./bundle.js"
+import { stagesOf } from "./stage.js"
+import type { LexicalIndex } from "./lexical/index.js"
+import { explainHit, stageA } from "./stage-a.js"
+
+export const MAX_SUPERSEDED_HOPS = 20
+export const COVERAGE_CANDIDATES = 50
+
+export interface ScopeResult {
+  readonly scope: string
+  readonly terms: ReadonlyArray<string>
+  readonly variants: Readonly<Record<string, ReadonlyArray<string>>>
+  readonly bundles: ReadonlyArray<Bundle>
+  readonly candidates: number
+  readonly bestCoverage: number | null
+  readonly stageA: StageState
+}
+
+interface Candidate {
+  readonly version: RuleVersionRow
+  readonly hitSeq: number
+  readonly rankA: number
+}
+
+const inForce = (v: RuleVersionRow, day: string): boolean => v.valid_from <= day && day < (v.valid_until ?? "9999-12-31")
+
+const currentOf = (sql: SqlClient, ruleId: string) =>
+  Effect.map(sql<RuleVersionRow>`SELECT * FROM current_version WHERE rule_id = ${ruleId}`, (rows) => rows[0])
+
+/**
+ * The head for a hit on the target day: the version itself when it is in force (or a proposal
+ * when proposals are included); a superseded version no longer in force is followed through
+ * superseded_by to a rule in force on that day; else none. Rejected never.
+ */
+const headFor = (sql: SqlClient, v: RuleVersionRow, day: string, includeProposals: boolean) =>
+  Effect.gen(function*() {
+    let current: RuleVersionRow | undefined = v
+    for (let hop = 0; current !== undefined && hop <= MAX_SUPERSEDED_HOPS; hop++) {
+      if (current.status === "rejected") return undefined
+      if (current.status === "proposed") return includeProposals ? current : undefined
+      if (inForce(current, day)) return current
+      if (current.status !== "superseded" || current.superseded_by === null || (current.valid_until ?? "9999-12-31") > day) return undefined
+      current = yield* currentOf(sql, current.superseded_by)
+    }
+    return undefined
+  })
+
+const relationMatches = (v: RuleVersionRow, relation: SearchRequest["relation"]): boolean => {
+  if (relation === undefined) return true
+  const rels = JSON.parse(v.relations) as Array<{ kind: string; name: string }>
+  return rels.some((r) => r.kind === relation.kind && r.name.toLocaleLowerCase() === relation.name.toLocaleLowerCase())
+}
+
+/** One scope: stage a, filter, dedupe, coverage, min_coverage, limit, bundles. */
+export const searchScope = (sql: SqlClient, scope: string, req: SearchRequest, targetDay: string) =>
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const nowMs = yield* Clock.currentTimeMillis
+    const t0 = performance.now()
+    const input = { ...(req.text === undefined ? {} : { text: req.text }), ...(req.terms === undefined ? {} : { terms: req.terms }) }
+    const a = yield* stageA(sql, input, { includeProposals: req.include_proposals, targetDay })
+    const byHead = new Map<string, Candidate>()
+    for (const hit of a.pool) {
+      const rows = yield* sql<RuleVersionRow>`SELECT * FROM rule_version WHERE rule_id = ${hit.rule_id} AND version = ${hit.version}`
+      const row = rows[0]
+      if (row === undefined) continue
+      const head = yield* headFor(sql, row, targetDay, req.include_proposals)
+      if (head === undefined || !relationMatches(head, req.relation)) continue
+      // The entity filter needs counted links to the entity or an ancestor; no links exist
+      // before the graph is built, so no head passes it.
+      if (req.entity !== undefined) continue
+      const known = byHead.get(head.rule_id)
+      if (known === undefined || hit.rank_a > known.rankA) byHead.set(head.rule_id, { version: head, hitSeq: hit.seq, rankA: hit.rank_a })
+    }
+    const ordered = [...byHead.values()].sort((x, y) => y.rankA - x.rankA || x.hitSeq - y.hitSeq)
+    type Explained = { readonly c: Candidate; readonly e: { found_via: Array<string>; coverage: number; matched_terms: number } | null }
+    const explained: Array<Explained> = yield* Effect.forEach(ordered, (c, i): Effect.Effect<Explained, SqlError, LexicalIndex> =>
+      i < COVERAGE_CANDIDATES ? Effect.map(explainHit(sql, a, c.hitSeq), (e) => ({ c, e })) : Effect.succeed({ c, e: null }))
+    const minCoverage = config.file.search.min_coverage
+    const passing = minCoverage > 0 ? explained.filter((x) => x.e !== null && x.e.coverage >= minCoverage) : explained
+    const bestCoverage = explained.reduce<number | null>((best, x) => (x.e === null ? best : Math.max(best ?? 0, x.e.coverage)), null)
+    const bundles = yield* Effect.forEach(passing.slice(0, req.limit), ({ c, e }) =>
+      buildBundle(sql, {
+        version: c.version,
+        scope,
+        rank: { a: Math.round(c.rankA * 10_000) / 10_000, b: null, rrf: null, reranker: null },
+        found_via: e?.found_via ?? [],
+        coverage: e?.coverage ?? null,
+        matched_terms: e?.matched_terms ?? null
+      }, {
+        zone: config.file.zone, recheckAfterDays: config.file.recheck_after_days, nowMs, targetDay,
+        includeProposals: req.include_proposals
+      }))
+    return {
+      scope,
+      terms: a.terms,
+      variants: a.variants,
+      bundles,
+      candidates: ordered.length,
+      bestCoverage,
+      stageA: { state: "ran", duration_ms: Math.round(performance.now() - t0), reason: null } satisfies StageState
+    } satisfies ScopeResult
+  })
+
+/** Bundles of several scopes interleaved by per-scope position, ties in request order. */
+export const interleave = <A>(lists: ReadonlyArray<ReadonlyArray<A>>, limit: number): Array<A> => {
+  const out: Array<A> = []
+  for (let i = 0; out.length < limit && lists.some((l) => i < l.length); i++) {
+    for (const l of lists) {
+      const x = l[i]
+      if (x !== undefined && out.length < limit) out.push(x)
+    }
+  }
+  return out
+}
+
+export interface SearchOutcome {
+  readonly response: SearchResponse
+  /** per scope: what its search_log row records */
+  readonly perScope: ReadonlyArray<{ readonly scope: string; readonly refs: ReadonlyArray<string>; readonly terms: ReadonlyArray<string>; readonly variants: Readonly<Record<string, ReadonlyArray<string>>> }>
+}
+
+/** The search over the request's scopes (already checked and opened by the pipeline). */
+export const search = Effect.fn("Search.search")(function*(req: SearchRequest, searchId: string) {
+  const config = yield* AppConfig
+  const store = yield* ScopeStore
+  const scopes = [...new Set(req.scopes)]
+  const targetDay = req.as_of ?? dayIn(config.file.zone, yield* Clock.currentTimeMillis)
+  const results = yield* Effect.forEach(scopes, (scope) =>
+    Effect.flatMap(store.use(scope), (h) => h.sql.withTransaction(searchScope(h.sql, scope, req, targetDay))))
+  const stages = stagesOf(config)
+  const stageState = (name: "b" | "c"): StageState =>
+    stages.find((s) => s.name === name)?.availability(scopes[0] ?? "") ?? { state: "ran", duration_ms: null, reason: null }
+  const terms: Array<string> = []
+  const variants: Record<string, Array<string>> = {}
+  for (const r of results) {
+    for (const t of r.terms) if (!terms.includes(t)) terms.push(t)
+    for (const [k, v] of Object.entries(r.variants)) variants[k] = [...new Set([...(variants[k] ?? []), ...v])]
+  }
+  const bundles = interleave(results.map((r) => r.bundles), req.limit)
+  const candidates = results.reduce((n, r) => n + r.candidates, 0)
+  const best = results.reduce<number | null>((b, r) => (r.bestCoverage === null ? b : Math.max(b ?? 0, r.bestCoverage)), null)
+  const minCoverage = config.file.search.min_coverage
+  const response: SearchResponse = {
+    search_id: searchId,
+    scopes,
+    stages: {
+      a: { state: "ran", duration_ms: results.reduce((ms, r) => ms + (r.stageA.duration_ms ?? 0), 0), reason: null },
+      b: stageState("b"),
+      c: stageState("c")
+    },
+    query: { terms, variants },
+    bundles,
+    abstained: bundles.length > 0
+      ? null
+      : candidates > 0 && minCoverage > 0
+      ? { reason: "below-min-coverage", best_coverage: best, min_coverage: minCoverage }
+      : { reason: "no-candidate", best_coverage: null, min_coverage: minCoverage }
+  }
+  return {
+    response,
+    perScope: results.map((r) => ({
+      scope: r.scope,
+      refs: r.bundles.map((b) => b.head.ref),
+      terms: r.terms,
+      variants: r.variants
+    }))
+  } satisfies SearchOutcome
+})

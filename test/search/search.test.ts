@@ -1,0 +1,116 @@
+/**
+ * search() end to end on real files: validity by dates on the target day, superseded heads
+ * followed to their successor, proposals only when asked, rejected never, the relation filter,
+ * limit, abstained, cross-scope interleaving; over HTTP the search_log row and feedback.
+ */
+import { Effect, TestClock, TestContext } from "effect"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { ScopeStore } from "../../src/db/scope-store.js"
+import { decide } from "../../src/decision/decide.js"
+import type { SearchRequest } from "../../src/domain/search-schemas.js"
+import { propose } from "../../src/domain/proposals.js"
+import { storeSource } from "../../src/domain/sources.js"
+import { interleave, search } from "../../src/search/search.js"
+import { tempDir, testConfig } from "../support/env.js"
+import { mailProposal, mailSource, manualProposal } from "../support/fixtures.js"
+import { run } from "../support/run.js"
+
+let dir: string
+let cleanup: () => void
+let config: ReturnType<typeof testConfig>
+const agent = { grantId: "person:1", channel: "mcp" as const }
+const person = { grantId: "person:2", identity: "anna@example.com" }
+
+const req = (over: Partial<SearchRequest>): SearchRequest => ({
+  scopes: ["sales"], cross_scope: false, as_of: null, include_proposals: false, limit: 10, ...over
+})
+const heads = (r: { response: { bundles: ReadonlyArray<{ head: { ref: string } }> } }) => r.response.bundles.map((b) => b.head.ref)
+
+/** Runs at 2026-06-15 12:00 UTC (TestClock), so "today" is fixed. */
+const at = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    yield* TestClock.setTime(Date.UTC(2026, 5, 15, 12))
+    return yield* effect
+  }).pipe(Effect.provide(TestContext.TestContext))
+
+beforeEach(async () => {
+  ;({ dir, cleanup } = tempDir())
+  config = testConfig(dir)
+  await run(config, at(Effect.gen(function*() {
+    const store = yield* ScopeStore
+    yield* store.create("sales")
+    yield* store.create("ops")
+    yield* storeSource(mailSource(), "service:1")
+    // sales-0001: confirmed from 2026-03-12, superseded by sales-0002 from 2026-07-01
+    yield* propose(mailProposal(), agent)
+    yield* decide("sales-0001", { decision: "confirm", version: 1 }, person)
+    yield* propose(manualProposal("From July on ask the supplier for the delivery time by phone", { supersedes: "sales-0001", valid_from: "2026-07-01", keywords: ["Lieferzeit"] }), agent)
+    yield* decide("sales-0002", { decision: "confirm", version: 1 }, person)
+    // sales-0003: a proposal about the delivery time
+    yield* propose(manualProposal("Delivery time questions go to purchasing first", { keywords: ["Lieferzeit"], relations: [] }), agent)
+    // sales-0004: rejected
+    yield* propose(manualProposal("Delivery time is never asked for at all", { keywords: ["Lieferzeit"], relations: [] }), agent)
+    yield* decide("sales-0004", { decision: "reject", version: 1, reason: "wrong" }, person)
+    // sales-0005: confirmed, not valid before 2026-09-01
+    yield* propose(manualProposal("From September the delivery time is confirmed in writing", { keywords: ["Lieferzeit"], relations: [], valid_from: "2026-09-01" }), agent)
+    yield* decide("sales-0005", { decision: "confirm", version: 1 }, person)
+    // ops-0001: confirmed in the other scope
+    yield* propose(manualProposal("Ops asks the carrier for the delivery time of pallets", { scope: "ops", keywords: ["Lieferzeit"], relations: [] }), agent)
+    yield* decide("ops-0001", { decision: "confirm", version: 1 }, person)
+  })))
+})
+afterEach(() => cleanup())
+
+const searchAt = (r: SearchRequest) => run(config, at(search(r, "00000000-0000-4000-8000-000000000000")))
+
+describe("search", () => {
+  it("today: the predecessor is still the head (its successor starts in July); proposals, rejected and not-yet-valid rules are not", async () => {
+    const r = await searchAt(req({ text: "Lieferzeit" }))
+    expect(heads(r)).toEqual(["rule/sales-0001@3"])
+    const b = r.response.bundles[0]
+    expect(b?.head).toMatchObject({ status: "superseded", superseded_by: "sales-0002", valid_until: "2026-07-01", unconfirmed: false })
+    expect(b?.groups.map((g) => g.kind)).toContain("successor")
+    expect(r.response.stages).toEqual({
+      a: { state: "ran", duration_ms: expect.any(Number), reason: null },
+      b: { state: "off", duration_ms: null, reason: "disabled in config" },
+      c: { state: "off", duration_ms: null, reason: "disabled in config" }
+    })
+    expect(r.response.abstained).toBeNull()
+  })
+  it("as_of after the successor starts follows superseded_by to the successor; a rule not yet valid appears once it is", async () => {
+    expect(heads(await searchAt(req({ text: "Lieferzeit", as_of: "2026-07-15" })))).toEqual(["rule/sales-0002@2"])
+    const later = heads(await searchAt(req({ text: "Lieferzeit", as_of: "2026-10-01" })))
+    expect(later.sort()).toEqual(["rule/sales-0002@2", "rule/sales-0005@2"])
+  })
+  it("as_of before the first rule starts finds nothing: abstained no-candidate", async () => {
+    const r = await searchAt(req({ text: "Lieferzeit", as_of: "2026-01-01" }))
+    expect(r.response.bundles).toEqual([])
+    expect(r.response.abstained).toEqual({ reason: "no-candidate", best_coverage: null, min_coverage: 0 })
+  })
+  it("include_proposals adds proposals with unconfirmed: true; a rejected rule never appears", async () => {
+    const r = await searchAt(req({ text: "Lieferzeit", include_proposals: true }))
+    expect(heads(r)).toContain("rule/sales-0003@1")
+    expect(r.response.bundles.find((b) => b.head.ref === "rule/sales-0003@1")?.head.unconfirmed).toBe(true)
+    for (const over of [{}, { include_proposals: true }, { as_of: "2026-10-01" }, { include_proposals: true, as_of: "2026-05-01" }]) {
+      expect(heads(await searchAt(req({ text: "never asked delivery time", ...over }))).some((h) => h.startsWith("rule/sales-0004"))).toBe(false)
+    }
+  })
+  it("the relation filter keeps heads with a relation of equal kind and case-insensitive name", async () => {
+    expect(heads(await searchAt(req({ text: "Lieferzeit", relation: { kind: "product", name: "HAKENLEISTE SCHWARZ" } })))).toEqual(["rule/sales-0001@3"])
+    expect(heads(await searchAt(req({ text: "Lieferzeit", relation: { kind: "customer", name: "Hakenleiste schwarz" } })))).toEqual([])
+  })
+  it("limit counts bundles", async () => {
+    expect(heads(await searchAt(req({ text: "Lieferzeit", include_proposals: true, as_of: "2026-10-01", limit: 1 }))).length).toBe(1)
+  })
+  it("cross-scope: each scope searched separately, bundles interleaved, terms of all scopes", async () => {
+    const r = await searchAt(req({ scopes: ["sales", "ops"], cross_scope: true, text: "Lieferzeit" }))
+    expect(heads(r)).toEqual(["rule/sales-0001@3", "rule/ops-0001@2"])
+    expect(r.perScope.map((p) => p.scope)).toEqual(["sales", "ops"])
+    expect(interleave([["a1", "a2", "a3"], ["b1"], ["c1", "c2"]], 5)).toEqual(["a1", "b1", "c1", "a2", "c2"])
+  })
+  it("a query with no term (only stopwords) ran stage a with zero bundles", async () => {
+    const r = await searchAt(req({ text: "the and of" }))
+    expect(r.response.bundles).toEqual([])
+    expect(r.response.stages.a.state).toBe("ran")
+  })
+})
