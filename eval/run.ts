@@ -1,0 +1,252 @@
+/**
+ * npm run eval: retrieval quality of search stage a on the hand-written corpus (eval/README.md).
+ * Figures printed, never asserted. Each configuration loads the corpus into a fresh data dir
+ * through the real writers and runs every query through search() with limit 10; the bm25
+ * baseline runs straight over rule_fts of its own fresh data dir.
+ *
+ *   node dist/eval/run.js [--categories] [--misses] [--only <name>,<name>…]
+ *
+ * Time is fixed (EVAL_NOW) for the writers and the searches, so validity on "today" is stable.
+ */
+import { randomUUID } from "node:crypto"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Clock, Effect, Layer, Logger, LogLevel, Redacted, Schema } from "effect"
+import type { Duration } from "effect"
+import { AppConfig, type AppConfigShape } from "../src/config/config.js"
+import { ConfigFile } from "../src/config/schema.js"
+import { OpsStore } from "../src/db/ops-store.js"
+import { ScopeStore } from "../src/db/scope-store.js"
+import { parseRuleRef } from "../src/domain/ids.js"
+import { SearchRequest } from "../src/domain/search-schemas.js"
+import { LexicalIndexLive } from "../src/search/lexical/index.js"
+import { interleave, search } from "../src/search/search.js"
+import { baselineMatch, bm25Top } from "./baseline.js"
+import { type Corpus, type CorpusQuery, EVAL_NOW, parseRelation, QUERY_CATEGORIES, queryText, readCorpus, rulesOf, scopesOf } from "./corpus.js"
+import { type Loaded, loadCorpus } from "./load.js"
+import { mean, ndcgAtK, type QueryOutcome, type Summary, summarize } from "./metrics.js"
+
+const K = 10
+
+type Feature = "stem" | "decompound" | "normalize" | "trigram" | "fuzzy" | "synonyms" | "validity" | "keyterms" | "prf"
+
+interface Configuration {
+  readonly name: string
+  /** search.lexical.features of the run; absent for the baseline */
+  readonly features: Partial<Record<Feature, boolean>> | null
+}
+
+const CONFIGURATIONS: ReadonlyArray<Configuration> = [
+  { name: "stage a (defaults)", features: {} },
+  { name: "- stem", features: { stem: false } },
+  { name: "- decompound", features: { decompound: false } },
+  { name: "- normalize", features: { normalize: false } },
+  { name: "- fuzzy", features: { fuzzy: false } },
+  { name: "- synonyms", features: { synonyms: false } },
+  { name: "- validity", features: { validity: false } },
+  { name: "- keyterms", features: { keyterms: false } },
+  { name: "+ trigram", features: { trigram: true } },
+  { name: "+ prf", features: { prf: true } },
+  { name: "bm25 baseline (rule_fts)", features: null }
+]
+
+const fixedClock = (ms: number): Clock.Clock => {
+  const real = Clock.make()
+  return {
+    [Clock.ClockTypeId]: Clock.ClockTypeId,
+    unsafeCurrentTimeMillis: () => ms,
+    currentTimeMillis: Effect.sync(() => ms),
+    unsafeCurrentTimeNanos: () => BigInt(ms) * 1_000_000n,
+    currentTimeNanos: Effect.sync(() => BigInt(ms) * 1_000_000n),
+    sleep: (d: Duration.Duration) => real.sleep(d)
+  }
+}
+
+const evalConfig = (dataDir: string, scopes: ReadonlyArray<string>, features: Partial<Record<Feature, boolean>>): AppConfigShape => ({
+  file: Schema.decodeUnknownSync(ConfigFile)({
+    instance: "eval", zone: "Europe/Berlin", public_url: "http://127.0.0.1:8787",
+    scopes: scopes.map((name) => ({ name, providers_allowed: [] })),
+    search: { lexical: { features } },
+    backup: { kind: "copy", directory: "/var/backups/groundnote-eval", deadman_url: "http://127.0.0.1:9/deadman" }
+  }, { onExcessProperty: "error" }),
+  env: {
+    authMode: "dev-token", sessionSecret: Redacted.make("e".repeat(40)), opsToken: Redacted.make("f".repeat(40)),
+    devMcpToken: null, devApprovalToken: null, devApiToken: null, devEmail: "eval@example.com", host: "127.0.0.1",
+    port: 8787, allowNonLoopback: false, dataDir, configPath: join(dataDir, "groundnote.json"), typesafeApiKey: null
+  }
+})
+
+const layerFor = (config: AppConfigShape) => {
+  const stores = ScopeStore.Default.pipe(Layer.provideMerge(OpsStore.Default), Layer.provideMerge(Layer.succeed(AppConfig, config)))
+  return LexicalIndexLive.pipe(Layer.provideMerge(stores))
+}
+
+/** The SearchRequest of a corpus query (defaults filled in by the service's schema). */
+const searchRequestOf = (q: CorpusQuery): SearchRequest => {
+  const text = queryText(q)
+  return Schema.decodeUnknownSync(SearchRequest)({
+    scopes: q.scopes,
+    cross_scope: q.scopes.length > 1,
+    limit: K,
+    ...(text === undefined ? {} : { text }),
+    ...(q.terms === undefined ? {} : { terms: q.terms }),
+    ...(q.relation === undefined ? {} : { relation: parseRelation(q.relation) }),
+    ...(q.as_of === undefined ? {} : { as_of: q.as_of }),
+    ...(q.include_proposals === undefined ? {} : { include_proposals: q.include_proposals })
+  }, { onExcessProperty: "error" })
+}
+
+interface Measured {
+  readonly id: string
+  readonly outcome: QueryOutcome
+  readonly category: CorpusQuery["category"]
+}
+
+const keyOf = (loaded: Loaded, ruleId: string): string => loaded.keys.get(ruleId) ?? ruleId
+
+const runStageA = (corpus: Corpus, loaded: Loaded) =>
+  Effect.forEach(corpus.queries, (q) =>
+    Effect.map(search(searchRequestOf(q), randomUUID()), ({ response }): Measured => ({
+      id: q.id,
+      category: q.category,
+      outcome: {
+        ranked: response.bundles.map((b) => keyOf(loaded, parseRuleRef(b.head.ref)?.id ?? b.head.ref)),
+        relevant: new Set(q.relevant),
+        topCoverage: response.bundles[0]?.head.coverage ?? null
+      }
+    })))
+
+const runBaseline = (corpus: Corpus, loaded: Loaded) =>
+  Effect.gen(function*() {
+    const store = yield* ScopeStore
+    return yield* Effect.forEach(corpus.queries, (q) =>
+      Effect.gen(function*() {
+        const text = queryText(q)
+        const match = baselineMatch([...(q.terms ?? []), ...(text === undefined ? [] : [text])])
+        const perScope = yield* Effect.forEach([...new Set(q.scopes)], (scope) =>
+          Effect.flatMap(store.use(scope), ({ sql }) => bm25Top(sql, match, q.include_proposals ?? false, K)))
+        return {
+          id: q.id,
+          category: q.category,
+          outcome: { ranked: interleave(perScope, K).map((id) => keyOf(loaded, id)), relevant: new Set(q.relevant), topCoverage: null }
+        } satisfies Measured
+      }))
+  })
+
+interface Row {
+  readonly configuration: Configuration
+  readonly measured: ReadonlyArray<Measured & { readonly id: string }>
+  readonly summary: Summary
+  readonly byCategory: ReadonlyMap<string, number>
+  readonly msPerQuery: number
+  readonly loadMs: number
+}
+
+const runConfiguration = (corpus: Corpus, c: Configuration) =>
+  Effect.gen(function*() {
+    const dir = mkdtempSync(join(tmpdir(), "gn-eval-"))
+    const config = evalConfig(dir, scopesOf(corpus), c.features ?? {})
+    const program = Effect.gen(function*() {
+      const t0 = performance.now()
+      const loaded = yield* loadCorpus(corpus)
+      const t1 = performance.now()
+      const measured = c.features === null ? yield* runBaseline(corpus, loaded) : yield* runStageA(corpus, loaded)
+      const t2 = performance.now()
+      const byCategory = new Map(QUERY_CATEGORIES.map((cat) => {
+        const answerable = measured.filter((m) => m.category === cat && m.outcome.relevant.size > 0)
+        return [cat, mean(answerable.map((m) => ndcgAtK(m.outcome.ranked, m.outcome.relevant, K)))] as const
+      }))
+      return {
+        configuration: c,
+        measured,
+        summary: summarize(measured.map((m) => m.outcome), K, c.features !== null),
+        byCategory,
+        msPerQuery: (t2 - t1) / Math.max(1, corpus.queries.length),
+        loadMs: t1 - t0
+      } satisfies Row
+    })
+    return yield* program.pipe(
+      Effect.provide(layerFor(config)),
+      Effect.scoped,
+      Effect.ensuring(Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+    )
+  })
+
+const f3 = (x: number): string => (Number.isNaN(x) ? "–" : x.toFixed(3))
+const pad = (s: string, n: number, left = false): string => (left ? s.padEnd(n) : s.padStart(n))
+
+const table = (rows: ReadonlyArray<Row>): string => {
+  const base = rows.find((r) => r.configuration.name === CONFIGURATIONS[0]?.name)?.summary.ndcg ?? Number.NaN
+  const head = [pad("configuration", 26, true), pad("recall@10", 9), pad("MRR", 6), pad("nDCG@10", 7), pad("ΔnDCG", 7),
+    pad("no-answer: empty", 16), pad("top coverage", 12), pad("ms/query", 8)]
+  const lines = [head.join(" | "), head.map((h) => "-".repeat(h.length)).join("-|-")]
+  for (const r of rows) {
+    const s = r.summary
+    const delta = r.configuration.name === CONFIGURATIONS[0]?.name ? "" : (s.ndcg - base >= 0 ? "+" : "") + f3(s.ndcg - base)
+    lines.push([
+      pad(r.configuration.name, 26, true), pad(f3(s.recall), 9), pad(f3(s.mrr), 6), pad(f3(s.ndcg), 7), pad(delta, 7),
+      pad(`${s.noAnswerEmpty}/${s.noAnswer}`, 16), pad(s.noAnswerTopCoverage === null ? "n/a" : f3(s.noAnswerTopCoverage), 12),
+      pad(r.msPerQuery.toFixed(1), 8)
+    ].join(" | "))
+  }
+  return lines.join("\n")
+}
+
+const categoryTable = (rows: ReadonlyArray<Row>, corpus: Corpus): string => {
+  const cats = QUERY_CATEGORIES.filter((cat) => corpus.queries.some((q) => q.category === cat && q.relevant.length > 0))
+  const width = (cat: string) => Math.max(cat.length, 5)
+  const head = [pad("nDCG@10 by category", 26, true), ...cats.map((cat) => pad(cat, width(cat)))]
+  const count = [pad("answerable queries", 26, true),
+    ...cats.map((cat) => pad(String(corpus.queries.filter((q) => q.category === cat && q.relevant.length > 0).length), width(cat)))]
+  const lines = [head.join(" | "), head.map((h) => "-".repeat(h.length)).join("-|-"), count.join(" | ")]
+  for (const r of rows) {
+    lines.push([pad(r.configuration.name, 26, true), ...cats.map((cat) => pad(f3(r.byCategory.get(cat) ?? Number.NaN), width(cat)))].join(" | "))
+  }
+  return lines.join("\n")
+}
+
+/** Per configuration: answerable queries not answered perfectly, and no-answer queries with a head (keys only). */
+const missesOf = (rows: ReadonlyArray<Row>): string =>
+  rows.map((r) => {
+    const lines = r.measured.flatMap(({ id, outcome: o }) => {
+      if (o.relevant.size === 0) return o.ranked.length === 0 ? [] : [`  ${id}: no answer expected, top ${o.ranked.slice(0, 3).join(" ")}`]
+      const top = o.ranked.slice(0, K)
+      const missing = [...o.relevant].filter((k) => !top.includes(k))
+      const first = top.findIndex((k) => o.relevant.has(k))
+      if (missing.length === 0 && first === 0) return []
+      return [`  ${id}: first relevant at ${first === -1 ? "–" : first + 1}; missing ${missing.join(" ") || "–"}; top ${top.slice(0, 3).join(" ")}`]
+    })
+    return [`misses of ${r.configuration.name}:`, ...lines].join("\n")
+  }).join("\n")
+
+const main = Effect.gen(function*() {
+  const args = process.argv.slice(2)
+  const onlyArg = args[args.indexOf("--only") + 1]
+  const only = args.includes("--only") && onlyArg !== undefined ? onlyArg.split(",").map((s) => s.trim()) : null
+  const corpus = readCorpus()
+  const rules = rulesOf(corpus)
+  const status = (s: string) => rules.filter((r) => (r.status ?? "confirmed") === s).length
+  const answerable = corpus.queries.filter((q) => q.relevant.length > 0).length
+  const configs = CONFIGURATIONS.filter((c) => only === null || only.some((o) => c.name.includes(o)))
+  const rows: Array<Row> = []
+  for (const c of configs) {
+    console.error(`eval: ${c.name} …`)
+    rows.push(yield* runConfiguration(corpus, c))
+  }
+  console.log(`Groundnote eval — node ${process.version}, searches at ${EVAL_NOW}, limit ${K}, binary relevance`)
+  console.log(`corpus: ${rules.length} rules (${status("confirmed")} confirmed, ${rules.filter((r) => r.supersedes !== undefined).length} ` +
+    `of them superseding an earlier one; ${status("proposed")} proposed; ${status("rejected")} rejected) in ${scopesOf(corpus).join(", ")}; ` +
+    `${corpus.queries.length} queries (${answerable} answerable, ${corpus.queries.length - answerable} no-answer)`)
+  console.log("recall@10, MRR, nDCG@10: mean over the answerable queries; no-answer: queries that returned no bundle / all, " +
+    "and the mean coverage of the first head (0 when empty)\n")
+  console.log(table(rows))
+  if (args.includes("--categories")) console.log(`\n${categoryTable(rows, corpus)}`)
+  if (args.includes("--misses")) console.log(`\n${missesOf(rows)}`)
+})
+
+Effect.runPromise(main.pipe(Effect.withClock(fixedClock(Date.parse(EVAL_NOW))), Logger.withMinimumLogLevel(LogLevel.Warning)))
+  .catch((e: unknown) => {
+    console.error(e)
+    process.exit(1)
+  })
