@@ -21,6 +21,7 @@ import { LexicalIndex, LexicalIndexLive } from "../src/search/lexical/index.js"
 import { mailQuoteFound } from "../src/domain/quote-check.js"
 import { storeSource } from "../src/domain/sources.js"
 import { httpBench } from "./http.js"
+import { searchBench } from "./search.js"
 
 const WORDS = [
   "Lieferzeit", "Hakenleiste", "Bestellung", "Lieferant", "Rechnung", "Zahlungsziel", "Skonto", "Kunde", "Angebot",
@@ -151,7 +152,7 @@ const main = Effect.gen(function*() {
   }
 })
 
-Effect.runPromise(main.pipe(Logger.withMinimumLogLevel(LogLevel.Warning))).then(httpBench).catch((e: unknown) => {
+Effect.runPromise(main.pipe(Logger.withMinimumLogLevel(LogLevel.Warning))).then(httpBench).then(() => searchBench()).catch((e: unknown) => {
   console.error(e)
   process.exit(1)
 })

@@ -169,17 +169,26 @@ const sameName = (a: string, b: string): boolean => a.toLowerCase() === b.toLowe
  * superseded and in force on the target day; proposals only when the search includes them;
  * rejected never. Newest first (said_at, then the later rule).
  */
+const asciiLower = (s: string): string => s.replace(/[A-Z]/g, (c) => c.toLowerCase())
+
 const sameRelationGroup = (sql: SqlClient, head: RuleVersionRow, relations: ReadonlyArray<Relation>, opts: BundleOptions) =>
   Effect.gen(function*() {
     if (relations.length === 0) return null
-    const kinds = [...new Set(relations.map((r) => r.kind))]
     const day = opts.targetDay
+    // A cheap narrowing in SQL: the rule's relations JSON must contain the name (ASCII case
+    // folded; a name with other characters narrows nothing). Kind and full Unicode case-insensitive
+    // equality are decided by sameName below.
+    const wanted = relations.map((r) => ({ name: asciiLower(JSON.stringify(r.name).slice(1, -1)), unicode: /[^\x20-\x7e]/.test(r.name) }))
     const rows = yield* sql<RuleVersionRow>`
-      SELECT v.* FROM rule r JOIN current_version v ON v.rule_id = r.id
-      WHERE r.id <> ${head.rule_id}
+      SELECT v.* FROM (SELECT rule_id, max(version) AS version FROM rule_version GROUP BY rule_id) m
+        JOIN rule_version v ON v.rule_id = m.rule_id AND v.version = m.version
+        JOIN rule r ON r.id = v.rule_id
+      WHERE v.rule_id <> ${head.rule_id}
         AND ((v.status IN ('confirmed', 'superseded') AND v.valid_from <= ${day} AND ${day} < coalesce(v.valid_until, '9999-12-31'))
           OR (${opts.includeProposals ? 1 : 0} = 1 AND v.status = 'proposed'))
-        AND EXISTS (SELECT 1 FROM json_each(v.relations) j WHERE json_extract(j.value, '$.kind') IN ${sql.in(kinds)})
+        AND v.relations <> '[]'
+        AND EXISTS (SELECT 1 FROM json_each(${JSON.stringify(wanted)}) w
+          WHERE json_extract(w.value, '$.unicode') OR instr(lower(v.relations), json_extract(w.value, '$.name')) > 0)
       ORDER BY julianday(v.said_at) DESC, r.seq DESC`
     const matching = rows.filter((v) =>
       parseRelations(v.relations).some((o) => relations.some((h) => h.kind === o.kind && sameName(h.name, o.name))))
