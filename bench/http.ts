@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { HttpServer } from "@effect/platform"
-import { Effect, Layer, Logger, LogLevel, ManagedRuntime, Redacted, Schema } from "effect"
+import { Effect, Layer, Logger, LogLevel, ManagedRuntime } from "effect"
 import type { AppConfigShape } from "../src/config/config.js"
-import { ConfigFile } from "../src/config/schema.js"
+import { benchConfig } from "./config.js"
 import { OpsStore } from "../src/db/ops-store.js"
 import { ScopeStore } from "../src/db/scope-store.js"
 import { propose } from "../src/domain/proposals.js"
@@ -19,19 +19,7 @@ import { publicListener, servicesLayer } from "../src/http/server.js"
 const CONCURRENCY = 16
 const SECONDS = 3
 
-const config = (dataDir: string): AppConfigShape => ({
-  file: Schema.decodeUnknownSync(ConfigFile)({
-    instance: "bench", zone: "Europe/Berlin", public_url: "http://127.0.0.1:8787",
-    scopes: [{ name: "bench", providers_allowed: [] }], search: {},
-    backup: { kind: "copy", directory: "/var/backups/groundnote-bench", deadman_url: "http://127.0.0.1:9/x" },
-    limits: { requests_per_minute: 100_000 }
-  }),
-  env: {
-    authMode: "dev-token", sessionSecret: Redacted.make("s".repeat(40)), opsToken: Redacted.make("o".repeat(40)),
-    devMcpToken: null, devApprovalToken: null, devApiToken: null, devEmail: "bench@example.com", host: "127.0.0.1",
-    port: 0, allowNonLoopback: false, dataDir, configPath: join(dataDir, "groundnote.json"), typesafeApiKey: null
-  }
-})
+const config = (dataDir: string): AppConfigShape => benchConfig(dataDir, { limits: { requests_per_minute: 100_000 } }, 0)
 
 const MAIL = Array.from({ length: 50 }, (_, i) => `Line ${i}: the supplier confirms delivery times for order batch ${i} within two days.`).join("\n")
 

@@ -9,9 +9,9 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { SqlClient } from "@effect/sql/SqlClient"
-import { Effect, Layer, Logger, LogLevel, Redacted, Schema } from "effect"
+import { Effect, Layer, Logger, LogLevel } from "effect"
 import { AppConfig, type AppConfigShape } from "../src/config/config.js"
-import { ConfigFile } from "../src/config/schema.js"
+import { benchConfig } from "./config.js"
 import { OpsStore } from "../src/db/ops-store.js"
 import { ScopeStore } from "../src/db/scope-store.js"
 import { formatRuleId } from "../src/domain/ids.js"
@@ -30,18 +30,7 @@ const WORDS = [
   "approval", "contract", "pallet", "returns", "credit", "price", "stock", "quote", "terms", "net", "days", "black"
 ]
 
-const config = (dataDir: string): AppConfigShape => ({
-  file: Schema.decodeUnknownSync(ConfigFile)({
-    instance: "bench", zone: "Europe/Berlin", public_url: "http://127.0.0.1:8787",
-    scopes: [{ name: "bench", providers_allowed: [] }], search: {},
-    backup: { kind: "copy", directory: "/var/backups/groundnote-bench", deadman_url: "http://127.0.0.1:9/x" }
-  }),
-  env: {
-    authMode: "dev-token", sessionSecret: Redacted.make("s".repeat(40)), opsToken: Redacted.make("o".repeat(40)),
-    devMcpToken: null, devApprovalToken: null, devApiToken: null, devEmail: "bench@example.com", host: "127.0.0.1",
-    port: 8787, allowNonLoopback: false, dataDir, configPath: join(dataDir, "groundnote.json"), typesafeApiKey: null
-  }
-})
+const config = (dataDir: string): AppConfigShape => benchConfig(dataDir)
 
 let seed = 42
 const rand = (n: number): number => {

@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { SqlClient } from "@effect/sql/SqlClient"
-import { Effect, Layer, Logger, LogLevel, Redacted, Schema } from "effect"
+import { Effect, Layer, Logger, LogLevel } from "effect"
 import { AppConfig, type AppConfigShape } from "../src/config/config.js"
-import { ConfigFile } from "../src/config/schema.js"
+import { benchConfig } from "./config.js"
 import { ftsLiteral } from "../src/db/fts.js"
 import { OpsStore } from "../src/db/ops-store.js"
 import { ScopeStore } from "../src/db/scope-store.js"
@@ -51,18 +51,7 @@ const sentence = (n: number) => Array.from({ length: n }, word).join(" ")
 const QUERIES = ["Lieferzeit Hakenleiste", "Rechnung Skonto", "delivery time supplier", "Liefrzeit", "Zahlungsziele Kunde",
   "warehouse pallets shipping", "Preislisten Rabatt", "customer discount sample", "Reklamation Gutschrift", "order invoice payment"]
 
-const config = (dataDir: string): AppConfigShape => ({
-  file: Schema.decodeUnknownSync(ConfigFile)({
-    instance: "bench", zone: "Europe/Berlin", public_url: "http://127.0.0.1:8787",
-    scopes: [{ name: "bench", providers_allowed: [] }], search: {},
-    backup: { kind: "copy", directory: "/var/backups/groundnote-bench", deadman_url: "http://127.0.0.1:9/x" }
-  }),
-  env: {
-    authMode: "dev-token", sessionSecret: Redacted.make("s".repeat(40)), opsToken: Redacted.make("o".repeat(40)),
-    devMcpToken: null, devApprovalToken: null, devApiToken: null, devEmail: "bench@example.com", host: "127.0.0.1",
-    port: 8787, allowNonLoopback: false, dataDir, configPath: join(dataDir, "groundnote.json"), typesafeApiKey: null
-  }
-})
+const config = (dataDir: string): AppConfigShape => benchConfig(dataDir)
 
 const seedRules = (sql: SqlClient, n: number) =>
   sql.withTransaction(Effect.gen(function*() {

@@ -20,6 +20,7 @@ import {
 } from "../domain/errors.js"
 import { RULE_ID_RE, ruleRef, scopeOfRuleId } from "../domain/ids.js"
 import { STRICT } from "../domain/schemas.js"
+import { currentVersion, type RuleVersionRow } from "../domain/rules.js"
 import { nowInstant } from "../domain/time.js"
 import { type Change, DecisionRequest, type DecisionResult, IMMUTABLE_CHANGE_FIELDS } from "../domain/decision-schemas.js"
 
@@ -29,28 +30,6 @@ export interface Person {
   readonly identity: string
 }
 
-interface VersionRow {
-  rule_id: string
-  version: number
-  kind: "rule" | "note"
-  statement: string
-  source_id: string
-  quote: string
-  timestamp_s: number | null
-  source_link: string | null
-  said_at: string
-  speaker: string | null
-  relations: string
-  keywords: string
-  valid_from: string
-  valid_until: string | null
-  supersedes: string | null
-  superseded_by: string | null
-  status: "proposed" | "confirmed" | "superseded" | "rejected"
-  reason: string
-  changed_by: string
-  changed_at: string
-}
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
@@ -78,17 +57,14 @@ export const parseDecision = (raw: unknown): Effect.Effect<DecisionRequest, Sour
     )
   })
 
-const insertVersion = (sql: SqlClient, v: VersionRow) =>
+const insertVersion = (sql: SqlClient, v: RuleVersionRow) =>
   sql`INSERT INTO rule_version (rule_id, version, kind, statement, source_id, quote, timestamp_s, source_link, said_at,
       speaker, relations, keywords, valid_from, valid_until, supersedes, superseded_by, status, reason, changed_by, changed_at)
     VALUES (${v.rule_id}, ${v.version}, ${v.kind}, ${v.statement}, ${v.source_id}, ${v.quote}, ${v.timestamp_s},
       ${v.source_link}, ${v.said_at}, ${v.speaker}, ${v.relations}, ${v.keywords}, ${v.valid_from}, ${v.valid_until},
       ${v.supersedes}, ${v.superseded_by}, ${v.status}, ${v.reason}, ${v.changed_by}, ${v.changed_at})`.raw
 
-const currentOf = (sql: SqlClient, ruleId: string) =>
-  Effect.map(sql<VersionRow>`SELECT * FROM current_version WHERE rule_id = ${ruleId}`, (rows) => rows[0])
-
-const applyChange = (v: VersionRow, change: Change | undefined): VersionRow => {
+const applyChange = (v: RuleVersionRow, change: Change | undefined): RuleVersionRow => {
   if (change === undefined) return v
   return {
     ...v,
@@ -126,7 +102,7 @@ export const applyDecision = Effect.fn("Decision.apply")(function*(ruleId: strin
   const now = yield* nowInstant
   return yield* store.write(scope, ({ sql }) =>
     Effect.gen(function*() {
-      const cur = yield* currentOf(sql, ruleId)
+      const cur = yield* currentVersion(sql, ruleId)
       if (cur === undefined) return yield* notFound
       const current = ruleRef(ruleId, cur.version)
       if (cur.status === "rejected" || cur.status === "superseded") {
@@ -146,7 +122,7 @@ export const applyDecision = Effect.fn("Decision.apply")(function*(ruleId: strin
       let newVersion: number | null = base.version
       switch (req.decision) {
         case "confirm": {
-          const next: VersionRow = { ...applyChange(base, req.change), status: "confirmed", reason: req.reason ?? "confirmed" }
+          const next: RuleVersionRow = { ...applyChange(base, req.change), status: "confirmed", reason: req.reason ?? "confirmed" }
           const pred = next.supersedes === null ? undefined : yield* predecessor(sql, scope, ruleId, next)
           yield* insertVersion(sql, next)
           if (pred !== undefined) {
@@ -198,10 +174,10 @@ export const applyDecision = Effect.fn("Decision.apply")(function*(ruleId: strin
 })
 
 /** The rule a confirmed successor supersedes: a confirmed rule of the same scope, not itself. */
-const predecessor = (sql: SqlClient, scope: string, ruleId: string, next: VersionRow) =>
+const predecessor = (sql: SqlClient, scope: string, ruleId: string, next: RuleVersionRow) =>
   Effect.gen(function*() {
     const id = next.supersedes as string
-    const pred = id !== ruleId && scopeOfRuleId(id) === scope ? yield* currentOf(sql, id) : undefined
+    const pred = id !== ruleId && scopeOfRuleId(id) === scope ? yield* currentVersion(sql, id) : undefined
     if (pred === undefined || pred.status !== "confirmed") {
       return yield* new ReferenceUnknown({ message: `supersedes: ${id} is not a confirmed rule of scope ${scope}` })
     }
