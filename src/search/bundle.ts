@@ -170,26 +170,33 @@ const sameName = (a: string, b: string): boolean => a.toLowerCase() === b.toLowe
  * rejected never. Newest first (said_at, then the later rule).
  */
 const asciiLower = (s: string): string => s.replace(/[A-Z]/g, (c) => c.toLowerCase())
+const longestAsciiRun = (s: string): string =>
+  s.split(/[^\x20-\x7e]+/).reduce((best, run) => (run.length > best.length ? run : best), "")
 
 const sameRelationGroup = (sql: SqlClient, head: RuleVersionRow, relations: ReadonlyArray<Relation>, opts: BundleOptions) =>
   Effect.gen(function*() {
     if (relations.length === 0) return null
     const day = opts.targetDay
-    // A cheap narrowing in SQL: the rule's relations JSON must contain the name (ASCII case
-    // folded; a name with other characters narrows nothing). Kind and full Unicode case-insensitive
-    // equality are decided by sameName below.
-    const wanted = relations.map((r) => ({ name: asciiLower(JSON.stringify(r.name).slice(1, -1)), unicode: /[^\x20-\x7e]/.test(r.name) }))
+    // A cheap narrowing in SQL: the rule's relations JSON must contain the longest ASCII run of
+    // each name (both sides ASCII case folded, as SQLite's lower() folds ASCII only); kind and
+    // full Unicode case-insensitive equality are decided by sameName below.
+    const needles = relations.map((r) => longestAsciiRun(asciiLower(JSON.stringify(r.name).slice(1, -1))))
+    const narrow = needles.every((n) => n.length >= 3)
+    // lex_doc holds the current version of every rule that is not rejected (maintained in every
+    // rule write); a file whose lexical tables were never built falls back to rule_version.
+    const built = yield* sql<{ n: number }>`SELECT count(*) AS n FROM lex_meta WHERE key = 'build'`
+    const current = (built[0]?.n ?? 0) > 0
+      ? sql`SELECT rule_id, version, seq FROM lex_doc`
+      : sql`SELECT v.rule_id, max(v.version) AS version, r.seq FROM rule_version v JOIN rule r ON r.id = v.rule_id GROUP BY v.rule_id`
     const rows = yield* sql<RuleVersionRow>`
-      SELECT v.* FROM (SELECT rule_id, max(version) AS version FROM rule_version GROUP BY rule_id) m
+      SELECT v.* FROM (${current}) m
         JOIN rule_version v ON v.rule_id = m.rule_id AND v.version = m.version
-        JOIN rule r ON r.id = v.rule_id
       WHERE v.rule_id <> ${head.rule_id}
+        AND v.relations <> '[]'
+        AND ${narrow ? sql.or(needles.map((n) => sql`instr(lower(v.relations), ${n}) > 0`)) : sql`1 = 1`}
         AND ((v.status IN ('confirmed', 'superseded') AND v.valid_from <= ${day} AND ${day} < coalesce(v.valid_until, '9999-12-31'))
           OR (${opts.includeProposals ? 1 : 0} = 1 AND v.status = 'proposed'))
-        AND v.relations <> '[]'
-        AND EXISTS (SELECT 1 FROM json_each(${JSON.stringify(wanted)}) w
-          WHERE json_extract(w.value, '$.unicode') OR instr(lower(v.relations), json_extract(w.value, '$.name')) > 0)
-      ORDER BY julianday(v.said_at) DESC, r.seq DESC`
+      ORDER BY julianday(v.said_at) DESC, m.seq DESC`
     const matching = rows.filter((v) =>
       parseRelations(v.relations).some((o) => relations.some((h) => h.kind === o.kind && sameName(h.name, o.name))))
     if (matching.length === 0) return null

@@ -355,6 +355,14 @@ describe("same-relation", () => {
     const g = (await bundleOf("sales-0013", { includeProposals: true })).groups.find((x) => x.kind === "same-relation")
     expect(g?.entries.map((e) => e.ref)).toEqual(["rule/sales-0014@1"])
   })
+
+  it("gives the same group from rule_version on a file whose lexical tables were never built", async () => {
+    const built = (await bundleOf("sales-0001", { includeProposals: true })).groups.find((x) => x.kind === "same-relation")
+    await run(config, Effect.flatMap(sqlOf("sales"), (sql) => sql`DELETE FROM lex_meta WHERE key = 'build'`.raw))
+    const fallback = (await bundleOf("sales-0001", { includeProposals: true })).groups.find((x) => x.kind === "same-relation")
+    expect(fallback).toEqual(built)
+    expect(built?.count).toBeGreaterThan(0)
+  })
 })
 
 describe("readBundle", () => {
