@@ -81,12 +81,17 @@ export const readCall = handle({
     })
 })
 
+/** parse, scopes and refs of a call about one rule named by the path's :id. */
+const byRuleId = {
+  parse: ({ params }: { readonly params: Readonly<Record<string, string>> }) => ruleIdOf(params),
+  scopes: (id: string) => [scopeOfRuleId(id)],
+  refs: (id: string) => [ruleRef(id)]
+}
+
 export const versionsCall = handle({
   channel: "api",
   operation: "read_rule",
-  parse: ({ params }) => ruleIdOf(params),
-  scopes: (id) => [scopeOfRuleId(id)],
-  refs: (id) => [ruleRef(id)],
+  ...byRuleId,
   run: (id) =>
     Effect.gen(function*() {
       const store = yield* ScopeStore
@@ -104,9 +109,7 @@ export const versionsCall = handle({
 export const provenanceCall = handle({
   channel: "api",
   operation: "provenance",
-  parse: ({ params }) => ruleIdOf(params),
-  scopes: (id) => [scopeOfRuleId(id)],
-  refs: (id) => [ruleRef(id)],
+  ...byRuleId,
   run: (id) =>
     Effect.gen(function*() {
       const store = yield* ScopeStore
