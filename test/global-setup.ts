@@ -21,7 +21,8 @@ export const scanLog = (text: string): Array<string> =>
 
 export default function setup(): () => void {
   const root = join(import.meta.dirname, "..")
-  execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", join(root, "tsconfig.build.json")], {
+  // GROUNDNOTE_SKIP_BUILD=1: a targeted run of tests that do not start the built CLI
+  if (process.env.GROUNDNOTE_SKIP_BUILD !== "1") execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", join(root, "tsconfig.build.json")], {
     cwd: root,
     stdio: "inherit"
   })

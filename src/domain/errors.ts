@@ -4,6 +4,7 @@
  * contain SQL, paths of the data dir or source text.
  */
 import { ParseResult, Schema } from "effect"
+import type { GraphRefusal } from "../graph/errors.js"
 
 export const ERROR_STATUS = {
   "validation-failed": 400,
@@ -181,10 +182,37 @@ export type DomainError =
   | ScopeExists
   | GrantExists
   | CsrfFailed
+  | GraphRefusal
 
-/** The ErrorBody of §6.6 for a domain error. */
-export const toErrorBody = (e: DomainError): { error: ErrorCode; message: string; current?: string; issues?: ReadonlyArray<Issue> } => {
-  const body: { error: ErrorCode; message: string; current?: string; issues?: ReadonlyArray<Issue> } = {
+export interface ErrorBodyOut {
+  error: ErrorCode
+  message: string
+  current?: string
+  issues?: ReadonlyArray<Issue>
+  /** graph refusals only (graph.md §8) */
+  remedy?: string
+  next?: ReadonlyArray<{ tool: string; why: string }>
+  candidates?: ReadonlyArray<unknown>
+  paths?: unknown
+  limit?: number
+}
+
+/** The ErrorBody of §6.6 for a domain error; a graph refusal gives its GraphErrorBody (graph.md §8). */
+export const toErrorBody = (e: DomainError): ErrorBodyOut => {
+  if (e._tag === "GraphRefusal") {
+    return {
+      error: e.code,
+      message: e.message,
+      ...(e.current === undefined ? {} : { current: e.current }),
+      ...(e.issues === undefined ? {} : { issues: e.issues }),
+      remedy: e.remedy,
+      next: e.next,
+      ...(e.candidates === undefined ? {} : { candidates: e.candidates }),
+      ...(e.paths === undefined ? {} : { paths: e.paths }),
+      ...(e.limit === undefined ? {} : { limit: e.limit })
+    }
+  }
+  const body: ErrorBodyOut = {
     error: e.code,
     message: e.message
   }
