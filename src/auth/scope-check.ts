@@ -15,7 +15,7 @@ import { AppConfig } from "../config/config.js"
 import { OpsStore } from "../db/ops-store.js"
 import { ScopeStore } from "../db/scope-store.js"
 import { type LogOperation, writeSearchLog } from "../db/search-log.js"
-import { type DomainError, ERROR_STATUS, type ErrorCode, toErrorBody, ValidationFailed } from "../domain/errors.js"
+import { type DomainError, ERROR_STATUS, type ErrorBodyOut, type ErrorCode, toErrorBody, ValidationFailed } from "../domain/errors.js"
 import type { Grant, Right } from "../domain/grant-schemas.js"
 import { nowInstant } from "../domain/time.js"
 import { errorResponse, internal } from "../http/errors.js"
@@ -103,12 +103,127 @@ const isDomainError = (e: unknown): e is DomainError =>
   typeof e === "object" && e !== null && "code" in e && typeof (e as { code: unknown }).code === "string" &&
   (e as { code: string }).code in ERROR_STATUS
 
+/** Who calls, on which channel: step 1 has run (authenticated, active grant, identity kind, limit). */
+export interface Caller {
+  readonly identity: Identity
+  readonly grant: Grant
+  readonly channel: ChannelName
+}
+
+/** The input of one call: the HTTP request it came with, path parameters, query and body. */
+export interface CallInput {
+  readonly request: HttpServerRequest.HttpServerRequest
+  readonly params: Readonly<Record<string, string>>
+  readonly query: Readonly<Record<string, string>>
+  readonly body: Body
+}
+
+/** A call without its channel: the caller's channel applies (MCP tools reuse the /v1 calls). */
+export type CallSpec<P, RP, R> = Omit<Call<P, RP, R>, "channel">
+
+/** The result of steps 2–6: an outcome, a refusal with its ErrorBody, or an internal failure. */
+export type CallResult =
+  | { readonly _tag: "Done"; readonly outcome: Outcome; readonly requestId: string }
+  | {
+    readonly _tag: "Refused"
+    readonly code: ErrorCode
+    readonly body: Omit<ErrorBodyOut, "error">
+    /** set when the call ran (its search_log rows carry this id) */
+    readonly requestId: string | null
+  }
+  | { readonly _tag: "Internal"; readonly cause: unknown }
+
+const refusedOf = (e: DomainError, requestId: string | null): CallResult => {
+  const { error: _code, ...rest } = toErrorBody(e)
+  return { _tag: "Refused", code: e.code, body: rest, requestId }
+}
+
+/**
+ * Steps 2–6 of the pipeline for an authenticated caller (architecture.md §5.2): parse, scopes
+ * within the grant, one scope unless cross_scope, the operation's right for the caller's
+ * channel, open the scopes, run, one search_log row per touched scope. handle() runs it for
+ * every /v1 route; the MCP server runs it for every tool call with channel mcp.
+ */
+export const runCall = <P, RP, R>(call: CallSpec<P, RP, R>, caller: Caller, input: CallInput) =>
+  Effect.gen(function*() {
+    const store = yield* ScopeStore
+    const { channel, grant, identity } = caller
+    const refuse = (code: ErrorCode, reason: string, message: string): Effect.Effect<CallResult> =>
+      Effect.as(
+        Effect.logWarning("denied").pipe(Effect.annotateLogs({ channel, operation: call.operation, code, grant: grant.id, reason })),
+        { _tag: "Refused", code, body: { message }, requestId: null } satisfies CallResult
+      )
+
+    // 2. parse; requested scopes within the grant
+    const parsed = yield* Effect.either(call.parse({ request: input.request, identity, grant, params: input.params, query: input.query, body: input.body }))
+    if (parsed._tag === "Left") {
+      return yield* Effect.as(
+        Effect.logWarning("denied").pipe(Effect.annotateLogs({ channel, operation: call.operation, code: parsed.left.code, grant: grant.id })),
+        refusedOf(parsed.left, null)
+      )
+    }
+    const p = parsed.right
+    const requested = call.scopes(p)
+    const grantWide = requested === "grant"
+    const scopes = grantWide ? [...grant.scopes] : [...new Set(requested)]
+    if (!grantWide && scopes.some((s) => !grant.scopes.includes(s))) {
+      return yield* refuse("scope-not-allowed", "scope outside grant", SCOPE_NOT_ALLOWED_MESSAGE)
+    }
+    // 3. one scope unless cross_scope
+    if (!grantWide && scopes.length === 0) {
+      return refusedOf(new ValidationFailed({ message: "no scope given: name the scope", issues: [{ path: "scope", message: "required" }] }), null)
+    }
+    if (!grantWide && scopes.length > 1 && !(call.crossScope?.(p) ?? false)) {
+      return yield* refuse("multiple-scopes-without-flag", "several scopes", "more than one scope needs cross_scope: true")
+    }
+    // 4. the operation's right
+    const right = OPERATION_RIGHT[call.operation]
+    if (!CHANNEL_RIGHTS[channel].includes(right) || !grant.rights.includes(right)) {
+      return yield* refuse("channel-not-allowed", `right ${right} missing`, `this grant or channel does not allow ${right}`)
+    }
+    // 5. open every touched scope (grant-wide calls open and report their scopes themselves)
+    if (!grantWide) {
+      for (const scope of scopes) {
+        const opened = yield* Effect.either(store.use(scope))
+        if (opened._tag === "Left") return refusedOf(opened.left, null)
+      }
+    }
+    const requestId = randomUUID()
+    const ran = yield* Effect.either(call.run(p, { grant, identity, channel, scopes, requestId }))
+    if (ran._tag === "Left" && !isDomainError(ran.left)) return { _tag: "Internal", cause: ran.left } satisfies CallResult
+    const result = ran as Either.Either<Outcome, DomainError>
+
+    // 6. one search_log row per touched scope
+    const status = result._tag === "Right" ? result.right.status : ERROR_STATUS[result.left.code]
+    if (call.operation === "read_source") {
+      yield* Effect.logInfo("source-read").pipe(Effect.annotateLogs({ grant: grant.id, scope: scopes.join(","), outcome: status }))
+    } else {
+      const at = yield* nowInstant
+      const refs = result._tag === "Right" ? result.right.refs : (call.refs?.(p) ?? [])
+      const logged = grantWide ? (yield* Effect.forEach(scopes, (s) => Effect.option(store.use(s)))).flatMap((o) => Option.toArray(o).map((h) => h.scope)) : scopes
+      for (const scope of logged) {
+        const own = result._tag === "Right" ? result.right.perScope?.find((x) => x.scope === scope) : undefined
+        const log = own?.log ?? (result._tag === "Right" ? result.right.log : undefined)
+        yield* store.write(scope, ({ sql }) => writeSearchLog(sql, {
+          id: requestId, at, grantId: grant.id, channel, operation: call.operation as LogOperation, outcome: status,
+          crossScope: logged.length > 1, refs: own?.refs ?? refs,
+          ...(log ?? {}),
+          inputSha256: input.body.text === null ? null : sha256Text(input.body.text)
+        })).pipe(Effect.catchAll((e) => Effect.logError("search_log write failed").pipe(Effect.annotateLogs({ scope, cause: String(e) }))))
+      }
+    }
+    if (result._tag === "Left") return refusedOf(result.left, requestId)
+    return { _tag: "Done", outcome: result.right, requestId } satisfies CallResult
+  }).pipe(
+    Effect.catchAllDefect((defect) => Effect.succeed<CallResult>({ _tag: "Internal", cause: defect })),
+    Effect.catchAll((e: unknown) => Effect.succeed<CallResult>(isDomainError(e) ? refusedOf(e, null) : { _tag: "Internal", cause: e }))
+  )
+
 /** Runs one call through the pipeline; every failure becomes its ErrorBody response. */
 export const handle = <P, RP, R>(call: Call<P, RP, R>) => (request: HttpServerRequest.HttpServerRequest, params: Readonly<Record<string, string>> = {}) =>
   Effect.gen(function*() {
     const config = yield* AppConfig
     const ops = yield* OpsStore
-    const store = yield* ScopeStore
     const limiter = yield* RateLimiter
     const channel = call.channel
     const deny = (code: ErrorCode, grantId: string | null, reason: string, headers: Record<string, string> = {}, message?: string) =>
@@ -144,71 +259,16 @@ export const handle = <P, RP, R>(call: Call<P, RP, R>) => (request: HttpServerRe
       }
     }
 
-    // 2. parse; requested scopes within the grant
+    // 2.–6. read the input, then the shared steps
     const input = yield* Effect.either(Effect.all({ query: readQuery(request), body: readBody(request, bodyLimit) }))
     if (input._tag === "Left") {
       if (input.left instanceof PayloadTooLarge) return errorResponse("payload-too-large", { message: input.left.message })
       return yield* Effect.as(Effect.logWarning("denied").pipe(Effect.annotateLogs({ channel, operation: call.operation, code: "validation-failed", grant: grant.id })), domainError(input.left))
     }
-    const parsed = yield* Effect.either(call.parse({ request, identity: identity.right, grant, params, query: input.right.query, body: input.right.body }))
-    if (parsed._tag === "Left") {
-      return yield* Effect.as(
-        Effect.logWarning("denied").pipe(Effect.annotateLogs({ channel, operation: call.operation, code: parsed.left.code, grant: grant.id })),
-        domainError(parsed.left)
-      )
-    }
-    const p = parsed.right
-    const requested = call.scopes(p)
-    const grantWide = requested === "grant"
-    const scopes = grantWide ? [...grant.scopes] : [...new Set(requested)]
-    if (!grantWide && scopes.some((s) => !grant.scopes.includes(s))) {
-      return yield* deny("scope-not-allowed", grant.id, "scope outside grant", {}, SCOPE_NOT_ALLOWED_MESSAGE)
-    }
-    // 3. one scope unless cross_scope
-    if (!grantWide && scopes.length === 0) {
-      return domainError(new ValidationFailed({ message: "no scope given: name the scope", issues: [{ path: "scope", message: "required" }] }))
-    }
-    if (!grantWide && scopes.length > 1 && !(call.crossScope?.(p) ?? false)) {
-      return yield* deny("multiple-scopes-without-flag", grant.id, "several scopes", {}, "more than one scope needs cross_scope: true")
-    }
-    // 4. the operation's right
-    const right = OPERATION_RIGHT[call.operation]
-    if (!CHANNEL_RIGHTS[channel].includes(right) || !grant.rights.includes(right)) {
-      return yield* deny("channel-not-allowed", grant.id, `right ${right} missing`, {}, `this grant or channel does not allow ${right}`)
-    }
-    // 5. open every touched scope (grant-wide calls open and report their scopes themselves)
-    if (!grantWide) {
-      for (const scope of scopes) {
-        const opened = yield* Effect.either(store.use(scope))
-        if (opened._tag === "Left") return domainError(opened.left)
-      }
-    }
-    const requestId = randomUUID()
-    const ran = yield* Effect.either(call.run(p, { grant, identity: identity.right, channel, scopes, requestId }))
-    if (ran._tag === "Left" && !isDomainError(ran.left)) return yield* internal(call.operation, ran.left)
-    const result = ran as Either.Either<Outcome, DomainError>
-
-    // 6. one search_log row per touched scope
-    const status = result._tag === "Right" ? result.right.status : ERROR_STATUS[result.left.code]
-    if (call.operation === "read_source") {
-      yield* Effect.logInfo("source-read").pipe(Effect.annotateLogs({ grant: grant.id, scope: scopes.join(","), outcome: status }))
-    } else {
-      const at = yield* nowInstant
-      const refs = result._tag === "Right" ? result.right.refs : (call.refs?.(p) ?? [])
-      const logged = grantWide ? (yield* Effect.forEach(scopes, (s) => Effect.option(store.use(s)))).flatMap((o) => Option.toArray(o).map((h) => h.scope)) : scopes
-      for (const scope of logged) {
-        const own = result._tag === "Right" ? result.right.perScope?.find((x) => x.scope === scope) : undefined
-        const log = own?.log ?? (result._tag === "Right" ? result.right.log : undefined)
-        yield* store.write(scope, ({ sql }) => writeSearchLog(sql, {
-          id: requestId, at, grantId: grant.id, channel, operation: call.operation as LogOperation, outcome: status,
-          crossScope: logged.length > 1, refs: own?.refs ?? refs,
-          ...(log ?? {}),
-          inputSha256: input.right.body.text === null ? null : sha256Text(input.right.body.text)
-        })).pipe(Effect.catchAll((e) => Effect.logError("search_log write failed").pipe(Effect.annotateLogs({ scope, cause: String(e) }))))
-      }
-    }
-    if (result._tag === "Left") return domainError(result.left)
-    const out = result.right
+    const result = yield* runCall(call, { identity: identity.right, grant, channel }, { request, params, query: input.right.query, body: input.right.body })
+    if (result._tag === "Internal") return yield* internal(call.operation, result.cause)
+    if (result._tag === "Refused") return errorResponse(result.code, result.body)
+    const out = result.outcome
     return out.response ?? HttpServerResponse.unsafeJson(out.body, { status: out.status })
   }).pipe(
     Effect.catchAllDefect((defect) => internal(call.operation, defect)),
