@@ -46,6 +46,30 @@ export const CHANNEL_KINDS: Record<ChannelName, ReadonlyArray<Identity["kind"]>>
 
 export const SCOPE_NOT_ALLOWED_MESSAGE = "this grant does not cover the requested scope"
 
+/** Graph operations: every refusal carries the envelope {error, message, remedy, next} (graph.md §8). */
+export const GRAPH_OPERATIONS: ReadonlySet<Operation> = new Set<Operation>([
+  "resolve_entity", "read_entity", "create_entity", "move_entity", "update_entity", "propose_link", "list_links",
+  "list_structure", "review_structure", "archive_entity"
+])
+
+const GRAPH_GUIDANCE: Partial<Record<ErrorCode, { remedy: string; next: ReadonlyArray<{ tool: string; why: string }> }>> = {
+  "unauthorized": { remedy: "sign in again; ask an operator for an active grant if it keeps failing", next: [] },
+  "channel-not-allowed": { remedy: "this grant or channel cannot do this: ask the person to do it on the approval page or an operator for the right", next: [] },
+  "scope-not-allowed": { remedy: "name a scope this grant covers", next: [{ tool: "list_scopes", why: "see the scopes this grant covers" }] },
+  "multiple-scopes-without-flag": { remedy: "name one scope: entities and links never span scopes", next: [] },
+  "validation-failed": { remedy: "correct the fields named in issues and call again", next: [] },
+  "payload-too-large": { remedy: "send a smaller request", next: [] },
+  "rate-limited": { remedy: "wait the seconds of Retry-After, then call again", next: [] },
+  "scope-locked": { remedy: "the scope is not available now: tell the person and try again later", next: [] }
+}
+
+/** A refusal body of a graph operation: remedy and next added where the refusal has none (the same body for every scope). */
+export const graphEnvelope = <B extends { readonly remedy?: string | undefined }>(operation: Operation, code: ErrorCode, body: B): B => {
+  if (!GRAPH_OPERATIONS.has(operation) || body.remedy !== undefined) return body
+  const g = GRAPH_GUIDANCE[code] ?? { remedy: "follow the message and call again", next: [] }
+  return { ...body, remedy: g.remedy, next: g.next }
+}
+
 export interface RequestInput {
   readonly request: HttpServerRequest.HttpServerRequest
   /** step 1 has run: the caller is known */
@@ -93,10 +117,10 @@ export interface Call<P, RP, R> {
 
 const LIMIT_OF: Partial<Record<Operation, LimitKind>> = { decide: "decisions", review_structure: "decisions", archive_entity: "decisions", export: "exports" }
 
-const domainError = (e: DomainError) => {
+const domainError = (e: DomainError, operation?: Operation) => {
   const body = toErrorBody(e)
   const { error: _code, ...rest } = body
-  return errorResponse(body.error, rest)
+  return errorResponse(body.error, operation === undefined ? rest : graphEnvelope(operation, body.error, rest))
 }
 
 const isDomainError = (e: unknown): e is DomainError =>
@@ -120,6 +144,9 @@ export interface CallInput {
 
 /** A call without its channel: the caller's channel applies (MCP tools reuse the /v1 calls). */
 export type CallSpec<P, RP, R> = Omit<Call<P, RP, R>, "channel">
+
+/** Types a call without its channel, so a route and an MCP tool can share parse, scopes and run. */
+export const spec = <P, RP, R>(s: CallSpec<P, RP, R>): CallSpec<P, RP, R> => s
 
 /** The result of steps 2–6: an outcome, a refusal with its ErrorBody, or an internal failure. */
 export type CallResult =
@@ -216,7 +243,8 @@ export const runCall = <P, RP, R>(call: CallSpec<P, RP, R>, caller: Caller, inpu
     return { _tag: "Done", outcome: result.right, requestId } satisfies CallResult
   }).pipe(
     Effect.catchAllDefect((defect) => Effect.succeed<CallResult>({ _tag: "Internal", cause: defect })),
-    Effect.catchAll((e: unknown) => Effect.succeed<CallResult>(isDomainError(e) ? refusedOf(e, null) : { _tag: "Internal", cause: e }))
+    Effect.catchAll((e: unknown) => Effect.succeed<CallResult>(isDomainError(e) ? refusedOf(e, null) : { _tag: "Internal", cause: e })),
+    Effect.map((r): CallResult => (r._tag === "Refused" ? { ...r, body: graphEnvelope(call.operation, r.code, r.body) } : r))
   )
 
 /** Runs one call through the pipeline; every failure becomes its ErrorBody response. */
@@ -229,7 +257,7 @@ export const handle = <P, RP, R>(call: Call<P, RP, R>) => (request: HttpServerRe
     const deny = (code: ErrorCode, grantId: string | null, reason: string, headers: Record<string, string> = {}, message?: string) =>
       Effect.as(
         Effect.logWarning("denied").pipe(Effect.annotateLogs({ channel, operation: call.operation, code, grant: grantId, reason })),
-        errorResponse(code, message === undefined ? {} : { message }, headers)
+        errorResponse(code, graphEnvelope(call.operation, code, message === undefined ? {} : { message }), headers)
       )
     // On /mcp and /v1/* a 401 says where the protected-resource document is.
     const wwwAuthenticate: Record<string, string> = /^\/(v1|mcp)(\/|$)/.test(new URL(request.url, "http://localhost").pathname)
@@ -237,7 +265,7 @@ export const handle = <P, RP, R>(call: Call<P, RP, R>) => (request: HttpServerRe
       : {}
 
     const bodyLimit = call.bodyLimit ?? DEFAULT_BODY_LIMIT
-    if (contentLengthTooLarge(request, bodyLimit)) return errorResponse("payload-too-large", { message: `the body is larger than ${bodyLimit} bytes` })
+    if (contentLengthTooLarge(request, bodyLimit)) return errorResponse("payload-too-large", graphEnvelope(call.operation, "payload-too-large", { message: `the body is larger than ${bodyLimit} bytes` }))
 
     // 1. credential → identity → active grant; identity kind of the channel; limits
     const identity = yield* Effect.either(authenticate(request, channel, config))
@@ -262,8 +290,8 @@ export const handle = <P, RP, R>(call: Call<P, RP, R>) => (request: HttpServerRe
     // 2.–6. read the input, then the shared steps
     const input = yield* Effect.either(Effect.all({ query: readQuery(request), body: readBody(request, bodyLimit) }))
     if (input._tag === "Left") {
-      if (input.left instanceof PayloadTooLarge) return errorResponse("payload-too-large", { message: input.left.message })
-      return yield* Effect.as(Effect.logWarning("denied").pipe(Effect.annotateLogs({ channel, operation: call.operation, code: "validation-failed", grant: grant.id })), domainError(input.left))
+      if (input.left instanceof PayloadTooLarge) return errorResponse("payload-too-large", graphEnvelope(call.operation, "payload-too-large", { message: input.left.message }))
+      return yield* Effect.as(Effect.logWarning("denied").pipe(Effect.annotateLogs({ channel, operation: call.operation, code: "validation-failed", grant: grant.id })), domainError(input.left, call.operation))
     }
     const result = yield* runCall(call, { identity: identity.right, grant, channel }, { request, params, query: input.right.query, body: input.right.body })
     if (result._tag === "Internal") return yield* internal(call.operation, result.cause)
@@ -272,5 +300,5 @@ export const handle = <P, RP, R>(call: Call<P, RP, R>) => (request: HttpServerRe
     return out.response ?? HttpServerResponse.unsafeJson(out.body, { status: out.status })
   }).pipe(
     Effect.catchAllDefect((defect) => internal(call.operation, defect)),
-    Effect.catchAll((e: unknown) => (isDomainError(e) ? Effect.succeed(domainError(e)) : internal(call.operation, e)))
+    Effect.catchAll((e: unknown) => (isDomainError(e) ? Effect.succeed(domainError(e, call.operation)) : internal(call.operation, e)))
   )

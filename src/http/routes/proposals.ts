@@ -1,7 +1,7 @@
 /** POST /v1/proposals (propose) and GET /v1/proposals (list_proposals). */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Schema } from "effect"
-import { handle } from "../../auth/scope-check.js"
+import { handle, spec } from "../../auth/scope-check.js"
 import { AppConfig } from "../../config/config.js"
 import { ScopeStore } from "../../db/scope-store.js"
 import { ScopeName, scopeOfRuleId } from "../../domain/ids.js"
@@ -12,8 +12,7 @@ import { Api } from "../api.js"
 import { decodeStrict } from "../input.js"
 import { After, afterSeq, Limit } from "../query.js"
 
-export const proposeCall = handle({
-  channel: "api",
+export const proposeSpec = spec({
   operation: "propose",
   parse: ({ body }) => decodeStrict(ProposalRequest, body.value, "proposal"),
   scopes: (req) => [req.scope, ...(req.supersedes === null ? [] : [scopeOfRuleId(req.supersedes)])],
@@ -22,6 +21,7 @@ export const proposeCall = handle({
       status: 201, body: created, refs: [created.ref]
     }))
 })
+export const proposeCall = handle({ channel: "api", ...proposeSpec })
 
 const ProposalsQuery = Schema.Struct({ scope: ScopeName, limit: Limit, after: After })
 

@@ -1,7 +1,7 @@
 /** GET /v1/rules, /v1/rules/:id, /v1/rules/:id/versions, /v1/rules/:id/provenance (api channel). */
 import { HttpApiBuilder } from "@effect/platform"
 import { Clock, Effect, Schema } from "effect"
-import { handle } from "../../auth/scope-check.js"
+import { handle, spec } from "../../auth/scope-check.js"
 import { AppConfig } from "../../config/config.js"
 import { ScopeStore } from "../../db/scope-store.js"
 import { NotFound } from "../../domain/errors.js"
@@ -56,8 +56,7 @@ const ruleIdOf = (params: Readonly<Record<string, string>>) =>
 
 const ReadQuery = Schema.Struct({ as_of: Schema.optional(Day), include_proposals: Schema.optional(BoolString) })
 
-export const readCall = handle({
-  channel: "api",
+export const readSpec = spec({
   operation: "read_rule",
   parse: ({ params, query }) =>
     Effect.gen(function*() {
@@ -80,6 +79,7 @@ export const readCall = handle({
       return { status: 200, body: bundle, refs: [bundle.head.ref] }
     })
 })
+export const readCall = handle({ channel: "api", ...readSpec })
 
 /** parse, scopes and refs of a call about one rule named by the path's :id. */
 const byRuleId = {
@@ -106,8 +106,7 @@ export const versionsCall = handle({
     })
 })
 
-export const provenanceCall = handle({
-  channel: "api",
+export const provenanceSpec = spec({
   operation: "provenance",
   ...byRuleId,
   run: (id) =>
@@ -123,6 +122,7 @@ export const provenanceCall = handle({
       return { status: 200, body: prov, refs: [prov.ref] }
     })
 })
+export const provenanceCall = handle({ channel: "api", ...provenanceSpec })
 
 export const RulesLive = HttpApiBuilder.group(Api, "rules", (h) =>
   h.handleRaw("list", ({ request }) => listCall(request))

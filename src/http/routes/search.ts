@@ -1,7 +1,7 @@
 /** POST /v1/search (the full SearchResponse) and POST /v1/search/:search_id/feedback. */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { handle } from "../../auth/scope-check.js"
+import { handle, spec } from "../../auth/scope-check.js"
 import { NotFound } from "../../domain/errors.js"
 import { FeedbackRequest, SearchRequest } from "../../domain/search-schemas.js"
 import { feedbackScopes, FEEDBACK_NOT_FOUND, recordFeedback } from "../../search/feedback.js"
@@ -11,8 +11,7 @@ import { decodeStrict } from "../input.js"
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
-export const searchCall = handle({
-  channel: "api",
+export const searchSpec = spec({
   operation: "search",
   parse: ({ body }) => decodeStrict(SearchRequest, body.value, "search"),
   scopes: (req) => req.scopes,
@@ -29,9 +28,9 @@ export const searchCall = handle({
       }))
     }))
 })
+export const searchCall = handle({ channel: "api", ...searchSpec })
 
-export const feedbackCall = handle({
-  channel: "api",
+export const feedbackSpec = spec({
   operation: "feedback",
   parse: ({ body, params }) =>
     Effect.gen(function*() {
@@ -48,6 +47,7 @@ export const feedbackCall = handle({
       status: 200, body: out, refs: [...p.req.bundles.map((b) => b.ref), ...p.req.missing]
     }))
 })
+export const feedbackCall = handle({ channel: "api", ...feedbackSpec })
 
 export const SearchLive = HttpApiBuilder.group(Api, "search", (h) =>
   h.handleRaw("search", ({ request }) => searchCall(request))
