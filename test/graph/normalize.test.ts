@@ -112,7 +112,7 @@ describe("BoundedName and BoundedQuery (graph.md §5.3 bounds)", () => {
     const message = messageOf(BoundedName, s)
     expect(message).toContain("at most 200 characters after normalization")
     expect(message).toContain("becomes 201")
-    const r = decode(Schema.Struct({ name: BoundedName }), { name: s } as never)
+    const r = Schema.decodeUnknownEither(Schema.Struct({ name: BoundedName }))({ name: s })
     if (Either.isRight(r)) throw new Error("expected a refusal")
     const refusal = validationFailed(r.left, "entity")
     expect(refusal.code).toBe("validation-failed")
