@@ -120,3 +120,11 @@ export const graphCounts = (scope = "sales") =>
     }
     return out
   })
+
+/** Archives an entity with a raw approval version (for read-side fixtures). */
+export const archiveRaw = (id: string, scope = "sales") =>
+  Effect.flatMap(ScopeStore, (store) =>
+    store.write(scope, ({ sql }) =>
+      sql`INSERT INTO entity_version (id, version, type, name, aliases, parent_id, status, valid_from, valid_to, change, channel, changed_by, changed_at, reason)
+        SELECT id, version + 1, type, name, aliases, parent_id, 'archived', valid_from, '2026-01-06', 'archive', 'approval', 'person:1', ${AT}, 'gone'
+        FROM entity_current WHERE id = ${id}`))
