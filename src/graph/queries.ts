@@ -1,0 +1,275 @@
+/**
+ * Read side of the entity tree (graph.md §6, §8, §12): the current entity, EntityOut, pending,
+ * the entity with its path and versions, and the tree (levels, pages of 50, 200 nodes).
+ */
+import type { SqlClient } from "@effect/sql/SqlClient"
+import { Effect } from "effect"
+import { TREE_MAX_DEPTH, TREE_MAX_NODES, TREE_PAGE_SIZE } from "./config.js"
+import { type Next, type PathItem, refuse } from "./errors.js"
+import { nextForTree, nextForTreeDepth, nextForUnknown } from "./guidance.js"
+import { pathOf, pathsOf } from "./paths.js"
+import type { EntityOut, EntityStatus, EntityVersionOut, TreeNode } from "./schemas.js"
+
+export interface EntityRow {
+  readonly seq: number
+  readonly id: string
+  readonly scope: string
+  readonly version: number
+  readonly type: string
+  readonly name: string
+  readonly aliases: ReadonlyArray<string>
+  readonly parent_id: string | null
+  readonly status: EntityStatus
+  readonly valid_from: string
+  readonly valid_to: string | null
+  readonly evidence: string | null
+  readonly change: EntityVersionOut["change"]
+  readonly channel: EntityVersionOut["channel"]
+  readonly changed_by: string
+  readonly changed_at: string
+  readonly reason: string
+}
+
+type RawVersion = Omit<EntityRow, "aliases" | "seq" | "scope"> & { readonly aliases: string }
+
+const parseAliases = (text: string): Array<string> => {
+  const v: unknown = JSON.parse(text)
+  return Array.isArray(v) ? v.filter((a): a is string => typeof a === "string") : []
+}
+
+/** The current version of an entity with its head, or null when the scope has no such entity. */
+export const currentEntity = (sql: SqlClient, id: string): Effect.Effect<EntityRow | null> =>
+  sql<RawVersion & { seq: number; scope: string }>`SELECT e.seq, e.scope, k.* FROM entity e JOIN entity_current k ON k.id = e.id
+    WHERE e.id = ${id}`.pipe(
+    Effect.map((rows) => {
+      const r = rows[0]
+      return r === undefined ? null : { ...r, aliases: parseAliases(r.aliases) }
+    }),
+    Effect.orDie
+  )
+
+/** Non-archived direct children per entity (graph.md §6 count). */
+export const childCounts = (sql: SqlClient, ids: ReadonlyArray<string>): Effect.Effect<Map<string, number>> =>
+  ids.length === 0
+    ? Effect.succeed(new Map())
+    : sql<{ id: string; n: number }>`SELECT c.ancestor_id AS id, count(*) AS n FROM entity_closure c
+        JOIN entity_current h ON h.id = c.descendant_id
+        WHERE c.ancestor_id IN ${sql.in([...new Set(ids)])} AND c.depth = 1 AND h.status <> 'archived'
+        GROUP BY c.ancestor_id`.pipe(
+        Effect.map((rows) => new Map(rows.map((r) => [r.id, r.n]))),
+        Effect.orDie
+      )
+
+/**
+ * Pending (graph.md §12): agent versions (mcp, api) after the entity's latest approval version
+ * without a review of target entity/<id>@<n>. Returns the pending version numbers per entity.
+ */
+export const pendingVersions = (sql: SqlClient, ids: ReadonlyArray<string>): Effect.Effect<Map<string, Array<number>>> =>
+  ids.length === 0
+    ? Effect.succeed(new Map())
+    : sql<{ id: string; version: number }>`SELECT v.id, v.version FROM entity_version v
+        WHERE v.id IN ${sql.in([...new Set(ids)])} AND v.channel IN ('mcp', 'api')
+          AND v.version > coalesce((SELECT max(a.version) FROM entity_version a WHERE a.id = v.id AND a.channel = 'approval'), 0)
+          AND NOT EXISTS (SELECT 1 FROM review r WHERE r.target = 'entity/' || v.id || '@' || v.version)
+        ORDER BY v.id, v.version`.pipe(
+        Effect.map((rows) => {
+          const out = new Map<string, Array<number>>()
+          for (const r of rows) out.set(r.id, [...(out.get(r.id) ?? []), r.version])
+          return out
+        }),
+        Effect.orDie
+      )
+
+export const entityApprovalUrl = (publicUrl: string, scope: string, id: string): string =>
+  `${publicUrl}/approval/structure?scope=${encodeURIComponent(scope)}#${id}`
+
+/** EntityOut of graph.md §8 from a current row. */
+export const toEntityOut = (
+  row: EntityRow,
+  extra: { readonly children: number; readonly pending: boolean; readonly publicUrl: string }
+): EntityOut => ({
+  ref: `entity/${row.id}`,
+  id: row.id,
+  scope: row.scope,
+  type: row.type,
+  name: row.name,
+  aliases: [...row.aliases],
+  status: row.status,
+  parent_id: row.parent_id,
+  valid_from: row.valid_from,
+  valid_to: row.valid_to,
+  children: extra.children,
+  pending: extra.pending,
+  approval_url: extra.pending ? entityApprovalUrl(extra.publicUrl, row.scope, row.id) : null,
+  version: row.version
+})
+
+/** EntityOut with its children count and pending flag read from the file. */
+export const entityOut = (sql: SqlClient, row: EntityRow, publicUrl: string): Effect.Effect<EntityOut> =>
+  Effect.gen(function*() {
+    const children = yield* childCounts(sql, [row.id])
+    const pending = yield* pendingVersions(sql, [row.id])
+    return toEntityOut(row, { children: children.get(row.id) ?? 0, pending: pending.has(row.id), publicUrl })
+  })
+
+/** One body for "no such entity here", whether it is missing or of another scope. */
+export const entityNotFound = () =>
+  refuse("not-found", {
+    message: "no such entity in this scope",
+    remedy: "find the entity with entity_resolve in the scope it belongs to",
+    next: nextForUnknown()
+  })
+
+export interface EntityRead extends EntityOut {
+  readonly versions: Array<EntityVersionOut>
+  readonly path: Array<PathItem>
+  readonly next: Array<Next>
+}
+
+/** read_entity / entity_path: EntityOut, the full path, every version including moves. */
+export const readEntity = Effect.fn("Entities.read")(function*(sql: SqlClient, id: string, publicUrl: string) {
+  const row = yield* currentEntity(sql, id)
+  if (row === null) return yield* entityNotFound()
+  const out = yield* entityOut(sql, row, publicUrl)
+  const path = yield* pathOf(sql, id)
+  const raw = yield* sql<RawVersion>`SELECT * FROM entity_version WHERE id = ${id} ORDER BY version`
+  const parents = yield* pathsOf(sql, raw.flatMap((v) => (v.parent_id === null ? [] : [v.parent_id])))
+  const versions: Array<EntityVersionOut> = raw.map((v) => ({
+    version: v.version,
+    change: v.change,
+    type: v.type,
+    name: v.name,
+    aliases: parseAliases(v.aliases),
+    parent_id: v.parent_id,
+    parent_path: v.parent_id === null ? [] : parents.get(v.parent_id) ?? [],
+    status: v.status,
+    valid_from: v.valid_from,
+    valid_to: v.valid_to,
+    evidence: v.evidence,
+    channel: v.channel,
+    changed_by: v.changed_by,
+    changed_at: v.changed_at,
+    reason: v.reason
+  }))
+  const read: EntityRead = { ...out, path, versions, next: [] }
+  return read
+}, Effect.catchTag("SqlError", (e) => Effect.die(e)))
+
+export interface TreeAnswer {
+  readonly scope: string
+  readonly parent: string | null
+  readonly depth: number
+  readonly page: number
+  /** non-archived direct children of parent (top-level entities without parent) */
+  readonly total: number
+  readonly next_page: number | null
+  /** non-archived entities per level below parent, levels 1…depth */
+  readonly levels: Array<{ level: number; count: number }>
+  readonly nodes: Array<TreeNode>
+  readonly path: Array<PathItem>
+  readonly next: Array<Next>
+}
+
+interface NodeRow {
+  readonly id: string
+  readonly name: string
+  readonly type: string
+  readonly status: EntityStatus
+  readonly parent_id: string | null
+  readonly children: number
+}
+
+const CHILDREN_COUNT = `(SELECT count(*) FROM entity_closure g JOIN entity_current h ON h.id = g.descendant_id
+  WHERE g.ancestor_id = k.id AND g.depth = 1 AND h.status <> 'archived')`
+
+/**
+ * entity_tree (graph.md §6): level 1 = one page of 50 direct children (top level without
+ * parent); levels 2…depth add, node by node in order, up to 50 children each while the answer
+ * holds fewer than 200 nodes. Every node carries children and hidden_children.
+ */
+export const entityTree = Effect.fn("Entities.tree")(function*(
+  sql: SqlClient,
+  q: { readonly scope: string; readonly parent: string | null; readonly depth?: number | undefined; readonly page?: number | undefined }
+) {
+  const depth = q.depth ?? 1
+  const page = q.page ?? 1
+  if (depth > TREE_MAX_DEPTH) {
+    return yield* refuse("depth-limit", {
+      message: `depth ${depth} is above the tree limit of ${TREE_MAX_DEPTH}`,
+      remedy: `ask for depth ${TREE_MAX_DEPTH} at most, then expand a node by calling entity_tree again with its id`,
+      next: nextForTreeDepth(q.parent),
+      limit: TREE_MAX_DEPTH
+    })
+  }
+  let path: Array<PathItem> = []
+  if (q.parent !== null) {
+    const row = yield* currentEntity(sql, q.parent)
+    if (row === null) return yield* entityNotFound()
+    path = yield* pathOf(sql, q.parent)
+  }
+  const offset = (page - 1) * TREE_PAGE_SIZE
+  const first = q.parent === null
+    ? yield* sql<NodeRow>`SELECT k.id, k.name, k.type, k.status, k.parent_id, ${sql.literal(CHILDREN_COUNT)} AS children
+        FROM entity_current k WHERE k.parent_id IS NULL AND k.status <> 'archived'
+        ORDER BY lower(k.name), k.id LIMIT ${TREE_PAGE_SIZE} OFFSET ${offset}`
+    : yield* sql<NodeRow>`SELECT k.id, k.name, k.type, k.status, k.parent_id, ${sql.literal(CHILDREN_COUNT)} AS children
+        FROM entity_closure c JOIN entity_current k ON k.id = c.descendant_id
+        WHERE c.ancestor_id = ${q.parent} AND c.depth = 1 AND k.status <> 'archived'
+        ORDER BY lower(k.name), k.id LIMIT ${TREE_PAGE_SIZE} OFFSET ${offset}`
+  const levelRows = q.parent === null
+    ? yield* sql<{ level: number; count: number }>`SELECT c.depth + 1 AS level, count(*) AS count
+        FROM entity_current t JOIN entity_closure c ON c.ancestor_id = t.id JOIN entity_current k ON k.id = c.descendant_id
+        WHERE t.parent_id IS NULL AND t.status <> 'archived' AND c.depth BETWEEN 0 AND ${depth - 1} AND k.status <> 'archived'
+        GROUP BY c.depth ORDER BY c.depth`
+    : yield* sql<{ level: number; count: number }>`SELECT c.depth AS level, count(*) AS count
+        FROM entity_closure c JOIN entity_current k ON k.id = c.descendant_id
+        WHERE c.ancestor_id = ${q.parent} AND c.depth BETWEEN 1 AND ${depth} AND k.status <> 'archived'
+        GROUP BY c.depth ORDER BY c.depth`
+  const total = levelRows.find((l) => l.level === 1)?.count ?? 0
+
+  const nodes: Array<TreeNode & { shown: number }> = first.map((r) => ({ ...r, level: 1, hidden_children: 0, shown: 0 }))
+  const byId = new Map(nodes.map((n) => [n.id, n]))
+  let frontier = nodes.slice()
+  for (let level = 2; level <= depth && nodes.length < TREE_MAX_NODES && frontier.length > 0; level++) {
+    const parents = frontier.filter((n) => n.children > 0).map((n) => n.id)
+    if (parents.length === 0) break
+    const rows = yield* sql<NodeRow & { rn: number }>`SELECT * FROM (
+        SELECT k.id, k.name, k.type, k.status, k.parent_id, ${sql.literal(CHILDREN_COUNT)} AS children,
+          row_number() OVER (PARTITION BY c.ancestor_id ORDER BY lower(k.name), k.id) AS rn
+        FROM entity_closure c JOIN entity_current k ON k.id = c.descendant_id
+        WHERE c.ancestor_id IN ${sql.in(parents)} AND c.depth = 1 AND k.status <> 'archived')
+      WHERE rn <= ${TREE_PAGE_SIZE} ORDER BY parent_id, rn`
+    const under = new Map<string, Array<NodeRow>>()
+    for (const r of rows) {
+      const key = r.parent_id ?? ""
+      under.set(key, [...(under.get(key) ?? []), r])
+    }
+    const added: Array<TreeNode & { shown: number }> = []
+    walk: for (const parent of frontier) {
+      for (const r of under.get(parent.id) ?? []) {
+        if (nodes.length >= TREE_MAX_NODES) break walk
+        const node = { id: r.id, name: r.name, type: r.type, status: r.status, parent_id: r.parent_id, children: r.children, level, hidden_children: 0, shown: 0 }
+        nodes.push(node)
+        added.push(node)
+        byId.set(node.id, node)
+        parent.shown += 1
+      }
+    }
+    frontier = added
+  }
+  const out: Array<TreeNode> = nodes.map(({ shown, ...n }) => ({ ...n, hidden_children: n.children - shown }))
+  const nextPage = offset + first.length < total ? page + 1 : null
+  const answer: TreeAnswer = {
+    scope: q.scope,
+    parent: q.parent,
+    depth,
+    page,
+    total,
+    next_page: nextPage,
+    levels: levelRows.map((l) => ({ level: l.level, count: l.count })),
+    nodes: out,
+    path,
+    next: nextForTree(out, nextPage)
+  }
+  return answer
+}, Effect.catchTag("SqlError", (e) => Effect.die(e)))
