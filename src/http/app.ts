@@ -7,6 +7,7 @@ import { HttpLayerRouter } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { Api } from "./api.js"
 import { errorResponse } from "./errors.js"
+import { ApprovalRoutes } from "./routes/approval.js"
 import { DecisionLive } from "./routes/decision.js"
 import { ExportLive } from "./routes/export.js"
 import { healthz, protectedResource } from "./routes/health.js"
@@ -31,4 +32,4 @@ const ApiRoutes = HttpLayerRouter.addHttpApi(Api, { openapiPath: "/openapi.json"
   Layer.provide([SourcesLive, ProposalsLive, RulesLive, DecisionLive, StatusLive, ExportLive, SearchLive])
 )
 
-export const AppRoutes = Layer.mergeAll(ApiRoutes, RawRoutes)
+export const AppRoutes = Layer.mergeAll(ApiRoutes, RawRoutes, ApprovalRoutes)

@@ -217,7 +217,7 @@ describe("approval session, CSRF and the decision route", () => {
       headers: { cookie, origin: "http://127.0.0.1:8787", "content-type": "application/x-www-form-urlencoded" }
     })
     expect(r.status).toBe(303)
-    expect(r.headers.get("location")).toBe(`/approval/rules/${id}`)
+    expect(r.headers.get("location")).toBe(`/approval/rules/${id}?done=reject&v=2#outcome`)
     expect((await req("GET", `/v1/rules/${id}`, { token: DEV_API })).status).toBe(404)
     const rejected = await req("GET", "/v1/rejected?scope=sales", { headers: { cookie } })
     expect((rejected.json() as { rules: Array<{ rule_id: string }> }).rules.map((x) => x.rule_id)).toContain(id)

@@ -3,8 +3,10 @@
  * only importer of src/decision/** besides the approval pages (AT2). Same origin and the csrf
  * token are checked before anything else of the request is read (architecture.md §5.3).
  */
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, type HttpServerRequest } from "@effect/platform"
 import { Effect, Redacted } from "effect"
+import { decideFromForm } from "../../approval/decision-form.js"
+import { asPage } from "../../approval/error-page.js"
 import { handle, type RequestInput } from "../../auth/scope-check.js"
 import { csrfOk } from "../../auth/csrf.js"
 import { AppConfig } from "../../config/config.js"
@@ -63,21 +65,34 @@ export const decideCall = handle({
     Effect.gen(function*() {
       yield* checkCsrf(input)
       const id = input.params.id ?? ""
-      const raw = input.body.form ? formToDecision(input.body.value as Record<string, string>) : input.body.value
-      const req = yield* parseDecision(raw)
+      // A form post of the approval pages is decided (and refused) on its page: parsed in run.
+      if (input.body.form) {
+        if (!RULE_ID_RE.test(id)) return yield* new NotFound({ message: `no rule ${id}` })
+        return { id, form: input.body.value as Record<string, string> } as const
+      }
+      const req = yield* parseDecision(input.body.value)
       if (!RULE_ID_RE.test(id)) return yield* new NotFound({ message: `no rule ${id}` })
-      return { id, req, form: input.body.form }
+      return { id, req } as const
     }),
   scopes: (p) => [scopeOfRuleId(p.id)],
   refs: (p) => [ruleRef(p.id)],
   run: (p, ctx) =>
-    Effect.map(applyDecision(p.id, p.req, { grantId: ctx.grant.id, identity: ctx.identity.identity }), (result) => ({
-      status: 200,
-      body: result,
-      ...(p.form ? { response: HttpServerResponse.redirect(`/approval/rules/${p.id}`, { status: 303 }) } : {}),
-      refs: [result.current]
-    }))
+    "form" in p
+      ? decideFromForm(p.id, formToDecision(p.form), p.form, ctx)
+      : Effect.map(applyDecision(p.id, p.req, { grantId: ctx.grant.id, identity: ctx.identity.identity }), (result) => ({
+        status: 200,
+        body: result,
+        refs: [result.current]
+      }))
 })
 
+const isFormPost = (request: HttpServerRequest.HttpServerRequest): boolean =>
+  (request.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() === "application/x-www-form-urlencoded"
+
 export const DecisionLive = HttpApiBuilder.group(Api, "decision", (h) =>
-  h.handleRaw("decide", ({ path, request }) => decideCall(request, path)))
+  h.handleRaw("decide", ({ path, request }) =>
+    Effect.flatMap(decideCall(request, path), (response) =>
+      // a refusal before the rule page (401, csrf, limits) answers a form post as a page too
+      isFormPost(request)
+        ? Effect.map(AppConfig, (config) => asPage(response, { devToken: config.env.authMode === "dev-token", viewer: null, toLogin: false }))
+        : Effect.succeed(response))))

@@ -5,7 +5,8 @@
  */
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Clock, Effect, Option, Redacted } from "effect"
-import { html, PAGE_HEADERS } from "../../approval/html.js"
+import { pageResponse } from "../../approval/layout.js"
+import { loginPage as loginDocument } from "../../approval/login-page.js"
 import { sessionPerson } from "../../auth/credentials.js"
 import { csrfOk } from "../../auth/csrf.js"
 import { sessionCookie, signSession } from "../../auth/session.js"
@@ -14,28 +15,18 @@ import { AppConfig } from "../../config/config.js"
 import { errorResponse } from "../errors.js"
 import { clientAddress, RateLimiter } from "../rate-limit.js"
 
-const page = (body: ReturnType<typeof html>, status = 200) =>
-  HttpServerResponse.text(
-    html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Groundnote — sign in</title></head><body>${body}</body></html>`.value,
-    { status, headers: PAGE_HEADERS, contentType: "text/html; charset=utf-8" }
-  )
-
-const loginForm = (message: string | null) => html`
-<main>
-  <h1>Groundnote approval</h1>
-  ${message === null ? "" : html`<p role="alert">${message}</p>`}
-  <form method="post" action="/approval/login">
-    <label>Dev approval token <input type="password" name="token" autocomplete="current-password" required></label>
-    <button type="submit">Sign in</button>
-  </form>
-</main>`
+/** The login page of src/approval (layout, stylesheet, the headers of §5.3). */
+const loginForm = (message: string | null) => pageResponse(loginDocument({ devToken: true, message }), message === null ? 200 : 401)
 
 const notFound = errorResponse("not-found", { message: "no such route" })
 
 export const loginPage = Effect.gen(function*() {
   const config = yield* AppConfig
   if (config.env.authMode !== "dev-token") return notFound
-  return page(loginForm(null))
+  // already signed in: straight to the proposals
+  const request = yield* HttpServerRequest.HttpServerRequest
+  if ((yield* sessionPerson(request, config)) !== null) return HttpServerResponse.redirect("/approval", { status: 303 })
+  return loginForm(null)
 })
 
 export const login = Effect.gen(function*() {
@@ -53,7 +44,7 @@ export const login = Effect.gen(function*() {
   const expected = config.env.devApprovalToken
   if (expected === null || !sameSecret(token, Redacted.value(expected)) || config.env.devEmail === null) {
     yield* Effect.logWarning("denied").pipe(Effect.annotateLogs({ channel: "approval", operation: "login", code: "unauthorized" }))
-    return page(loginForm("That token is not valid."), 401)
+    return loginForm("That token is not valid.")
   }
   const now = yield* Clock.currentTimeMillis
   const value = signSession(Redacted.value(config.env.sessionSecret), config.env.devEmail.toLowerCase(), now)

@@ -1,0 +1,73 @@
+/**
+ * Refusals on the approval pages as pages: the pipeline answers ErrorBody JSON; a page request
+ * gets the same status and code as HTML (and a person without a session in dev-token mode is
+ * sent to the login page). Headers of §5.3 on every one.
+ */
+import type { HttpServerResponse } from "@effect/platform"
+import { HttpServerResponse as Response } from "@effect/platform"
+import { type Html, html, PAGE_HEADERS } from "./html.js"
+import { layout, pageResponse, type Viewer } from "./layout.js"
+import { loginPage } from "./login-page.js"
+
+const TITLES: Readonly<Record<string, string>> = {
+  "unauthorized": "Please sign in",
+  "channel-not-allowed": "Not allowed here",
+  "scope-not-allowed": "Not your scope",
+  "csrf-failed": "Refused: not sent from this page",
+  "not-found": "Not found",
+  "validation-failed": "That address is not valid",
+  "scope-locked": "This scope is locked",
+  "rate-limited": "Too many requests",
+  "internal": "Something went wrong"
+}
+
+export const errorPage = (o: { readonly status: number; readonly code: string; readonly message: string; readonly viewer: Viewer | null }): Html =>
+  layout({
+    title: TITLES[o.code] ?? o.code,
+    viewer: o.viewer,
+    body: html`<h1>${TITLES[o.code] ?? "Refused"}</h1>
+<div class="notice error" role="alert"><p><b>${o.status} ${o.code}</b></p><p>${o.message}</p></div>
+<p><a href="/approval">Back to the open proposals</a></p>`
+  })
+
+interface ErrorJson {
+  readonly error?: unknown
+  readonly message?: unknown
+}
+
+/** The ErrorBody of a JSON response, or null when the response is not one. */
+export const errorBodyOf = (response: HttpServerResponse.HttpServerResponse): { code: string; message: string } | null => {
+  if (response.status < 400 || response.body._tag !== "Uint8Array" || !response.body.contentType.startsWith("application/json")) return null
+  try {
+    const parsed = JSON.parse(new TextDecoder().decode(response.body.body)) as ErrorJson
+    if (typeof parsed.error !== "string") return null
+    return { code: parsed.error, message: typeof parsed.message === "string" ? parsed.message : "" }
+  } catch {
+    return null
+  }
+}
+
+/**
+ * A JSON refusal of the pipeline as a page, same status; Retry-After is kept. 401: a page
+ * request in dev-token mode goes to the login page (303); a post gets the login page with 401
+ * and a note that nothing was saved.
+ */
+export const asPage = (
+  response: HttpServerResponse.HttpServerResponse,
+  o: { readonly devToken: boolean; readonly viewer: Viewer | null; readonly toLogin: boolean }
+): HttpServerResponse.HttpServerResponse => {
+  const body = errorBodyOf(response)
+  if (body === null) return response
+  if (body.code === "unauthorized" && o.devToken && o.toLogin) {
+    return Response.redirect("/approval/login", { status: 303, headers: PAGE_HEADERS })
+  }
+  if (body.code === "unauthorized") {
+    return pageResponse(loginPage({ devToken: o.devToken, message: o.toLogin ? null : "You are not signed in (any more). Nothing was saved." }), 401)
+  }
+  const retry = response.headers["retry-after"]
+  return pageResponse(
+    errorPage({ status: response.status, code: body.code, message: body.message, viewer: o.viewer }),
+    response.status,
+    retry === undefined ? {} : { "retry-after": retry }
+  )
+}

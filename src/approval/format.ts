@@ -1,0 +1,59 @@
+/**
+ * Small pieces the pages share: statuses as badges, ages in calendar days of config.zone, local
+ * times, sizes. Pure functions; every one returns Html built by the escaper.
+ */
+import { formatTimestamp } from "../domain/provenance.js"
+import { dayIn, localDateTime } from "../domain/time.js"
+import { type Html, html } from "./html.js"
+
+/** Calendar days in `zone` from `instant` to `nowMs` (0 = today). */
+export const ageDays = (instant: string, nowMs: number, zone: string): number => {
+  const then = Date.parse(`${dayIn(zone, Date.parse(instant))}T00:00:00Z`)
+  const now = Date.parse(`${dayIn(zone, nowMs)}T00:00:00Z`)
+  return Math.max(0, Math.round((now - then) / 86_400_000))
+}
+
+export const ageText = (days: number): string => (days === 0 ? "today" : days === 1 ? "1 day ago" : `${days} days ago`)
+
+export interface Clockwork {
+  readonly nowMs: number
+  readonly zone: string
+}
+
+/** A <time> with the local date and time; the age in days when `age` is set. */
+export const when = (instant: string | null, c: Clockwork, age = false): Html => {
+  if (instant === null) return html`<span class="muted">—</span>`
+  const ms = Date.parse(instant)
+  if (Number.isNaN(ms)) return html`<span>${instant}</span>`
+  const local = localDateTime(c.zone, ms)
+  return age
+    ? html`<time datetime="${instant}" title="${local} (${c.zone})">${ageText(ageDays(instant, c.nowMs, c.zone))}</time>`
+    : html`<time datetime="${instant}">${local}</time>`
+}
+
+export const STATUS_LABEL: Readonly<Record<string, string>> = {
+  proposed: "proposed", confirmed: "confirmed", superseded: "superseded", rejected: "rejected",
+  active: "active", unconfirmed: "unconfirmed", archived: "archived"
+}
+
+export const badge = (status: string): Html => {
+  const known = STATUS_LABEL[status]
+  return known === undefined ? html`<span class="badge">${status}</span>` : html`<span class="badge ${known}">${known}</span>`
+}
+
+export const timestamp = (s: number | null): string | null => (s === null ? null : formatTimestamp(s))
+
+export const bytes = (n: number | null): string => {
+  if (n === null) return "size unknown"
+  if (n < 1024) return `${n} B`
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`
+  return `${(n / 1024 / 1024).toFixed(1)} MiB`
+}
+
+export const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`
+
+/** The start of a text, at most `chars` code points, ending in … when shortened. */
+export const shorten = (text: string, chars: number): string => {
+  const cps = [...text]
+  return cps.length <= chars ? text : `${cps.slice(0, chars - 1).join("")}…`
+}

@@ -1,0 +1,70 @@
+/**
+ * GET /approval: per scope of the person's grant, the open proposals newest first (statement,
+ * quote, source, speaker, age) and the "Structure changes" section (counts and the newest five,
+ * graph.md §12). A scope lists PAGE_SIZE proposals per page.
+ */
+import { ageDays, ageText, badge, type Clockwork, plural, shorten, timestamp } from "./format.js"
+import { type Html, html } from "./html.js"
+import { layout, type Viewer } from "./layout.js"
+import type { ProposalRow, ScopeCounts } from "./queries.js"
+import { ruleLink } from "./rule-page.js"
+
+export const PAGE_SIZE = 100
+export const QUOTE_CHARS = 300
+
+export interface ScopeSection {
+  readonly scope: string
+  /** null: the scope is locked or has no file; the message says so */
+  readonly unavailable: string | null
+  readonly counts: ScopeCounts
+  readonly proposals: ReadonlyArray<ProposalRow>
+  readonly page: number
+  readonly structure: Html | null
+}
+
+const SOURCE_KIND: Readonly<Record<string, string>> = { jamie: "Meeting", mail: "Mail", manual: "Own words" }
+
+const proposalItem = (r: ProposalRow, c: Clockwork): Html => {
+  const days = ageDays(r.created_at, c.nowMs, c.zone)
+  const source = r.source_kind === null ? r.source_id : SOURCE_KIND[r.source_kind] ?? r.source_kind
+  return html`<li>
+  <div class="statement">${ruleLink(r.rule_id, r.statement)}</div>
+  <blockquote class="small">${shorten(r.quote, QUOTE_CHARS)}</blockquote>
+  <div class="meta">
+    ${badge("proposed")}
+    <span>${r.rule_id}${r.version > 1 ? `@${r.version}` : ""}</span>
+    <span>${source}${r.source_title === null ? "" : html`: ${shorten(r.source_title, 120)}`}${r.timestamp_s === null ? "" : ` at ${timestamp(r.timestamp_s)}`}</span>
+    ${r.speaker === null ? "" : html`<span>said by ${r.speaker}</span>`}
+    <span>proposed <time datetime="${r.created_at}">${ageText(days)}</time></span>
+  </div>
+</li>`
+}
+
+const scopeSection = (s: ScopeSection, c: Clockwork, single: boolean): Html => {
+  if (s.unavailable !== null) {
+    return html`<section aria-labelledby="s-${s.scope}"><h2 id="s-${s.scope}">${s.scope}</h2><p class="notice warn">${s.unavailable}</p></section>`
+  }
+  const shownTo = (s.page - 1) * PAGE_SIZE + s.proposals.length
+  const more = s.counts.proposed - shownTo
+  const nav: Array<Html> = []
+  if (s.page > 1) nav.push(html`<a href="/approval?scope=${s.scope}&amp;page=${s.page - 1}">← Newer</a>`)
+  if (more > 0) nav.push(html`<a href="/approval?scope=${s.scope}&amp;page=${s.page + 1}">Older (${more} more) →</a>`)
+  return html`<section aria-labelledby="s-${s.scope}">
+  <h2 id="s-${s.scope}">${s.scope}${single ? "" : html` <a class="small" href="/approval?scope=${s.scope}">only this scope</a>`}</h2>
+  <p class="counts small"><span>${plural(s.counts.proposed, "open proposal")}</span><span>${s.counts.confirmed} confirmed</span><span>${s.counts.superseded} superseded</span><span><a href="/approval/rejected?scope=${s.scope}">${s.counts.rejected} rejected</a></span></p>
+  ${s.proposals.length === 0
+    ? html`<p class="muted">Nothing to decide here.</p>`
+    : html`<h3>Open proposals${s.page > 1 ? ` (page ${s.page})` : ""}</h3><ol class="list">${s.proposals.map((r) => proposalItem(r, c))}</ol>`}
+  ${nav.length === 0 ? "" : html`<p>${nav.map((n, i) => html`${i > 0 ? " · " : ""}${n}`)}</p>`}
+  ${s.structure ?? ""}
+</section>`
+}
+
+export const indexPage = (o: { readonly viewer: Viewer; readonly sections: ReadonlyArray<ScopeSection>; readonly clock: Clockwork; readonly single: boolean }): Html => {
+  const open = o.sections.reduce((n, s) => n + s.counts.proposed, 0)
+  const body = html`
+<h1>${open === 0 ? "Nothing waits for you" : `${plural(open, "open proposal")}`}</h1>
+${o.single ? html`<p class="small"><a href="/approval">← All scopes</a></p>` : ""}
+${o.sections.length === 0 ? html`<p class="muted">Your grant covers no scope.</p>` : o.sections.map((s) => scopeSection(s, o.clock, o.single))}`
+  return layout({ title: "Open proposals", viewer: o.viewer, body })
+}

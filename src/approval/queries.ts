@@ -1,0 +1,156 @@
+/**
+ * The read side of the approval pages: open proposals, one rule with everything a person needs
+ * to decide, rejected rules, and the names of grants. Reads only, inside the caller's read
+ * transaction; the approval channel sees rejected rules (invariant 8 holds outside it).
+ */
+import type { SqlClient } from "@effect/sql/SqlClient"
+import { Effect } from "effect"
+import { OpsStore } from "../db/ops-store.js"
+import { parseRuleRef } from "../domain/ids.js"
+import { possibleDuplicates } from "../domain/proposals.js"
+import { provenanceOf } from "../domain/provenance.js"
+import { allVersions, lastReviewedAt, type RuleVersionRow } from "../domain/rules.js"
+import { rejectedSimilar } from "./rejected-similar.js"
+
+export interface ProposalRow {
+  readonly seq: number
+  readonly rule_id: string
+  readonly created_at: string
+  readonly version: number
+  readonly kind: "rule" | "note"
+  readonly statement: string
+  readonly quote: string
+  readonly source_id: string
+  readonly timestamp_s: number | null
+  readonly speaker: string | null
+  readonly said_at: string
+  readonly changed_by: string
+  readonly source_kind: string | null
+  readonly source_title: string | null
+  readonly source_sender: string | null
+}
+
+/** Open proposals of one scope, newest first. */
+export const openProposals = (sql: SqlClient, limit: number, offset = 0) =>
+  sql<ProposalRow>`
+    SELECT r.seq, r.id AS rule_id, r.created_at, v.version, v.kind, v.statement, v.quote, v.source_id, v.timestamp_s,
+      v.speaker, v.said_at, v.changed_by, s.kind AS source_kind, s.title AS source_title, s.sender AS source_sender
+    FROM rule r
+      JOIN rule_version v ON v.rule_id = r.id AND v.version = (SELECT max(w.version) FROM rule_version w WHERE w.rule_id = r.id)
+      LEFT JOIN source s ON s.id = v.source_id
+    WHERE v.status = 'proposed'
+    ORDER BY r.seq DESC LIMIT ${limit} OFFSET ${offset}`
+
+export interface ScopeCounts {
+  readonly proposed: number
+  readonly confirmed: number
+  readonly superseded: number
+  readonly rejected: number
+}
+
+export const statusCounts = (sql: SqlClient) =>
+  Effect.map(
+    sql<{ status: string; n: number }>`
+      SELECT v.status, count(*) AS n FROM rule r
+        JOIN rule_version v ON v.rule_id = r.id AND v.version = (SELECT max(w.version) FROM rule_version w WHERE w.rule_id = r.id)
+      GROUP BY v.status`,
+    (rows): ScopeCounts => {
+      const n = (s: string) => rows.find((r) => r.status === s)?.n ?? 0
+      return { proposed: n("proposed"), confirmed: n("confirmed"), superseded: n("superseded"), rejected: n("rejected") }
+    }
+  )
+
+export interface DecisionRow {
+  readonly id: number
+  readonly kind: string
+  readonly version: number
+  readonly decided_by: string
+  readonly decided_by_identity: string
+  readonly decided_at: string
+  readonly reason: string | null
+  readonly new_version: number | null
+}
+
+export interface RuleHead {
+  readonly seq: number
+  readonly created_at: string
+  readonly created_by: string
+}
+
+export interface Neighbour {
+  readonly rule_id: string
+  readonly version: number
+  readonly statement: string
+  readonly status: string
+}
+
+/** One rule as the rule page shows it; undefined when the rule does not exist. */
+export const ruleDetail = (sql: SqlClient, ruleId: string, today: string) =>
+  Effect.gen(function*() {
+    const heads = yield* sql<RuleHead>`SELECT seq, created_at, created_by FROM rule WHERE id = ${ruleId}`
+    const head = heads[0]
+    if (head === undefined) return undefined
+    const versions = yield* allVersions(sql, ruleId)
+    const current = versions[versions.length - 1] as RuleVersionRow
+    const decisions = yield* sql<DecisionRow>`
+      SELECT id, kind, version, decided_by, decided_by_identity, decided_at, reason, new_version
+      FROM decision WHERE rule_id = ${ruleId} ORDER BY id`
+    const provenance = yield* provenanceOf(sql, current)
+    const keywords = JSON.parse(current.keywords) as Array<string>
+    const duplicateRefs = yield* possibleDuplicates(sql, { statement: current.statement, keywords }, head.seq, today)
+    const duplicates = yield* Effect.forEach(duplicateRefs, (ref) => neighbour(sql, parseRuleRef(ref)?.id ?? ""))
+    const rejected = yield* rejectedSimilar(sql, { statement: current.statement, keywords }, head.seq)
+    const reviewedAt = yield* lastReviewedAt(sql, ruleId)
+    const next = yield* sql<{ id: string }>`
+      SELECT r.id FROM rule r
+        JOIN rule_version v ON v.rule_id = r.id AND v.version = (SELECT max(w.version) FROM rule_version w WHERE w.rule_id = r.id)
+      WHERE v.status = 'proposed' AND r.id <> ${ruleId}
+      ORDER BY (r.seq < ${head.seq}) DESC, r.seq DESC LIMIT 1`
+    const successor = current.superseded_by === null ? undefined : yield* neighbour(sql, current.superseded_by)
+    const predecessor = current.supersedes === null ? undefined : yield* neighbour(sql, current.supersedes)
+    return {
+      head, versions, current, decisions, provenance,
+      duplicates: duplicates.filter((d): d is Neighbour => d !== undefined),
+      rejected, reviewedAt, nextProposal: next[0]?.id ?? null,
+      successor: successor ?? null, predecessor: predecessor ?? null
+    }
+  })
+export type RuleDetail = NonNullable<Effect.Effect.Success<ReturnType<typeof ruleDetail>>>
+
+const neighbour = (sql: SqlClient, ruleId: string) =>
+  Effect.map(
+    sql<Neighbour>`SELECT rule_id, version, statement, status FROM current_version WHERE rule_id = ${ruleId}`,
+    (rows) => rows[0]
+  )
+
+export interface RejectedRow extends RuleVersionRow {
+  readonly seq: number
+  readonly decided_at: string | null
+  readonly decided_by_identity: string | null
+  readonly decision_reason: string | null
+  readonly source_title: string | null
+}
+
+/** Rejected rules of a scope, newest rejection first. */
+export const rejectedRules = (sql: SqlClient, limit: number, offset = 0) =>
+  sql<RejectedRow>`
+    SELECT r.seq, v.*, d.decided_at, d.decided_by_identity, d.reason AS decision_reason, s.title AS source_title
+    FROM rule r
+      JOIN rule_version v ON v.rule_id = r.id AND v.version = (SELECT max(w.version) FROM rule_version w WHERE w.rule_id = r.id)
+      LEFT JOIN decision d ON d.id = (SELECT max(e.id) FROM decision e WHERE e.rule_id = r.id AND e.kind = 'reject')
+      LEFT JOIN source s ON s.id = v.source_id
+    WHERE v.status = 'rejected'
+    ORDER BY d.decided_at DESC, r.seq DESC LIMIT ${limit} OFFSET ${offset}`
+
+/** Grant id → how a person recognises it: the label, else a person's e-mail, else the id. */
+export const grantNames = Effect.gen(function*() {
+  const ops = yield* OpsStore
+  const grants = yield* Effect.orDie(ops.listGrants())
+  const names = new Map<string, string>()
+  for (const g of grants) {
+    const name = g.label ?? (g.kind === "person" ? g.identity : null)
+    if (name !== null) names.set(g.id, name)
+  }
+  return names
+})
+export type GrantNames = ReadonlyMap<string, string>

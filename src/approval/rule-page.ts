@@ -1,0 +1,302 @@
+/**
+ * GET /approval/rules/:id: the current version and every version before it, every decision with
+ * who (grant and identity e-mail, shown only here) and when, the quote highlighted in its source
+ * window (the jamie window with timestamps, the mail text), thread and attachments, possible
+ * duplicates, previously rejected similar rules, the rule's pending concerns links, and the
+ * decision forms for the version the person sees.
+ */
+import type { RuleVersionRow } from "../domain/rules.js"
+import { ageDays, ageText, badge, bytes, type Clockwork, plural, shorten, timestamp, when } from "./format.js"
+import { locateQuote, marked, offsetsOf, within } from "./highlight.js"
+import { type Html, html, join, safeHref, segment } from "./html.js"
+import { csrfField, layout, type Viewer } from "./layout.js"
+import { doneNotice, type Outcome, refusedNotice } from "./outcome.js"
+import type { GrantNames, RuleDetail } from "./queries.js"
+
+export interface RulePageInput {
+  readonly detail: RuleDetail
+  readonly ruleId: string
+  readonly viewer: Viewer
+  readonly canDecide: boolean
+  readonly names: GrantNames
+  readonly clock: Clockwork
+  readonly outcome: Outcome | null
+  /** the rule's pending concerns links with their forms (graph.md §12), once links exist */
+  readonly pendingLinks?: Html
+}
+
+export const rulePath = (id: string): string => `/approval/rules/${segment(id)}`
+export const ruleLink = (id: string, text: string): Html => html`<a href="${rulePath(id)}">${text}</a>`
+
+export const who = (names: GrantNames, grantId: string): Html => {
+  const name = names.get(grantId)
+  return name === undefined || name === grantId ? html`<span>${grantId}</span>` : html`<span>${name} <span class="muted">(${grantId})</span></span>`
+}
+
+const parseList = <A>(json: string): Array<A> => {
+  try {
+    const v = JSON.parse(json) as unknown
+    return Array.isArray(v) ? (v as Array<A>) : []
+  } catch {
+    return []
+  }
+}
+
+interface RelationOut {
+  readonly kind: string
+  readonly name: string
+  readonly ref: string | null
+}
+
+const relationsText = (json: string): Html => {
+  const rs = parseList<RelationOut>(json)
+  return rs.length === 0 ? html`<span class="muted">none</span>` : join(rs.map((r) => `${r.kind}: ${r.name}${r.ref === null ? "" : ` (${r.ref})`}`), "; ")
+}
+const keywordsText = (json: string): Html => {
+  const ks = parseList<string>(json)
+  return ks.length === 0 ? html`<span class="muted">none</span>` : join(ks, ", ")
+}
+
+/** The fields of a version in the order the page shows them, with how each is written. */
+const FIELDS: ReadonlyArray<readonly [keyof RuleVersionRow, string, (v: RuleVersionRow) => Html | string]> = [
+  ["statement", "Statement", (v) => v.statement],
+  ["status", "Status", (v) => badge(v.status)],
+  ["kind", "Kind", (v) => v.kind],
+  ["keywords", "Keywords", (v) => keywordsText(v.keywords)],
+  ["relations", "Relations", (v) => relationsText(v.relations)],
+  ["valid_from", "Valid from", (v) => v.valid_from],
+  ["valid_until", "Valid until", (v) => v.valid_until ?? html`<span class="muted">open</span>`],
+  ["said_at", "Said at", (v) => v.said_at],
+  ["speaker", "Speaker", (v) => v.speaker ?? html`<span class="muted">unknown</span>`],
+  ["supersedes", "Supersedes", (v) => (v.supersedes === null ? html`<span class="muted">—</span>` : ruleLink(v.supersedes, v.supersedes))],
+  ["superseded_by", "Superseded by", (v) => (v.superseded_by === null ? html`<span class="muted">—</span>` : ruleLink(v.superseded_by, v.superseded_by))]
+]
+
+/** The names of the fields that differ between two versions. */
+export const changedFields = (a: RuleVersionRow, b: RuleVersionRow): Array<keyof RuleVersionRow> =>
+  FIELDS.map(([k]) => k).filter((k) => a[k] !== b[k])
+
+/** "What changed" between the version the person saw and the current one: a two-column table. */
+export const changeTable = (from: RuleVersionRow, to: RuleVersionRow): Html => {
+  const fields = FIELDS.filter(([k]) => from[k] !== to[k])
+  if (fields.length === 0) return html`<p>The fields are the same; only the status or the decisions changed.</p>`
+  return html`<table><thead><tr><th scope="col">Field</th><th scope="col">You saw (version ${from.version})</th><th scope="col">Now (version ${to.version})</th></tr></thead><tbody>${
+    fields.map(([, label, show]) => html`<tr><th scope="row">${label}</th><td>${show(from)}</td><td class="changed">${show(to)}</td></tr>`)
+  }</tbody></table>`
+}
+
+const versionCard = (v: RuleVersionRow, prev: RuleVersionRow | undefined, current: boolean, p: RulePageInput): Html => {
+  const changed = new Set(prev === undefined ? [] : changedFields(prev, v))
+  return html`<li id="v${v.version}">
+  <details${current ? " open" : ""}>
+    <summary>Version ${v.version} ${badge(v.status)} <span class="muted small">${when(v.changed_at, p.clock)} · ${who(p.names, v.changed_by)}${
+      prev === undefined ? "" : ` · ${changed.size === 0 ? "no field changed" : `changed: ${[...changed].join(", ")}`}`
+    }</span></summary>
+    <dl class="facts">
+      ${FIELDS.map(([k, label, show]) => html`<dt>${label}</dt><dd${changed.has(k) ? html` class="changed"` : ""}>${show(v)}</dd>`)}
+      <dt>Reason</dt><dd>${v.reason}</dd>
+    </dl>
+  </details>
+</li>`
+}
+
+const DECISION_VERB: Readonly<Record<string, string>> = {
+  confirm: "confirmed", reject: "rejected", revoke: "revoked", review: "reviewed", retract: "retracted"
+}
+
+const decisionsTable = (p: RulePageInput): Html => {
+  const ds = p.detail.decisions
+  if (ds.length === 0) return html`<p class="muted">No decision yet.</p>`
+  return html`<table><thead><tr><th scope="col">When</th><th scope="col">Decision</th><th scope="col">Who</th><th scope="col">Versions</th><th scope="col">Reason</th></tr></thead><tbody>${
+    [...ds].reverse().map((d) => html`<tr>
+      <td>${when(d.decided_at, p.clock)}</td>
+      <td>${DECISION_VERB[d.kind] ?? d.kind}</td>
+      <td>${d.decided_by_identity} <span class="muted">(${d.decided_by})</span></td>
+      <td>saw ${d.version}${d.new_version === null ? "" : html` → ${d.new_version}`}</td>
+      <td>${d.reason ?? html`<span class="muted">—</span>`}</td>
+    </tr>`)
+  }</tbody></table>`
+}
+
+const SOURCE_KIND: Readonly<Record<string, string>> = { jamie: "Meeting", mail: "Mail", manual: "Own words" }
+
+const evidence = (p: RulePageInput): Html => {
+  const prov = p.detail.provenance
+  const v = p.detail.current
+  const src = prov.source
+  const link = safeHref(src.link)
+  const at = safeHref(v.source_link)
+  const head = html`<dl class="facts">
+    <dt>Source</dt><dd>${SOURCE_KIND[src.kind] ?? src.kind}${src.title === null ? "" : html`: <b>${src.title}</b>`}</dd>
+    ${src.sender === null ? "" : html`<dt>From</dt><dd>${src.sender}</dd>`}
+    ${src.occurred_at === null ? "" : html`<dt>Date</dt><dd>${when(src.occurred_at, p.clock)}</dd>`}
+    ${v.speaker === null ? "" : html`<dt>Speaker</dt><dd>${v.speaker}</dd>`}
+    ${v.timestamp_s === null ? "" : html`<dt>At</dt><dd>${timestamp(v.timestamp_s)}</dd>`}
+    <dt>Link</dt><dd>${at !== null ? html`<a href="${at}" rel="noreferrer noopener">${at}</a>` : link !== null ? html`<a href="${link}" rel="noreferrer noopener">${link}</a>` : (v.source_link ?? src.link ?? html`<span class="muted">none</span>`)}</dd>
+    <dt>Quote check</dt><dd>${src.kind === "manual" ? "not checked (own words, no stored source)" : "checked against the stored source"}</dd>
+  </dl>`
+  let windowHtml: Html | string = ""
+  if (src.kind === "jamie" && prov.segments !== null) {
+    const texts = prov.segments.map((s) => s.text)
+    const span = locateQuote(texts.join(" "), v.quote)
+    const offsets = offsetsOf(texts)
+    windowHtml = html`<h3>Meeting window (±2 minutes around ${timestamp(v.timestamp_s)})</h3>
+      ${span === null ? html`<p class="muted small">The quote could not be placed exactly in the window; it is shown above.</p>` : ""}
+      <div class="window" aria-label="Transcript window">${prov.segments.map((s, i) => html`<p><span class="ts">[${timestamp(s.start_s)}]</span>${
+        s.speaker === null ? "" : html`<span class="speaker">${s.speaker}:</span>`
+      }${marked(s.text, within(span, offsets[i] ?? { start: 0, end: 0 }))}</p>`)}</div>`
+  } else if (src.kind === "mail" && prov.excerpt !== null) {
+    const span = locateQuote(prov.excerpt, v.quote)
+    windowHtml = html`<h3>Mail text</h3>
+      ${span === null ? html`<p class="muted small">The quote could not be placed exactly in the text; it is shown above.</p>` : ""}
+      <div class="window" aria-label="Mail text"><div class="mailtext">${marked(prov.excerpt, span)}</div></div>`
+  }
+  const thread = prov.thread.length === 0 ? "" : html`<h3>Thread (${prov.thread.length})</h3><ul class="list">${prov.thread.map((m) => html`<li>
+    <div><b>${m.title}</b> <span class="muted small">${when(m.date, p.clock)}</span></div>
+    ${m.excerpt === null ? "" : html`<div class="small">${m.excerpt}</div>`}</li>`)}</ul>`
+  const attachments = prov.attachments.length === 0 ? "" : html`<h3>Attachments (${prov.attachments.length})</h3><ul class="list">${
+    prov.attachments.map((a) => html`<li>
+      <div><b>${a.filename}</b> <span class="muted small">${a.media_type} · ${bytes(a.size)}${a.external === null ? "" : ` · ${a.external}`} · text: ${a.text_origin}</span></div>
+      ${a.text === null ? html`<div class="muted small">No text (unread).</div>` : html`<details><summary>Text (${a.text_origin})</summary><div class="mailtext small">${shorten(a.text, 20_000)}</div></details>`}
+    </li>`)
+  }</ul>`
+  return html`<section aria-labelledby="evidence-h"><h2 id="evidence-h">Evidence</h2>
+    <blockquote>${v.quote}</blockquote>
+    ${head}${windowHtml}${thread}${attachments}</section>`
+}
+
+const draft = (p: RulePageInput, decision: string, field: string, fallback: string): string => {
+  const o = p.outcome
+  if (o?.kind === "refused" && o.sent.decision === decision && o.sent[field] !== undefined) return o.sent[field]
+  return fallback
+}
+
+const decisionForms = (p: RulePageInput): Html => {
+  const v = p.detail.current
+  const action = `/v1/rules/${segment(p.ruleId)}/decision`
+  const hidden = (decision: string) => html`<input type="hidden" name="decision" value="${decision}"><input type="hidden" name="version" value="${v.version}">${csrfField(p.viewer)}`
+  if (!p.canDecide) return html`<p class="notice warn">Your grant can read this scope but not decide in it.</p>`
+  if (v.status === "proposed") {
+    const kw = parseList<string>(v.keywords).join(", ")
+    return html`
+<form method="post" action="${action}" class="decide" aria-labelledby="confirm-h">
+  <h3 id="confirm-h">Confirm</h3>
+  ${hidden("confirm")}
+  <label for="c-statement">Statement <span class="hint">(10–500 characters)</span></label>
+  <textarea id="c-statement" name="statement" required minlength="10" maxlength="500">${draft(p, "confirm", "statement", v.statement)}</textarea>
+  <label for="c-keywords">Keywords <span class="hint">(comma-separated, at most 30)</span></label>
+  <input id="c-keywords" type="text" name="keywords" value="${draft(p, "confirm", "keywords", kw)}">
+  <label for="c-valid-from">Valid from</label>
+  <input id="c-valid-from" type="date" name="valid_from" required value="${draft(p, "confirm", "valid_from", v.valid_from)}">
+  <details${p.outcome?.kind === "refused" && p.outcome.sent.decision === "confirm" ? " open" : ""}><summary>More fields</summary>
+    <label for="c-kind">Kind</label>
+    <select id="c-kind" name="kind">${(["rule", "note"] as const).map((k) => html`<option value="${k}"${draft(p, "confirm", "kind", v.kind) === k ? " selected" : ""}>${k}</option>`)}</select>
+    <label for="c-relations">Relations <span class="hint">(JSON: [{"kind": "customer|product|supplier", "name": "…", "ref": null}])</span></label>
+    <textarea id="c-relations" class="json" name="relations">${draft(p, "confirm", "relations", JSON.stringify(parseList(v.relations)))}</textarea>
+    <label for="c-said-at">Said at <span class="hint">(UTC, e.g. 2026-03-12T09:15:00Z)</span></label>
+    <input id="c-said-at" type="text" name="said_at" value="${draft(p, "confirm", "said_at", v.said_at)}">
+    <label for="c-speaker">Speaker <span class="hint">(empty: unchanged)</span></label>
+    <input id="c-speaker" type="text" name="speaker" value="${draft(p, "confirm", "speaker", v.speaker ?? "")}">
+    <label for="c-supersedes">Supersedes <span class="hint">(a confirmed rule id of this scope; empty: unchanged)</span></label>
+    <input id="c-supersedes" type="text" name="supersedes" value="${draft(p, "confirm", "supersedes", v.supersedes ?? "")}">
+  </details>
+  <label for="c-reason">Note <span class="hint">(optional)</span></label>
+  <input id="c-reason" type="text" name="reason" maxlength="1000" value="${draft(p, "confirm", "reason", "")}">
+  <button type="submit">Confirm version ${v.version}</button>
+</form>
+<form method="post" action="${action}" class="decide" aria-labelledby="reject-h">
+  <h3 id="reject-h">Reject</h3>
+  ${hidden("reject")}
+  <label for="r-reason">Reason <span class="hint">(required)</span></label>
+  <textarea id="r-reason" name="reason" required maxlength="1000">${draft(p, "reject", "reason", "")}</textarea>
+  <button type="submit" class="danger">Reject version ${v.version}</button>
+</form>`
+  }
+  if (v.status === "confirmed") {
+    const kw = parseList<string>(v.keywords).join(", ")
+    return html`
+<form method="post" action="${action}" class="decide" aria-labelledby="review-h">
+  <h3 id="review-h">Review</h3>
+  <p class="small muted">Still valid? A review records that you checked it; changed keywords make a new version.</p>
+  ${hidden("review")}
+  <label for="v-keywords">Keywords <span class="hint">(comma-separated)</span></label>
+  <input id="v-keywords" type="text" name="keywords" value="${draft(p, "review", "keywords", kw)}">
+  <label for="v-reason">Note <span class="hint">(optional)</span></label>
+  <input id="v-reason" type="text" name="reason" maxlength="1000" value="${draft(p, "review", "reason", "")}">
+  <button type="submit" class="secondary">Still valid: mark reviewed</button>
+</form>
+<form method="post" action="${action}" class="decide" aria-labelledby="revoke-h">
+  <h3 id="revoke-h">Revoke</h3>
+  ${hidden("revoke")}
+  <label for="k-valid-until">Valid until <span class="hint">(the first day it no longer applies)</span></label>
+  <input id="k-valid-until" type="date" name="valid_until" required min="${v.valid_from}" value="${draft(p, "revoke", "valid_until", "")}">
+  <label for="k-reason">Reason <span class="hint">(required)</span></label>
+  <textarea id="k-reason" name="reason" required maxlength="1000">${draft(p, "revoke", "reason", "")}</textarea>
+  <button type="submit" class="danger">Revoke version ${v.version}</button>
+</form>`
+  }
+  return html`<p class="notice">This rule is ${v.status}; there is nothing left to decide.</p>`
+}
+
+const neighbours = (p: RulePageInput): Html => {
+  const d = p.detail
+  return html`
+<section aria-labelledby="dups-h"><h2 id="dups-h">Possible duplicates</h2>${
+    d.duplicates.length === 0
+      ? html`<p class="muted">None found.</p>`
+      : html`<ul class="list">${d.duplicates.map((n) => html`<li><div class="statement">${ruleLink(n.rule_id, n.statement)}</div><div class="meta">${badge(n.status)}<span>${n.rule_id}@${n.version}</span></div></li>`)}</ul>`
+  }</section>
+<section aria-labelledby="rej-h"><h2 id="rej-h">Previously rejected similar</h2>${
+    d.rejected.length === 0
+      ? html`<p class="muted">None.</p>`
+      : html`<ul class="list">${d.rejected.map((r) => html`<li><div class="statement">${ruleLink(r.rule_id, r.statement)}</div>
+        <div class="meta">${badge("rejected")}<span>${r.rule_id}</span>${r.rejected_at === null ? "" : html`<span>${when(r.rejected_at, p.clock)}</span>`}${r.decided_by_identity === null ? "" : html`<span>by ${r.decided_by_identity}</span>`}</div>
+        ${r.reason === null ? "" : html`<div class="small">Reason: ${r.reason}</div>`}</li>`)}</ul>`
+  }</section>`
+}
+
+export const rulePage = (p: RulePageInput): Html => {
+  const d = p.detail
+  const v = d.current
+  const scope = p.ruleId.replace(/-\d{4,}$/, "")
+  const proposedAge = ageDays(d.head.created_at, p.clock.nowMs, p.clock.zone)
+  const reviewedAge = d.reviewedAt === null ? null : ageDays(d.reviewedAt, p.clock.nowMs, p.clock.zone)
+  const nextLink = d.nextProposal === null ? "" : html` <a href="${rulePath(d.nextProposal)}">Next open proposal →</a>`
+  let notice: Html | string = ""
+  if (p.outcome?.kind === "done") notice = doneNotice(p.outcome, html`<p>${nextLink === "" ? "" : html`${nextLink} · `}<a href="/approval">All open proposals</a></p>`)
+  if (p.outcome?.kind === "refused") {
+    const saw = Number(p.outcome.sent.version)
+    const seen = d.versions.find((x) => x.version === saw)
+    const changed = seen !== undefined && seen.version !== v.version
+      ? html`<h3>What changed since version ${seen.version}</h3>${changeTable(seen, v)}<p>The forms below are for version ${v.version}.</p>`
+      : ""
+    notice = refusedNotice(p.outcome, changed)
+  }
+  const status = v.status === "proposed"
+    ? html`proposed <time datetime="${d.head.created_at}">${ageText(proposedAge)}</time>, not confirmed`
+    : reviewedAge === null ? html`${v.status}` : html`${v.status}; last reviewed <time datetime="${d.reviewedAt ?? ""}">${ageText(reviewedAge)}</time>`
+  const body = html`
+<p class="small"><a href="/approval">← Open proposals</a> · <a href="/approval/rejected?scope=${scope}">Rejected in ${scope}</a>${nextLink === "" ? "" : html` ·${nextLink}`}</p>
+${notice}
+<h1>${v.statement}</h1>
+<div class="meta">${badge(v.status)}<span>${p.ruleId}@${v.version}</span><span>${v.kind}</span><span>${status}</span>${
+    d.versions.length > 1 ? html`<span>${plural(d.versions.length, "version")}</span>` : ""
+  }</div>
+${d.successor === null ? "" : html`<p class="notice">Superseded by ${ruleLink(d.successor.rule_id, `${d.successor.rule_id}: ${d.successor.statement}`)}.</p>`}
+${d.predecessor === null ? "" : html`<p class="small">Replaces ${ruleLink(d.predecessor.rule_id, `${d.predecessor.rule_id}: ${d.predecessor.statement}`)} (${d.predecessor.status}).</p>`}
+<div class="grid">
+  <div>
+    ${evidence(p)}
+    ${neighbours(p)}
+  </div>
+  <div>
+    <section aria-labelledby="decide-h"><h2 id="decide-h">Decide</h2>${decisionForms(p)}</section>
+    ${p.pendingLinks ?? ""}
+  </div>
+</div>
+<section aria-labelledby="versions-h"><h2 id="versions-h">Versions</h2>
+<ol class="list versions" reversed>${[...d.versions].reverse().map((x) => versionCard(x, d.versions[x.version - 2], x.version === v.version, p))}</ol>
+</section>
+<section aria-labelledby="decisions-h"><h2 id="decisions-h">Decisions</h2>${decisionsTable(p)}</section>`
+  return layout({ title: shorten(v.statement, 60), viewer: p.viewer, body })
+}
