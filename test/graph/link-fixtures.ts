@@ -5,6 +5,8 @@
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import { ScopeStore } from "../../src/db/scope-store.js"
+import { closureOnMove } from "../../src/graph/closure.js"
+import { syncEntityFts } from "../../src/graph/fts.js"
 import { decide } from "../../src/decision/decide.js"
 import { propose } from "../../src/domain/proposals.js"
 import { storeSource } from "../../src/domain/sources.js"
@@ -48,6 +50,7 @@ export const addEntity = (sql: SqlClient, f: EntityFixture) =>
       yield* sql`INSERT INTO entity_version (id, version, type, name, aliases, parent_id, status, valid_from, valid_to, change, channel, changed_by, changed_at, reason)
         VALUES (${id}, 2, ${type}, ${f.name}, '[]', ${parent}, 'archived', '2026-01-05', '2026-01-06', 'archive', 'approval', 'person:1', ${AT}, 'gone')`
     }
+    yield* syncEntityFts(sql, { seq, name: f.name, aliases: [] })
     return id
   })
 
@@ -128,3 +131,22 @@ export const archiveRaw = (id: string, scope = "sales") =>
       sql`INSERT INTO entity_version (id, version, type, name, aliases, parent_id, status, valid_from, valid_to, change, channel, changed_by, changed_at, reason)
         SELECT id, version + 1, type, name, aliases, parent_id, 'archived', valid_from, '2026-01-06', 'archive', 'approval', 'person:1', ${AT}, 'gone'
         FROM entity_current WHERE id = ${id}`))
+
+/** An agent version as entities.ts would write it: a move (closure follows) or a rename. */
+export const agentChange = (id: string, change: { parent?: string | null; name?: string; at?: string }, scope = "sales") =>
+  Effect.flatMap(ScopeStore, (store) =>
+    store.write(scope, ({ sql }) =>
+      Effect.gen(function*() {
+        const at = change.at ?? "2026-01-07T10:00:00.000Z"
+        const moves = change.parent !== undefined
+        yield* sql`INSERT INTO entity_version (id, version, type, name, aliases, parent_id, status, valid_from, change, channel, changed_by, changed_at, reason, evidence)
+          SELECT id, version + 1, type, coalesce(${change.name ?? null}, name), aliases,
+            CASE WHEN ${moves ? 1 : 0} = 1 THEN ${change.parent ?? null} ELSE parent_id END,
+            status, valid_from, ${moves ? "move" : "update"}, 'mcp', 'person:1', ${at}, 'the agent said so', 'source/mail:<x@y>'
+          FROM entity_current WHERE id = ${id}`
+        if (moves) yield* closureOnMove(sql, id, change.parent ?? null)
+        const v = yield* sql<{ version: number; seq: number; name: string }>`
+          SELECT k.version, e.seq, k.name FROM entity_current k JOIN entity e ON e.id = k.id WHERE k.id = ${id}`
+        if (change.name !== undefined) yield* syncEntityFts(sql, { seq: v[0]?.seq ?? 0, name: v[0]?.name ?? "", aliases: [] })
+        return v[0]?.version ?? 0
+      })))

@@ -1,0 +1,159 @@
+/**
+ * Pending structure changes (graph.md §12): per entity, the agent versions (channel mcp/api)
+ * after its latest approval version that have no review; plus every open proposed link without a
+ * review. Newest first, with what a person needs to decide: the path before and after, the
+ * subtree size, who (grant, channel), reason, evidence; for links both ends described. Reads only.
+ */
+import type { SqlClient } from "@effect/sql/SqlClient"
+import { Effect } from "effect"
+import type { PathItem } from "../graph/errors.js"
+import type { LinkRow } from "../graph/counted.js"
+import { endKindOf, entityIdOfEnd, linkRef, parseAttachmentEnd, ruleIdOfEnd } from "../graph/link-types.js"
+import { pathsOf } from "../graph/paths.js"
+import type { PendingEntityVersion, PendingItem, PendingLink, StructureOut } from "../graph/review-schemas.js"
+import type { VersionRow } from "./review.js"
+
+export interface PendingOptions {
+  readonly scope: string
+  readonly publicUrl: string
+  /**
+   * Whether link ends that are rejected rules are described (the approval channel). Outside it a
+   * link to a rejected rule is left out (invariant 8).
+   */
+  readonly approval: boolean
+}
+
+export const structurePageUrl = (publicUrl: string, scope: string): string =>
+  `${publicUrl}/approval/structure?scope=${encodeURIComponent(scope)}`
+
+const parseAliases = (text: string): Array<string> => {
+  const v: unknown = JSON.parse(text)
+  return Array.isArray(v) ? v.filter((a): a is string => typeof a === "string") : []
+}
+
+/** The pending agent versions of the scope, oldest version first per entity. */
+const pendingVersions = (sql: SqlClient) =>
+  sql<VersionRow>`SELECT v.* FROM entity_version v
+    WHERE v.channel IN ('mcp', 'api')
+      AND v.version > coalesce((SELECT max(a.version) FROM entity_version a WHERE a.id = v.id AND a.channel = 'approval'), 0)
+      AND NOT EXISTS (SELECT 1 FROM review r WHERE r.target = 'entity/' || v.id || '@' || v.version)
+    ORDER BY v.id, v.version`
+
+const entityItems = (sql: SqlClient, opts: PendingOptions) =>
+  Effect.gen(function*() {
+    const versions = yield* pendingVersions(sql)
+    if (versions.length === 0) return []
+    const ids = [...new Set(versions.map((v) => v.id))]
+    const before = yield* sql<VersionRow>`SELECT p.* FROM entity_version p JOIN entity_version v ON v.id = p.id AND p.version = v.version - 1
+      WHERE v.channel IN ('mcp', 'api') AND v.id IN ${sql.in(ids)}`
+    const previous = new Map(before.map((p) => [`${p.id}@${p.version}`, p]))
+    const current = new Map((yield* sql<{ id: string; version: number; status: VersionRow["status"] }>`
+      SELECT id, version, status FROM entity_current WHERE id IN ${sql.in(ids)}`).map((c) => [c.id, c]))
+    const subtree = new Map((yield* sql<{ id: string; n: number }>`SELECT c.ancestor_id AS id, count(*) AS n FROM entity_closure c
+      JOIN entity_current k ON k.id = c.descendant_id
+      WHERE c.ancestor_id IN ${sql.in(ids)} AND c.depth > 0 AND k.status <> 'archived' GROUP BY c.ancestor_id`).map((r) => [r.id, r.n]))
+    const parents = [...versions, ...before].map((v) => v.parent_id).filter((p): p is string => p !== null)
+    const paths = yield* pathsOf(sql, parents)
+    const placed = (v: VersionRow): Array<PathItem> =>
+      [...(v.parent_id === null ? [] : (paths.get(v.parent_id) ?? [])), { id: v.id, name: v.name, type: v.type }]
+    return versions.map((v): PendingEntityVersion => {
+      const prev = previous.get(`${v.id}@${v.version - 1}`)
+      const cur = current.get(v.id)
+      return {
+        kind: "entity",
+        ref: `entity/${v.id}@${v.version}`,
+        id: v.id,
+        version: v.version,
+        change: v.change as PendingEntityVersion["change"],
+        target: `entity/${v.id}@${cur?.version ?? v.version}`,
+        current: cur?.version === v.version,
+        before: prev === undefined ? null : placed(prev),
+        after: placed(v),
+        subtree: subtree.get(v.id) ?? 0,
+        status: cur?.status ?? v.status,
+        aliases_before: prev === undefined ? null : parseAliases(prev.aliases),
+        aliases_after: parseAliases(v.aliases),
+        by: v.changed_by,
+        channel: v.channel as PendingEntityVersion["channel"],
+        at: v.changed_at,
+        reason: v.reason,
+        evidence: v.evidence,
+        approval_url: `${structurePageUrl(opts.publicUrl, opts.scope)}#${v.id}`
+      }
+    })
+  })
+
+const linkItems = (sql: SqlClient, opts: PendingOptions) =>
+  Effect.gen(function*() {
+    const links = yield* sql<LinkRow>`SELECT l.* FROM link l WHERE l.origin = 'proposed' AND l.valid_to IS NULL
+      AND NOT EXISTS (SELECT 1 FROM review r WHERE r.target = 'link/' || l.id) ORDER BY l.seq`
+    if (links.length === 0) return []
+    const ends = links.flatMap((l) => [l.from_ref, l.to_ref])
+    const of = (kind: string) => [...new Set(ends.filter((e) => endKindOf(e) === kind))]
+    const ruleIds = of("rule").map(ruleIdOfEnd)
+    const rules = new Map(ruleIds.length === 0 ? [] : (yield* sql<{ rule_id: string; statement: string; status: string }>`
+      SELECT rule_id, statement, status FROM current_version WHERE rule_id IN ${sql.in(ruleIds)}`).map((r) => [`rule/${r.rule_id}`, r]))
+    const sourceIds = of("source").map((e) => e.slice("source/".length))
+    const sources = new Map(sourceIds.length === 0 ? [] : (yield* sql<{ id: string; title: string | null }>`
+      SELECT id, title FROM source WHERE id IN ${sql.in(sourceIds)}`).map((s) => [`source/${s.id}`, s.title]))
+    const attachmentSources = [...new Set(of("attachment").map((e) => parseAttachmentEnd(e).sourceId))]
+    const attachments = new Map(attachmentSources.length === 0 ? [] : (yield* sql<{ source_id: string; n: number; filename: string }>`
+      SELECT source_id, n, filename FROM source_attachment WHERE source_id IN ${sql.in(attachmentSources)}`)
+      .map((a) => [`attachment/${a.source_id}#${a.n}`, a.filename]))
+    const paths = yield* pathsOf(sql, of("entity").map(entityIdOfEnd))
+    const describe = (ref: string): PendingLink["from"] => {
+      const kind = endKindOf(ref) ?? "source"
+      switch (kind) {
+        case "rule":
+          return { ref, kind, title: rules.get(ref)?.statement ?? null, path: null }
+        case "source":
+          return { ref, kind, title: sources.get(ref) ?? null, path: null }
+        case "attachment":
+          return { ref, kind, title: attachments.get(ref) ?? null, path: null }
+        case "entity":
+          return { ref, kind, title: null, path: paths.get(entityIdOfEnd(ref)) ?? [] }
+      }
+    }
+    const rejected = (ref: string) => rules.get(ref)?.status === "rejected"
+    return links
+      .filter((l) => opts.approval || (!rejected(l.from_ref) && !rejected(l.to_ref)))
+      .map((l): PendingLink => ({
+        kind: "link",
+        ref: linkRef(l.id),
+        id: l.id,
+        target: linkRef(l.id),
+        type: l.type,
+        from: describe(l.from_ref),
+        to: describe(l.to_ref),
+        confidence: l.confidence ?? 0,
+        by: l.created_by,
+        at: l.created_at,
+        reason: l.reason ?? "",
+        evidence: l.evidence,
+        approval_url: `${structurePageUrl(opts.publicUrl, opts.scope)}#${l.id}`
+      }))
+  })
+
+/** Every pending item of the scope, newest first (then entity versions before links, then ref). */
+export const listPending = (sql: SqlClient, opts: PendingOptions) =>
+  Effect.gen(function*() {
+    const items: Array<PendingItem> = [...(yield* entityItems(sql, opts)), ...(yield* linkItems(sql, opts))]
+    items.sort((a, b) => b.at.localeCompare(a.at) || a.kind.localeCompare(b.kind) || b.ref.localeCompare(a.ref))
+    return items
+  })
+
+/** GET /v1/structure: the pending items with their counts. */
+export const structureOf = (sql: SqlClient, opts: PendingOptions) =>
+  Effect.map(listPending(sql, opts), (pending): StructureOut => {
+    const versions = pending.filter((p) => p.kind === "entity")
+    return {
+      scope: opts.scope,
+      counts: {
+        entities: new Set(versions.map((v) => v.id)).size,
+        versions: versions.length,
+        links: pending.length - versions.length
+      },
+      pending,
+      approval_url: structurePageUrl(opts.publicUrl, opts.scope)
+    }
+  })
