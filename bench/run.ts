@@ -141,7 +141,18 @@ const main = Effect.gen(function*() {
   }
 })
 
-Effect.runPromise(main.pipe(Logger.withMinimumLogLevel(LogLevel.Warning))).then(httpBench).then(() => searchBench()).catch((e: unknown) => {
+/**
+ * BENCH_ONLY=proposals,http,search runs only the named parts (default all three);
+ * BENCH_SEARCH_SIZES=1000,10000 picks the rows of the search part (default 1k, 10k, 100k).
+ */
+const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search").split(",").map((s) => s.trim()))
+const searchSizes = (process.env.BENCH_SEARCH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
+const parts: Array<() => Promise<void>> = [
+  ...(only.has("proposals") ? [() => Effect.runPromise(main.pipe(Logger.withMinimumLogLevel(LogLevel.Warning)))] : []),
+  ...(only.has("http") ? [httpBench] : []),
+  ...(only.has("search") ? [() => searchBench(searchSizes.length > 0 ? searchSizes : undefined)] : [])
+]
+parts.reduce((done, part) => done.then(part), Promise.resolve()).catch((e: unknown) => {
   console.error(e)
   process.exit(1)
 })

@@ -14,6 +14,9 @@ import { ftsLiteral } from "../src/db/fts.js"
 import { OpsStore } from "../src/db/ops-store.js"
 import { ScopeStore } from "../src/db/scope-store.js"
 import { formatRuleId } from "../src/domain/ids.js"
+import { parseRuleRef } from "../src/domain/ids.js"
+import type { RuleVersionRow } from "../src/domain/rules.js"
+import { buildBundle } from "../src/search/bundle.js"
 import { LexicalIndex, LexicalIndexLive } from "../src/search/lexical/index.js"
 import { search } from "../src/search/search.js"
 import { stageA } from "../src/search/stage-a.js"
@@ -95,11 +98,26 @@ const runAt = (n: number) =>
     const full: Array<number> = []
     const a: Array<number> = []
     const floor: Array<number> = []
+    const bundles: Array<number> = []
     for (let round = 0; round < 5; round++) {
       for (const text of QUERIES) {
         const s0 = performance.now()
-        yield* search({ scopes: ["bench"], cross_scope: false, text, as_of: null, include_proposals: false, limit: 10 }, "00000000-0000-4000-8000-000000000000")
+        const { response } = yield* search({ scopes: ["bench"], cross_scope: false, text, as_of: null, include_proposals: false, limit: 10 }, "00000000-0000-4000-8000-000000000000")
         full.push(performance.now() - s0)
+        // the bundles of the answer alone (their head rows read before the clock starts)
+        const heads: Array<RuleVersionRow> = []
+        for (const b of response.bundles) {
+          const ref = parseRuleRef(b.head.ref)
+          if (ref === null) continue
+          const rows = yield* sql<RuleVersionRow>`SELECT * FROM rule_version WHERE rule_id = ${ref.id} AND version = ${ref.version ?? 1}`
+          if (rows[0] !== undefined) heads.push(rows[0])
+        }
+        const b0 = performance.now()
+        yield* sql.withTransaction(Effect.forEach(heads, (version) =>
+          buildBundle(sql, { version, scope: "bench", rank: { a: null, b: null, rrf: null, reranker: null }, found_via: [], coverage: null, matched_terms: null }, {
+            zone: "Europe/Berlin", recheckAfterDays: 180, nowMs: Date.now(), targetDay: "2026-06-01", includeProposals: false
+          })))
+        bundles.push(performance.now() - b0)
         const a0 = performance.now()
         const result = yield* stageA(sql, { text }, { includeProposals: false, targetDay: "2026-06-01" })
         a.push(performance.now() - a0)
@@ -109,12 +127,12 @@ const runAt = (n: number) =>
         floor.push(performance.now() - f0)
       }
     }
-    return { n, seeded, rebuilt, full: stats(full), a: stats(a), floor: stats(floor) }
+    return { n, seeded, rebuilt, full: stats(full), a: stats(a), floor: stats(floor), bundles: stats(bundles) }
   })
 
 export const searchBench = async (sizes: ReadonlyArray<number> = [1_000, 10_000, 100_000]): Promise<void> => {
   console.log("\nSearch latency, one scope of confirmed rules (synthetic Zipf text, 10 queries × 5 rounds)")
-  console.log("rules   | search() median / p95 ms | stage a median / p95 ms | floor median / p95 ms | median ratio search/floor | rebuild s")
+  console.log("rules   | search() median / p95 ms | stage a median / p95 ms | 10 bundles median / p95 ms | floor median / p95 ms | median ratio search/floor | rebuild s")
   const rows: Array<{ n: number; median: number }> = []
   for (const n of sizes) {
     const dir = mkdtempSync(join(tmpdir(), "gn-bench-search-"))
@@ -125,9 +143,11 @@ export const searchBench = async (sizes: ReadonlyArray<number> = [1_000, 10_000,
       )
       const r = await Effect.runPromise(runAt(n).pipe(Effect.provide(layer), Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Warning)))
       rows.push({ n, median: r.full.median })
-      console.log(`${String(n).padEnd(7)} | ${r.full.median.toFixed(1).padStart(10)} / ${r.full.p95.toFixed(1).padStart(9)} | ${r.a.median.toFixed(1).padStart(9)} / ${r.a.p95.toFixed(1).padStart(9)} | ${r.floor.median.toFixed(2).padStart(9)} / ${r.floor.p95.toFixed(2).padStart(7)} | ${(r.full.median / Math.max(r.floor.median, 0.01)).toFixed(1).padStart(25)} | ${(r.rebuilt / 1000).toFixed(1).padStart(9)}`)
+      console.log(`${String(n).padEnd(7)} | ${r.full.median.toFixed(1).padStart(10)} / ${r.full.p95.toFixed(1).padStart(9)} | ${r.a.median.toFixed(1).padStart(9)} / ${r.a.p95.toFixed(1).padStart(9)} | ${r.bundles.median.toFixed(1).padStart(12)} / ${r.bundles.p95.toFixed(1).padStart(11)} | ${r.floor.median.toFixed(2).padStart(9)} / ${r.floor.p95.toFixed(2).padStart(7)} | ${(r.full.median / Math.max(r.floor.median, 0.01)).toFixed(1).padStart(25)} | ${(r.rebuilt / 1000).toFixed(1).padStart(9)}`)
     } finally {
-      rmSync(dir, { recursive: true, force: true })
+      // BENCH_KEEP=1 keeps the data dir (for EXPLAIN QUERY PLAN and profiling by hand)
+      if (process.env.BENCH_KEEP === "1") console.log(`kept ${dir}`)
+      else rmSync(dir, { recursive: true, force: true })
     }
   }
   const ten = rows.find((r) => r.n === 10_000)

@@ -12,6 +12,7 @@
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import type { Fragment } from "@effect/sql/Statement"
 import { Effect } from "effect"
 import { attachmentRef, ruleRef, scopeOfRuleId, sourceRef } from "../domain/ids.js"
 import { formatTimestamp, shortExcerpt } from "../domain/provenance.js"
@@ -20,6 +21,7 @@ import type { Relation } from "../domain/schemas.js"
 import type { Bundle, Entry, Group, GroupKind, Head } from "../domain/search-schemas.js"
 import type { AttachmentRow, SourceRow } from "../domain/sources.js"
 import { dayIn } from "../domain/time.js"
+import { relationKey } from "./lexical/document.js"
 import { bundleLine, GROUP_ORDER } from "./line.js"
 
 /** Entries shown per group. */
@@ -161,46 +163,90 @@ const chainGroup = (sql: SqlClient, kind: "predecessor" | "successor", ruleId: s
     return group(kind, 1, [ruleEntry(v)])
   })
 
-const sameName = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase()
+// --- rule-set groups (same-relation; the graph adds its rule sets here) ----------------------
 
 /**
- * same-relation: the other rules of the scope whose current version has a relation with equal
- * kind and case-insensitive name (Unicode lower case), passing the head filter: confirmed or
- * superseded and in force on the target day; proposals only when the search includes them;
- * rejected never. Newest first (said_at, then the later rule).
+ * The rules a rule-set group may show, as a SQL fragment of rows (seq, said_at) of rules of the
+ * scope; duplicates are allowed (the group counts each rule once). The graph's same-relation
+ * through entity_closure (graph.md §11) adds its rules as another fragment of the same shape.
  */
-const asciiLower = (s: string): string => s.replace(/[A-Z]/g, (c) => c.toLowerCase())
-const longestAsciiRun = (s: string): string =>
-  s.split(/[^\x20-\x7e]+/).reduce((best, run) => (run.length > best.length ? run : best), "")
+type RuleSet = Fragment
+
+/**
+ * The current version of every indexed rule (seq, rule_id, version, status, valid_from,
+ * valid_until): lex_doc, maintained in every rule write; on a file whose lexical tables were
+ * never built (a migrated file before its first search or write) the same rows from
+ * current_version.
+ */
+const indexedDocs = (sql: SqlClient, built: boolean): Fragment =>
+  built
+    ? sql`lex_doc`
+    : sql`(SELECT r.seq, v.rule_id, v.version, v.status, v.valid_from, v.valid_until
+        FROM rule r JOIN current_version v ON v.rule_id = r.id WHERE v.status <> 'rejected')`
+
+/** True when the lex_* tables (lex_relation included) were built on this file. */
+const lexicalBuilt = (sql: SqlClient) =>
+  Effect.map(sql<{ n: number }>`SELECT count(*) AS n FROM lex_meta WHERE key = 'build'`, (rows) => (rows[0]?.n ?? 0) > 0)
+
+/**
+ * A group of rules from a rule set: the other rules of the set passing the head filter on the
+ * target day (confirmed or superseded and in force; proposals only when the search includes
+ * them; rejected never, lex_doc holds none), count = all of them, entries = the newest 5 (said_at,
+ * then the later rule). One statement: the count is a window over the filtered set, the rows of
+ * rule_version are read for the 5 shown only.
+ */
+const ruleSetGroup = (
+  sql: SqlClient,
+  kind: GroupKind,
+  rules: RuleSet,
+  head: RuleVersionRow,
+  docs: Fragment,
+  opts: BundleOptions
+) =>
+  Effect.gen(function*() {
+    const day = opts.targetDay
+    const rows = yield* sql<RuleVersionRow & { readonly group_count: number }>`
+      SELECT v.*, t.n AS group_count FROM (
+        SELECT d.rule_id, d.version, c.seq, c.said_at, count(*) OVER () AS n
+        FROM (SELECT DISTINCT seq, said_at FROM (${rules})) c JOIN ${docs} d ON d.seq = c.seq
+        WHERE d.rule_id <> ${head.rule_id}
+          AND ((d.status IN ('confirmed', 'superseded') AND d.valid_from <= ${day} AND ${day} < coalesce(d.valid_until, '9999-12-31'))
+            OR (${opts.includeProposals ? 1 : 0} = 1 AND d.status = 'proposed'))
+        ORDER BY julianday(c.said_at) DESC, c.seq DESC LIMIT ${GROUP_ENTRIES}) t
+      JOIN rule_version v ON v.rule_id = t.rule_id AND v.version = t.version
+      ORDER BY julianday(t.said_at) DESC, t.seq DESC`
+    const count = rows[0]?.group_count ?? 0
+    if (count === 0) return null
+    return group(kind, count, rows.map(({ group_count: _, ...v }) => ruleEntry(v)))
+  })
+
+/**
+ * same-relation: the rules with a relation of equal kind and case-insensitive name (Unicode
+ * lower case). Built files look the keys up in lex_relation (an index on kind and name); a file
+ * whose lexical tables were never built compares the relations of every current version.
+ */
+const sameRelationRules = (sql: SqlClient, relations: ReadonlyArray<Relation>, built: boolean) =>
+  Effect.gen(function*() {
+    const keys = JSON.stringify(relations.map(relationKey))
+    if (built) {
+      return sql`SELECT r.seq, r.said_at FROM json_each(${keys}) j
+        JOIN lex_relation r ON r.kind = json_extract(j.value, '$.kind') AND r.name = json_extract(j.value, '$.name')`
+    }
+    const all = yield* sql<{ seq: number; said_at: string; relations: string }>`
+      SELECT r.seq, v.said_at, v.relations FROM rule r JOIN current_version v ON v.rule_id = r.id
+      WHERE v.status <> 'rejected' AND v.relations <> '[]'`
+    const wanted = new Set(relations.map((r) => JSON.stringify(relationKey(r))))
+    const matching = all.filter((v) => parseRelations(v.relations).some((o) => wanted.has(JSON.stringify(relationKey(o)))))
+    return sql`SELECT json_extract(value, '$[0]') AS seq, json_extract(value, '$[1]') AS said_at
+      FROM json_each(${JSON.stringify(matching.map((v) => [v.seq, v.said_at]))})`
+  })
 
 const sameRelationGroup = (sql: SqlClient, head: RuleVersionRow, relations: ReadonlyArray<Relation>, opts: BundleOptions) =>
   Effect.gen(function*() {
     if (relations.length === 0) return null
-    const day = opts.targetDay
-    // A cheap narrowing in SQL: the rule's relations JSON must contain the longest ASCII run of
-    // each name (both sides ASCII case folded, as SQLite's lower() folds ASCII only); kind and
-    // full Unicode case-insensitive equality are decided by sameName below.
-    const needles = relations.map((r) => longestAsciiRun(asciiLower(JSON.stringify(r.name).slice(1, -1))))
-    const narrow = needles.every((n) => n.length >= 3)
-    // lex_doc holds the current version of every rule that is not rejected (maintained in every
-    // rule write); a file whose lexical tables were never built falls back to rule_version.
-    const built = yield* sql<{ n: number }>`SELECT count(*) AS n FROM lex_meta WHERE key = 'build'`
-    const current = (built[0]?.n ?? 0) > 0
-      ? sql`SELECT rule_id, version, seq FROM lex_doc`
-      : sql`SELECT v.rule_id, max(v.version) AS version, r.seq FROM rule_version v JOIN rule r ON r.id = v.rule_id GROUP BY v.rule_id`
-    const rows = yield* sql<RuleVersionRow>`
-      SELECT v.* FROM (${current}) m
-        JOIN rule_version v ON v.rule_id = m.rule_id AND v.version = m.version
-      WHERE v.rule_id <> ${head.rule_id}
-        AND v.relations <> '[]'
-        AND ${narrow ? sql.or(needles.map((n) => sql`instr(lower(v.relations), ${n}) > 0`)) : sql`1 = 1`}
-        AND ((v.status IN ('confirmed', 'superseded') AND v.valid_from <= ${day} AND ${day} < coalesce(v.valid_until, '9999-12-31'))
-          OR (${opts.includeProposals ? 1 : 0} = 1 AND v.status = 'proposed'))
-      ORDER BY julianday(v.said_at) DESC, m.seq DESC`
-    const matching = rows.filter((v) =>
-      parseRelations(v.relations).some((o) => relations.some((h) => h.kind === o.kind && sameName(h.name, o.name))))
-    if (matching.length === 0) return null
-    return group("same-relation", matching.length, matching.slice(0, GROUP_ENTRIES).map(ruleEntry))
+    const built = yield* lexicalBuilt(sql)
+    const rules = yield* sameRelationRules(sql, relations, built)
+    return yield* ruleSetGroup(sql, "same-relation", rules, head, indexedDocs(sql, built), opts)
   })
 
 /** The head of a bundle from the matched version (architecture.md §8). */

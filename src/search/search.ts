@@ -59,6 +59,16 @@ const headFor = (sql: SqlClient, v: RuleVersionRow, day: string, includeProposal
     return undefined
   })
 
+/** The matched versions of the pool in one read, keyed "<rule_id>@<version>". */
+const versionsOf = (sql: SqlClient, pool: ReadonlyArray<{ readonly rule_id: string; readonly version: number }>) =>
+  Effect.map(
+    pool.length === 0
+      ? Effect.succeed([])
+      : sql<RuleVersionRow>`SELECT v.* FROM json_each(${JSON.stringify(pool.map((h) => [h.rule_id, h.version]))}) j
+          JOIN rule_version v ON v.rule_id = json_extract(j.value, '$[0]') AND v.version = json_extract(j.value, '$[1]')`,
+    (rows) => new Map(rows.map((v) => [`${v.rule_id}@${v.version}`, v]))
+  )
+
 const relationMatches = (v: RuleVersionRow, relation: SearchRequest["relation"]): boolean => {
   if (relation === undefined) return true
   const rels = JSON.parse(v.relations) as Array<{ kind: string; name: string }>
@@ -74,9 +84,9 @@ export const searchScope = (sql: SqlClient, scope: string, req: SearchRequest, t
     const input = { ...(req.text === undefined ? {} : { text: req.text }), ...(req.terms === undefined ? {} : { terms: req.terms }) }
     const a = yield* stageA(sql, input, { includeProposals: req.include_proposals, targetDay })
     const byHead = new Map<string, Candidate>()
+    const hitRows = yield* versionsOf(sql, a.pool)
     for (const hit of a.pool) {
-      const rows = yield* sql<RuleVersionRow>`SELECT * FROM rule_version WHERE rule_id = ${hit.rule_id} AND version = ${hit.version}`
-      const row = rows[0]
+      const row = hitRows.get(`${hit.rule_id}@${hit.version}`)
       if (row === undefined) continue
       const head = yield* headFor(sql, row, targetDay, req.include_proposals)
       if (head === undefined || !relationMatches(head, req.relation)) continue

@@ -50,7 +50,7 @@ describe("migration runner", () => {
   it("brings a new scope file to the latest version, one transaction per migration", async () => {
     const v = await withFile("s.sqlite", (sql, file) =>
       Effect.zipRight(migrate(sql, file, SCOPE_MIGRATIONS, { scope: "sales", now: T }), schemaVersion(sql)))
-    expect(v).toBe(3)
+    expect(v).toBe(4)
     const ops = await withFile("o.sqlite", (sql, file) =>
       Effect.zipRight(migrate(sql, file, OPS_MIGRATIONS, { scope: null, now: T }), schemaVersion(sql)))
     expect(ops).toBe(3)
@@ -79,9 +79,27 @@ describe("migration runner", () => {
     expect(norm(migrated.schema)).toEqual(norm(fresh))
   })
 
+  it("0004-relation-index adds lex_relation, drops lex_meta.build (the next search rebuilds) and equals a fresh file's schema", async () => {
+    const migrated = await withFile("at3.sqlite", (sql, file) => Effect.gen(function*() {
+      yield* migrate(sql, file, SCOPE_MIGRATIONS.filter((m) => m.version <= 3), { scope: "sales", now: T })
+      yield* sql`INSERT INTO lex_meta (key, value) VALUES ('build', 'gn-lex-1'), ('other', 'kept')`.raw
+      yield* migrate(sql, file, SCOPE_MIGRATIONS, { scope: "sales", now: T })
+      return {
+        version: yield* schemaVersion(sql),
+        meta: yield* sql`SELECT key, value FROM lex_meta ORDER BY key`,
+        relation: yield* sql`SELECT count(*) AS n FROM lex_relation`,
+        schema: yield* schemaOf(sql)
+      }
+    }))
+    expect(migrated).toMatchObject({ version: 4, meta: [{ key: "other", value: "kept" }], relation: [{ n: 0 }] })
+    const fresh = await withFile("fresh4.sqlite", (sql, file) =>
+      Effect.zipRight(migrate(sql, file, SCOPE_MIGRATIONS, { scope: "sales", now: T }), schemaOf(sql)))
+    expect(migrated.schema).toEqual(fresh)
+  })
+
   it("a failing migration rolls back its transaction and keeps the version", async () => {
     const bad: Migration = {
-      version: 4, name: "0004-bad",
+      version: 5, name: "0005-bad",
       statements: () => ["CREATE TABLE half_done (x INTEGER)", "INSERT INTO no_such_table VALUES (1)"]
     }
     const result = await withFile("b.sqlite", (sql, file) => Effect.gen(function*() {
@@ -90,7 +108,7 @@ describe("migration runner", () => {
       const tables = yield* sql<{ n: number }>`SELECT count(*) AS n FROM sqlite_master WHERE name = 'half_done'`
       return { failed: Exit.isFailure(exit), version: yield* schemaVersion(sql), tables: tables[0]?.n }
     }))
-    expect(result).toEqual({ failed: true, version: 3, tables: 0 })
+    expect(result).toEqual({ failed: true, version: 4, tables: 0 })
   })
 
   it("an unknown higher schema_version refuses to open and changes nothing", async () => {
@@ -101,7 +119,7 @@ describe("migration runner", () => {
     const file = join(dir, "h.sqlite")
     const before = fileHash(file)
     const err = await withFile("h.sqlite", (sql, f) => Effect.flip(migrate(sql, f, SCOPE_MIGRATIONS, { scope: "sales", now: T })))
-    expect(err).toMatchObject({ _tag: "UnknownSchemaVersion", found: 7, known: 3 })
+    expect(err).toMatchObject({ _tag: "UnknownSchemaVersion", found: 7, known: 4 })
     expect(fileHash(file)).toBe(before)
   })
 })

@@ -61,11 +61,19 @@ export interface DocRow extends FtsSource {
   readonly status: "proposed" | "confirmed" | "superseded" | "rejected"
   readonly valid_from: string
   readonly valid_until: string | null
+  readonly said_at: string
 }
 
-const CURRENT = `SELECT r.seq, v.rule_id, v.version, v.status, v.valid_from, v.valid_until,
+const CURRENT = `SELECT r.seq, v.rule_id, v.version, v.status, v.valid_from, v.valid_until, v.said_at,
     v.keywords, v.statement, v.relations, v.quote
   FROM rule r JOIN current_version v ON v.rule_id = r.id`
+
+/**
+ * The lex_relation key of a relation: its kind and its name in Unicode lower case (the
+ * same-relation group compares names case-insensitively beyond ASCII).
+ */
+export const relationKey = (r: { readonly kind: string; readonly name: string }): { readonly kind: string; readonly name: string } =>
+  ({ kind: r.kind, name: r.name.toLowerCase() })
 
 const removeRow = (sql: SqlClient, seq: number) =>
   Effect.gen(function*() {
@@ -73,6 +81,7 @@ const removeRow = (sql: SqlClient, seq: number) =>
     yield* sql`DELETE FROM lex_stem WHERE rowid = ${seq}`.raw
     yield* sql`DELETE FROM lex_tri WHERE rowid = ${seq}`.raw
     yield* sql`DELETE FROM lex_doc WHERE seq = ${seq}`.raw
+    yield* sql`DELETE FROM lex_relation WHERE seq = ${seq}`.raw
   })
 
 /** Writes the rows of one rule version; rejected versions are never written. */
@@ -96,6 +105,12 @@ const insertRow = (sql: SqlClient, row: DocRow, o: LexicalOptions) =>
     }
     yield* sql`INSERT INTO lex_doc (seq, rule_id, version, status, valid_from, valid_until)
       VALUES (${row.seq}, ${row.rule_id}, ${row.version}, ${row.status}, ${row.valid_from}, ${row.valid_until})`.raw
+    // one row per distinct (kind, lower-case name): a rule naming a relation twice counts once
+    for (const r of JSON.parse(row.relations) as ReadonlyArray<{ kind: string; name: string }>) {
+      const key = relationKey(r)
+      yield* sql`INSERT OR IGNORE INTO lex_relation (kind, name, seq, said_at)
+        VALUES (${key.kind}, ${key.name}, ${row.seq}, ${row.said_at})`.raw
+    }
   })
 
 /** Rebuilds every lex_* table from current_version (not rejected) and records the build. */
@@ -105,6 +120,7 @@ export const rebuild = (sql: SqlClient, o: LexicalOptions): Effect.Effect<void, 
     yield* sql`DELETE FROM lex_stem`.raw
     yield* sql`DELETE FROM lex_tri`.raw
     yield* sql`DELETE FROM lex_doc`.raw
+    yield* sql`DELETE FROM lex_relation`.raw
     const rows = yield* sql.unsafe<DocRow>(`${CURRENT} WHERE v.status <> 'rejected' ORDER BY r.seq`)
     for (const row of rows) yield* insertRow(sql, row, o)
     yield* sql`INSERT INTO lex_meta (key, value) VALUES ('build', ${buildKey(o)})
@@ -127,7 +143,7 @@ export const ensureBuild = (sql: SqlClient, o: LexicalOptions): Effect.Effect<bo
   })
 
 /**
- * Maintains the lex_* rows of one rule next to rule_fts, in the caller's transaction: the
+ * Maintains the lex_* rows (lex_relation included) of one rule next to rule_fts, in the caller's transaction: the
  * current version replaces the old rows unless it is rejected (then the rule is removed).
  */
 export const reindexRule = (sql: SqlClient, ruleId: string, o: LexicalOptions): Effect.Effect<void, SqlError> =>

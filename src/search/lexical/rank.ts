@@ -38,26 +38,73 @@ export interface SubQuery {
   readonly name: SubQueryName
   readonly table: LexFtsTable
   readonly match: string
+  /** the match with every alternative, when `match` leaves common ones out (see commonAlts) */
+  readonly full?: string
 }
 
 export { altExpr, orExpr } from "./match.js"
 
-/** The sub-queries of an analysis (prf comes later, from the first hits). */
-export const subQueries = (a: Analysis, o: LexicalOptions): Array<SubQuery> => {
-  const out: Array<SubQuery> = []
-  const add = (name: SubQueryName, table: LexFtsTable, alts: ReadonlyArray<Alt>) => {
-    const match = orExpr(alts)
-    if (match !== null) out.push({ name, table, match })
-  }
-  add("word", "lex_word", a.terms.flatMap((t) => t.word))
-  if (storesStems(o)) add("stem", "lex_stem", a.terms.flatMap((t) => [...t.stem, ...t.parts.flatMap((p) => p.alts)]))
-  if (o.features.synonyms) add("syn", "lex_word", a.synonyms.flatMap((s) => s.expansions.flatMap((e) => e.alts)))
-  if (o.features.fuzzy) add("fuzzy", "lex_word", a.terms.flatMap((t) => t.corrections.flatMap((c) => c.alts)))
+/** Whether an alternative can be left out of a sub-query on `table` (see commonAlts). */
+export type CommonAlt = (table: LexFtsTable, alt: Alt) => boolean
+
+interface SubQueryAlts {
+  readonly name: SubQueryName
+  readonly table: LexFtsTable
+  readonly alts: ReadonlyArray<Alt>
+}
+
+/** The alternatives of each sub-query of an analysis (prf comes later, from the first hits). */
+const subQueryAlts = (a: Analysis, o: LexicalOptions): Array<SubQueryAlts> => {
+  const out: Array<SubQueryAlts> = [{ name: "word", table: "lex_word", alts: a.terms.flatMap((t) => t.word) }]
+  if (storesStems(o)) out.push({ name: "stem", table: "lex_stem", alts: a.terms.flatMap((t) => [...t.stem, ...t.parts.flatMap((p) => p.alts)]) })
+  if (o.features.synonyms) out.push({ name: "syn", table: "lex_word", alts: a.synonyms.flatMap((s) => s.expansions.flatMap((e) => e.alts)) })
+  if (o.features.fuzzy) out.push({ name: "fuzzy", table: "lex_word", alts: a.terms.flatMap((t) => t.corrections.flatMap((c) => c.alts)) })
   if (o.features.trigram) {
-    add("tri", "lex_tri", a.terms.flatMap((t) => t.tri.map((x) => ({ tokens: [x], prefix: false }))))
+    out.push({ name: "tri", table: "lex_tri", alts: a.terms.flatMap((t) => t.tri.map((x) => ({ tokens: [x], prefix: false }))) })
   }
   return out
 }
+
+/**
+ * The sub-queries of an analysis (prf comes later, from the first hits); a sub-query without
+ * alternatives is left out. A sub-query that keeps another alternative searches without the ones
+ * `common` names first (`full` holds the match with all of them).
+ */
+export const subQueries = (a: Analysis, o: LexicalOptions, common: CommonAlt = () => false): Array<SubQuery> =>
+  subQueryAlts(a, o).flatMap(({ name, table, alts }): Array<SubQuery> => {
+    const full = orExpr(alts)
+    if (full === null) return []
+    const reduced = orExpr(alts.filter((x) => !common(table, x)))
+    return [reduced === null || reduced === full ? { name, table, match: full } : { name, table, match: reduced, full }]
+  })
+
+/**
+ * A single-word alternative (exact or prefix) whose word is in at least half of the rows of its
+ * table. FTS5's bm25 gives a phrase in n ≥ N/2 of N rows the IDF floor 1e-6 (fts5_aux.c: idf =
+ * log((N − n + 0.5) / (n + 0.5)), at most 0 → 1e-6; a prefix phrase holds every row of its
+ * exact word), so the alternative moves a row's score by less than 1e-5 — yet bm25 reads its
+ * position list in every row it matches, for the commonest words nearly the whole table.
+ * Without it, every row that matches another alternative keeps its place and its score (to
+ * 1e-5); the rows that match only common words rank below all of them. So when the sub-query
+ * without the common alternatives still fills its SUB_LIMIT rows, those are the rows (and the
+ * order) of the whole sub-query; when it does not, the whole sub-query runs (runSubQuery).
+ * Phrases of several words are never left out (their count is not in the vocabulary).
+ */
+const commonAlts = (sql: SqlClient, a: Analysis, o: LexicalOptions): Effect.Effect<CommonAlt, SqlError> =>
+  Effect.gen(function*() {
+    if (a.docs === 0) return () => false
+    const subs = subQueryAlts(a, o)
+    const singles = (table: LexFtsTable) =>
+      subs.flatMap((q) => (q.table === table ? q.alts : [])).flatMap((x) => (x.tokens.length === 1 ? x.tokens : []))
+    const word = yield* documentFrequencies(sql, "lex_word_vocab", singles("lex_word"))
+    const stem = storesStems(o) ? yield* documentFrequencies(sql, "lex_stem_vocab", singles("lex_stem")) : new Map<string, number>()
+    const half = a.docs / 2
+    return (table, alt) => {
+      const token = alt.tokens.length === 1 ? alt.tokens[0] : undefined
+      const df = table === "lex_word" ? word : table === "lex_stem" ? stem : null
+      return token !== undefined && df !== null && (df.get(fold(token)) ?? 0) >= half
+    }
+  })
 
 interface Row {
   readonly seq: number
@@ -84,10 +131,15 @@ for (const table of Object.keys(SQL) as Array<LexFtsTable>) {
     ORDER BY score, d.seq LIMIT ${SUB_LIMIT}`
 }
 
-const runSub = (sql: SqlClient, q: SubQuery, o: LexicalOptions, p: PoolOptions) => {
+const runMatch = (sql: SqlClient, table: LexFtsTable, match: string, o: LexicalOptions, p: PoolOptions) => {
   const statuses = p.includeProposals ? ["confirmed", "superseded", "proposed"] : ["confirmed", "superseded"]
-  return sql.unsafe<Row>(SQL[q.table], [...o.fieldWeights, q.match, JSON.stringify(statuses), p.excludeSeq ?? -1])
+  return sql.unsafe<Row>(SQL[table], [...o.fieldWeights, match, JSON.stringify(statuses), p.excludeSeq ?? -1])
 }
+
+/** A sub-query's rows: without its common alternatives when that fills SUB_LIMIT, else all of it. */
+const runSub = (sql: SqlClient, q: SubQuery, o: LexicalOptions, p: PoolOptions) =>
+  Effect.flatMap(runMatch(sql, q.table, q.match, o, p), (rows) =>
+    q.full === undefined || rows.length >= SUB_LIMIT ? Effect.succeed(rows) : runMatch(sql, q.table, q.full, o, p))
 
 const DAY_MS = 86_400_000
 const dayNumber = (day: string): number => Date.parse(`${day}T00:00:00Z`) / DAY_MS
@@ -170,7 +222,7 @@ const rank = (fused: Map<number, Fused>, o: LexicalOptions, day: string) =>
 export const pool = (sql: SqlClient, a: Analysis, o: LexicalOptions, p: PoolOptions): Effect.Effect<Array<PoolHit>, SqlError> =>
   Effect.gen(function*() {
     if (a.terms.length === 0) return []
-    const queries = subQueries(a, o)
+    const queries = subQueries(a, o, yield* commonAlts(sql, a, o))
     const results: Array<readonly [SubQueryName, ReadonlyArray<Row>]> = []
     for (const q of queries) results.push([q.name, yield* runSub(sql, q, o, p)])
     let ranked = rank(fuse(results, o), o, p.targetDay)

@@ -32,6 +32,22 @@ export const LEX_SCHEMA: ReadonlyArray<string> = [
   `CREATE TABLE lex_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`
 ]
 
+/**
+ * lex_relation (migration 0004-relation-index): one row per distinct relation of an indexed rule,
+ * kind and the name in Unicode lower case (String.prototype.toLowerCase), with the version's
+ * said_at. Derived data like the lex_* tables (same writes, same rebuild): it makes the
+ * same-relation group of a bundle an indexed lookup instead of a scan of every current version.
+ */
+export const LEX_RELATION_SCHEMA: ReadonlyArray<string> = [
+  `CREATE TABLE lex_relation (
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    said_at TEXT NOT NULL,
+    PRIMARY KEY (kind, name, seq)) WITHOUT ROWID`,
+  `CREATE INDEX lex_relation_seq ON lex_relation (seq)`
+]
+
 /** The FTS tables, in the order the index writes them. */
 export const LEX_FTS_TABLES = ["lex_word", "lex_stem", "lex_tri"] as const
 export type LexFtsTable = (typeof LEX_FTS_TABLES)[number]

@@ -18,7 +18,7 @@ import { decide } from "../../../src/decision/decide.js"
 import { propose } from "../../../src/domain/proposals.js"
 import { storeSource } from "../../../src/domain/sources.js"
 import { LexicalIndex } from "../../../src/search/lexical/index.js"
-import { LEX_SCHEMA } from "../../../src/search/lexical/schema.js"
+import { LEX_RELATION_SCHEMA, LEX_SCHEMA } from "../../../src/search/lexical/schema.js"
 import { tempDir } from "../../support/env.js"
 import { mailSource } from "../../support/fixtures.js"
 import { run, sqlOf } from "../../support/run.js"
@@ -38,6 +38,7 @@ const snapshot = (sql: SqlClient) =>
     stem: sql`SELECT rowid, * FROM lex_stem ORDER BY rowid`,
     tri: sql`SELECT rowid, * FROM lex_tri ORDER BY rowid`,
     doc: sql`SELECT * FROM lex_doc ORDER BY seq`,
+    relation: sql`SELECT * FROM lex_relation ORDER BY kind, name, seq`,
     meta: sql`SELECT * FROM lex_meta ORDER BY key`,
     wordVocab: sql`SELECT term, doc, cnt FROM lex_word_vocab ORDER BY term`,
     stemVocab: sql`SELECT term, doc, cnt FROM lex_stem_vocab ORDER BY term`
@@ -46,14 +47,18 @@ const snapshot = (sql: SqlClient) =>
 const rebuildNow = (sql: SqlClient) => Effect.flatMap(LexicalIndex, (lex) => lex.rebuild(sql))
 
 describe("schema", () => {
-  it("0003-lexical creates the contract's tables with the schema module's SQL", async () => {
+  it("0003-lexical and 0004-relation-index create the contract's tables with the schema module's SQL", async () => {
     const config = lexConfig(dir)
     await seed(config, [])
     const tables = await withSql(config, (sql) =>
       sql<{ name: string; sql: string }>`SELECT name, sql FROM sqlite_master WHERE name LIKE 'lex_%' AND name NOT LIKE '%_data'
         AND name NOT LIKE '%_idx' AND name NOT LIKE '%_content' AND name NOT LIKE '%_docsize' AND name NOT LIKE '%_config' ORDER BY name`)
-    expect(tables.map((t) => t.name)).toEqual(["lex_doc", "lex_meta", "lex_stem", "lex_stem_vocab", "lex_tri", "lex_word", "lex_word_vocab"])
-    for (const t of tables) expect(LEX_SCHEMA.some((s) => s.replace(/\s+/g, " ") === t.sql.replace(/\s+/g, " ")), t.name).toBe(true)
+    expect(tables.map((t) => t.name)).toEqual([
+      "lex_doc", "lex_meta", "lex_relation", "lex_relation_seq", "lex_stem", "lex_stem_vocab", "lex_tri", "lex_word", "lex_word_vocab"
+    ])
+    for (const t of tables) {
+      expect([...LEX_SCHEMA, ...LEX_RELATION_SCHEMA].some((s) => s.replace(/\s+/g, " ") === t.sql.replace(/\s+/g, " ")), t.name).toBe(true)
+    }
   })
 })
 
@@ -130,11 +135,39 @@ describe("lex_meta.build", () => {
       meta: sql`SELECT * FROM lex_meta`,
       doc: sql`SELECT * FROM lex_doc`
     }))
-    expect(migrated).toEqual({ version: [{ schema_version: 3 }], meta: [], doc: [] })
+    expect(migrated).toEqual({ version: [{ schema_version: 4 }], meta: [], doc: [] })
     const r = await search(config, { text: "Rechnung Müller" })
     expect(r.ids).toEqual(["sales-0001"])
     const built = await withSql(config, (sql) => sql<{ value: string }>`SELECT value FROM lex_meta WHERE key = 'build'`)
     expect(built).toEqual([{ value: "gn-lex-1;stem=1;decompound=1;normalize=1;trigram=0;languages=de,en" }])
+  })
+
+  it("0004 on a file with built lexical tables drops the build: the first search fills lex_relation", async () => {
+    const config = lexConfig(dir)
+    await seed(config, [
+      ruleReq("Rechnungen der Müller GmbH gehen an die Buchhaltung", ["Rechnung"], { relations: [{ kind: "customer", name: "Müller GmbH", ref: null }] }),
+      ruleReq("Müller GmbH zahlt in 30 Tagen", [], { relations: [{ kind: "customer", name: "MÜLLER GMBH", ref: null }] })
+    ])
+    const relations = (sql: SqlClient) => sql`SELECT * FROM lex_relation ORDER BY seq`
+    const expected = await withSql(config, relations)
+    expect(expected).toEqual([
+      { kind: "customer", name: "müller gmbh", seq: 1, said_at: "2026-03-12T09:15:00Z" },
+      { kind: "customer", name: "müller gmbh", seq: 2, said_at: "2026-03-12T09:15:00Z" }
+    ])
+    // the same file as 0003 left it: built lexical tables, no lex_relation (schema_version 3)
+    await withSql(config, (sql) => Effect.all([
+      sql`DROP TABLE lex_relation`.raw,
+      sql`UPDATE meta SET schema_version = 3`.raw
+    ], { discard: true }))
+    // every run opens the file anew: the store migrates it to 0004 before the first statement
+    const migrated = await withSql(config, (sql) => Effect.all({
+      version: sql<{ schema_version: number }>`SELECT schema_version FROM meta`,
+      build: sql`SELECT * FROM lex_meta WHERE key = 'build'`,
+      relation: relations(sql)
+    }))
+    expect(migrated).toEqual({ version: [{ schema_version: 4 }], build: [], relation: [] })
+    await search(config, { text: "Rechnung" })
+    expect(await withSql(config, relations)).toEqual(expected)
   })
 
   it("a change of stem, decompound, normalize, trigram or languages rebuilds on the next search or write", async () => {
@@ -172,16 +205,36 @@ const WORDS = [
 ]
 const text = fc.array(fc.constantFrom(...WORDS), { minLength: 3, maxLength: 12 }).map((ws) => `Regel: ${ws.join(" ")}`)
 const keywords = fc.array(fc.constantFrom(...WORDS), { maxLength: 4 }).map((ws) => [...new Set(ws)])
+/** relations that share keys in other cases (lex_relation holds one row per kind and lower-case name) */
+const RELATIONS = [
+  { kind: "customer", name: "Müller GmbH" }, { kind: "customer", name: "MÜLLER GMBH" }, { kind: "supplier", name: "Müller GmbH" },
+  { kind: "product", name: "Hakenleiste schwarz" }, { kind: "product", name: "hakenleiste SCHWARZ" }, { kind: "supplier", name: "Straße & Co" }
+] as const
+const relations = fc.array(fc.constantFrom(...RELATIONS), { maxLength: 3 }).map((rs) => rs.map((r) => ({ ...r, ref: null })))
+const saidAt = fc.constantFrom("2026-02-01T08:00:00Z", "2026-03-12T09:15:00.5Z", "2026-04-30T23:59:59Z")
 
+type Relations = Array<{ kind: "customer" | "supplier" | "product"; name: string; ref: null }>
 type Op =
-  | { readonly kind: "propose"; readonly statement: string; readonly keywords: Array<string>; readonly supersedes: number | null }
-  | { readonly kind: "confirm"; readonly pick: number; readonly keywords: Array<string> | null }
+  | {
+    readonly kind: "propose"; readonly statement: string; readonly keywords: Array<string>; readonly supersedes: number | null
+    readonly relations?: Relations; readonly said_at?: string
+  }
+  | { readonly kind: "confirm"; readonly pick: number; readonly keywords: Array<string> | null; readonly relations?: Relations | null; readonly said_at?: string | null }
   | { readonly kind: "reject" | "revoke"; readonly pick: number }
   | { readonly kind: "review"; readonly pick: number; readonly keywords: Array<string> }
 
 const op: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant("propose" as const), statement: text, keywords, supersedes: fc.option(fc.nat(), { nil: null }) }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant("confirm" as const), pick: fc.nat(), keywords: fc.option(keywords, { nil: null }) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({ kind: fc.constant("propose" as const), statement: text, keywords, supersedes: fc.option(fc.nat(), { nil: null }), relations, said_at: saidAt })
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("confirm" as const), pick: fc.nat(), keywords: fc.option(keywords, { nil: null }),
+      relations: fc.option(relations, { nil: null }), said_at: fc.option(saidAt, { nil: null })
+    })
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constantFrom("reject" as const, "revoke" as const), pick: fc.nat() }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("review" as const), pick: fc.nat(), keywords }) }
 )
@@ -195,15 +248,27 @@ const apply = (ops: ReadonlyArray<Op>) =>
     for (const o of ops) {
       if (o.kind === "propose") {
         const supersedes = o.supersedes === null || ids.length === 0 ? null : ids[o.supersedes % ids.length] ?? null
-        const created = yield* Effect.either(propose(ruleReq(o.statement, o.keywords, supersedes === null ? {} : { supersedes, valid_from: "2026-03-01" }), agent))
+        const over = {
+          ...(supersedes === null ? {} : { supersedes, valid_from: "2026-03-01" }),
+          ...(o.relations === undefined ? {} : { relations: o.relations }),
+          ...(o.said_at === undefined ? {} : { said_at: o.said_at })
+        }
+        const created = yield* Effect.either(propose(ruleReq(o.statement, o.keywords, over), agent))
         if (created._tag === "Right") ids.push(created.right.ref.slice(5, created.right.ref.indexOf("@")))
         continue
       }
       const id = ids[o.pick % Math.max(1, ids.length)]
       if (id === undefined) continue
       const version = yield* current(id)
+      const change = o.kind === "confirm"
+        ? {
+          ...(o.keywords === null ? {} : { keywords: o.keywords }),
+          ...(o.relations === null || o.relations === undefined ? {} : { relations: o.relations }),
+          ...(o.said_at === null || o.said_at === undefined ? {} : { said_at: o.said_at })
+        }
+        : {}
       const req = o.kind === "confirm"
-        ? { decision: "confirm", version, ...(o.keywords === null ? {} : { change: { keywords: o.keywords } }) }
+        ? { decision: "confirm", version, ...(Object.keys(change).length === 0 ? {} : { change }) }
         : o.kind === "review" ? { decision: "review", version, change: { keywords: o.keywords } }
         : o.kind === "revoke" ? { decision: "revoke", version, reason: "outdated", valid_until: "2026-06-30" }
         : { decision: "reject", version, reason: "no" }
@@ -213,10 +278,16 @@ const apply = (ops: ReadonlyArray<Op>) =>
 
 /** One sequence that surely holds every kind of write (fast-check runs it first). */
 const EVERY_WRITE: Array<Op> = [
-  { kind: "propose", statement: "Regel: Lieferzeit Hakenleisten RAL 9005", keywords: ["Lieferzeit"], supersedes: null },
+  {
+    kind: "propose", statement: "Regel: Lieferzeit Hakenleisten RAL 9005", keywords: ["Lieferzeit"], supersedes: null,
+    relations: [{ kind: "product", name: "Hakenleiste schwarz", ref: null }, { kind: "product", name: "hakenleiste SCHWARZ", ref: null }]
+  },
   { kind: "confirm", pick: 0, keywords: null },
-  { kind: "propose", statement: "Regel: Lieferzeiten Müller 30 Tage", keywords: ["Kunde"], supersedes: 0 },
-  { kind: "confirm", pick: 1, keywords: ["Zahlungsziel", "RAL-9005"] },
+  {
+    kind: "propose", statement: "Regel: Lieferzeiten Müller 30 Tage", keywords: ["Kunde"], supersedes: 0,
+    relations: [{ kind: "customer", name: "Müller GmbH", ref: null }]
+  },
+  { kind: "confirm", pick: 1, keywords: ["Zahlungsziel", "RAL-9005"], relations: [{ kind: "customer", name: "MÜLLER GMBH", ref: null }], said_at: "2026-04-30T23:59:59Z" },
   { kind: "propose", statement: "Regel: Palette Edelstahl Muster", keywords: [], supersedes: null },
   { kind: "reject", pick: 2 },
   { kind: "propose", statement: "Regel: invoice payment terms customer", keywords: ["invoice"], supersedes: null },
@@ -255,6 +326,10 @@ describe("property", () => {
             const kinds = await withSql(config, (sql) => sql<{ kind: string; n: number }>`
               SELECT kind || CASE WHEN new_version IS NULL THEN '-' ELSE '' END AS kind, count(*) AS n FROM decision GROUP BY 1 ORDER BY 1`)
             expect(kinds).toEqual([{ kind: "confirm", n: 3 }, { kind: "reject", n: 1 }, { kind: "review", n: 1 }, { kind: "revoke", n: 1 }])
+            expect(incremental.relation).toEqual([
+              { kind: "customer", name: "müller gmbh", seq: 2, said_at: "2026-04-30T23:59:59Z" },
+              { kind: "product", name: "hakenleiste schwarz", seq: 1, said_at: "2026-03-12T09:15:00Z" }
+            ])
             expect(incremental.doc).toEqual([
               expect.objectContaining({ rule_id: "sales-0001", status: "superseded", valid_until: "2026-03-01" }),
               expect.objectContaining({ rule_id: "sales-0002", status: "confirmed" }),

@@ -2,6 +2,10 @@ import type { Migration } from "../types.js"
 import { migration as m0001 } from "./0001-init.js"
 import { migration as m0002 } from "./0002-graph.js"
 import { migration as m0003 } from "./0003-lexical.js"
+import { migration as m0004 } from "./0004-relation-index.js"
 
-/** Scope migrations in order; the approval one (0004) comes with its issue. */
-export const SCOPE_MIGRATIONS: ReadonlyArray<Migration> = [m0001, m0002, m0003]
+/**
+ * Scope migrations in order. 0004 is the derived relation index of search (docs/decisions.md,
+ * "Search performance"); the approval one comes with its issue as the next number.
+ */
+export const SCOPE_MIGRATIONS: ReadonlyArray<Migration> = [m0001, m0002, m0003, m0004]
