@@ -5,6 +5,7 @@
  */
 import { HttpLayerRouter } from "@effect/platform"
 import { Effect, Layer } from "effect"
+import { mcpMethodNotAllowed, mcpPost } from "../mcp/server.js"
 import { Api } from "./api.js"
 import { errorResponse } from "./errors.js"
 import { ApprovalRoutes } from "./routes/approval.js"
@@ -25,6 +26,8 @@ const RawRoutes = HttpLayerRouter.use((router) =>
     router.add("GET", "/approval/login", loginPage),
     router.add("POST", "/approval/login", login),
     router.add("POST", "/approval/logout", logout),
+    router.add("POST", "/mcp", mcpPost),
+    ...(["GET", "PUT", "PATCH", "DELETE"] as const).map((method) => router.add(method, "/mcp", mcpMethodNotAllowed)),
     router.add("*", "/*", Effect.succeed(errorResponse("not-found", { message: "no such route" })))
   ]))
 

@@ -176,9 +176,16 @@ const largest = (lo: number, hi: number, fits: (n: number) => boolean): number =
 /**
  * The compact form of a full search response, at most SEARCH_COMPACT_MAX_CHARS characters
  * (UTF-16 code units, which never undercount) of the larger of render(compact) and its JSON.
- * `render` is the model-text renderer of the MCP result (default: the JSON itself).
+ * `render` is the model-text renderer of the MCP result (default: the JSON itself); `structured`
+ * gives the tool result's structured content (default: the compact answer itself), whose JSON
+ * is measured — the MCP tool passes renderResultForModel and annotateForeign of
+ * src/security/model-output.ts, so the cap measures exactly what the tool answers.
  */
-export const toCompact = (full: SearchResponse, render: CompactRender = json): CompactSearchResponse => {
+export const toCompact = (
+  full: SearchResponse,
+  render: CompactRender = json,
+  structured: (compact: CompactSearchResponse) => unknown = (c) => c
+): CompactSearchResponse => {
   const all = full.bundles.map(compactBundle)
   const entries = new Map<string, RelatedEntry>()
   for (const b of full.bundles) {
@@ -199,7 +206,7 @@ export const toCompact = (full: SearchResponse, render: CompactRender = json): C
     related: relatedOf(bundles, entries),
     truncated
   })
-  const size = (c: CompactSearchResponse): number => Math.max(render(c).length, JSON.stringify(c).length)
+  const size = (c: CompactSearchResponse): number => Math.max(render(c).length, JSON.stringify(structured(c)).length)
   const fits = (c: CompactSearchResponse): boolean => size(c) <= SEARCH_COMPACT_MAX_CHARS
 
   const whole = make(all, null)
