@@ -138,6 +138,7 @@ const TIMESTAMP = /^\d{1,3}:\d{2}(:\d{2})?$/
 const HEX64 = /^[0-9a-f]{64}$/
 const TYPE = /^[a-z][a-z0-9_]{1,39}$/
 const TOOL = /^[a-z][a-z0-9_]{1,39}$/
+const STAGE_REASON = /^(disabled in config|not available in this build|provider (local|typesafe|voyage|openai|jina) is not allowed for this scope)$/
 const APPROVAL_URL = /^https?:\/\/[A-Za-z0-9.:[\]-]+(\/[A-Za-z0-9._~-]+)*\/approval\/(rules\/[a-z0-9-]+|structure\?scope=[a-z0-9-]+(#[a-z0-9-]+)?)$/
 
 /** Every enum value of the API objects (statuses, kinds, origins, stage states, matches, codes, rights …). */
@@ -197,6 +198,8 @@ const SERVER_FIELDS: Readonly<Record<string, Check>> = {
   service: (v) => v === "groundnote",
   version: (v) => /^\d+\.\d+\.\d+(-[a-z0-9.]+)?$/.test(v),
   tool: (v) => TOOL.test(v),
+  // an enum (abstained) or a phrase of the stage seam (stages): links and entities give foreign reasons
+  reason: (v) => ENUMS.has(v) || STAGE_REASON.test(v),
   // guidance written by the graph code: follow it (graph.md §8); names go in candidates and paths
   remedy: (v) => v.length <= 1000, why: (v) => v.length <= 300,
   // the statement of a record confirmed by a person, and the line of its bundle
@@ -209,8 +212,9 @@ const SERVER_FIELDS: Readonly<Record<string, Check>> = {
 const KNOWN_KEYS = new Set([
   ...Object.keys(SERVER_FIELDS),
   "untrusted", "head", "groups", "entries", "bundles", "related", "truncated", "omitted", "omitted_refs", "quote_cut",
-  "stages", "a", "b", "c", "duration_ms", "reason", "query", "terms", "variants", "abstained", "best_coverage",
+  "stages", "a", "b", "c", "duration_ms", "query", "terms", "variants", "abstained", "best_coverage",
   "min_coverage", "count", "more", "excerpt", "link", "quote", "source", "speaker", "relations", "name", "rank", "rrf",
+  "proposed", "confirmed", "superseded", "rejected",
   "reranker", "found_via", "coverage", "matched_terms", "entities", "path", "proposed", "unconfirmed", "age_days",
   "timestamp_s", "segments", "start_s", "text", "attachments", "filename", "media_type", "size", "external",
   "sender", "thread", "quote_check", "checked", "recorded", "available", "rules", "message", "issues", "next",
