@@ -91,11 +91,19 @@ export interface EverythingAbout {
   readonly next: ReadonlyArray<Next>
 }
 
+const FIND: Record<EndKind, ReadonlyArray<Next>> = {
+  rule: [{ tool: "search_rules", why: "find the rule" }],
+  entity: [{ tool: "entity_resolve", why: "find the entity by its name" }],
+  source: [],
+  attachment: []
+}
+
+/** The same body for an unknown item and a rejected rule (invariant 8). */
 const notFound = (ref: string) =>
   refuse("not-found", {
     message: `no ${ref}`,
     remedy: "check the ref: rule/<id>, source/<source id>, attachment/<source id>#<n> or entity/<id> of this scope",
-    next: [{ tool: "entity_resolve", why: "find an entity by name" }]
+    next: FIND[endKindOf(ref) ?? "source"]
   })
 
 /** Whether the item exists for a read outside the approval channel (a rejected rule does not). */

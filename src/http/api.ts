@@ -10,6 +10,9 @@ import { ErrorBody } from "../domain/schemas.js"
 import { ProposalCreated, ProposalRequest, ProposalSummary } from "../domain/proposal-schemas.js"
 import { FeedbackRequest, SearchRequest, SearchResponse } from "../domain/search-schemas.js"
 import { SourceOut, SourceRequest, SourceStored } from "../domain/source-schemas.js"
+import { GraphErrorBody } from "../graph/errors.js"
+import { LinkRequest } from "../graph/link-types.js"
+import { ArchiveRequest, ArchiveResult, ReviewRequest, ReviewResult, StructureOut } from "../graph/review-schemas.js"
 
 const Id = Schema.Struct({ id: Schema.String })
 const ScopePath = Schema.Struct({ scope: Schema.String })
@@ -62,7 +65,29 @@ export class SearchApi extends HttpApiGroup.make("search")
     .setPayload(FeedbackRequest).addSuccess(Schema.Struct({ recorded: Schema.Number })).addError(Err(404)))
 {}
 
+const GraphErr = (status: number) => GraphErrorBody.annotations(HttpApiSchema.annotations({ status }))
+
+export class LinksApi extends HttpApiGroup.make("links")
+  .add(HttpApiEndpoint.post("propose", "/v1/links").setPayload(LinkRequest).addSuccess(Json, { status: 201 }).addSuccess(Json)
+    .addError(GraphErr(400)).addError(GraphErr(404)).addError(GraphErr(422))
+    .annotate(OpenApi.Description, "propose_link: {created, status, link: LinkOut, path, next, approval_url}; 201 when created, 200 with created: false for the same open link"))
+  .add(HttpApiEndpoint.get("list", "/v1/links").addSuccess(Json).addError(GraphErr(404)).addError(GraphErr(422))
+    .annotate(OpenApi.Description, "list_links. Query: scope, ref (rule/…, source/…, attachment/…#n, entity/…), grouped = true|false (entity only: everything about it and its descendants), page (50 a page)"))
+{}
+
+export class StructureApi extends HttpApiGroup.make("structure")
+  .add(HttpApiEndpoint.get("list", "/v1/structure").addSuccess(StructureOut)
+    .annotate(OpenApi.Description, "list_structure: the pending structure changes of a scope, newest first. Query: scope"))
+  .add(HttpApiEndpoint.post("review", "/v1/reviews").setPayload(ReviewRequest).addSuccess(ReviewResult)
+    .addError(GraphErr(400)).addError(GraphErr(403)).addError(GraphErr(404)).addError(GraphErr(409))
+    .annotate(OpenApi.Description, "Approval channel: review_structure (confirm/revert entity/<id>@<n>, confirm/reject link/<id>); same origin and the csrf token required"))
+  .add(HttpApiEndpoint.post("archive", "/v1/entities/:id/archive").setPath(Id).setPayload(ArchiveRequest).addSuccess(ArchiveResult)
+    .addError(GraphErr(403)).addError(GraphErr(404)).addError(GraphErr(409))
+    .annotate(OpenApi.Description, "Approval channel: archive_entity, bottom-up (has-children); same origin and the csrf token required"))
+{}
+
 export class Api extends HttpApi.make("groundnote")
   .add(SourcesApi).add(ProposalsApi).add(RulesApi).add(DecisionApi).add(StatusApi).add(ExportApi).add(SearchApi)
+  .add(LinksApi).add(StructureApi)
   .annotate(OpenApi.Title, "Groundnote API")
 {}

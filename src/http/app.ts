@@ -12,11 +12,13 @@ import { ApprovalRoutes } from "./routes/approval.js"
 import { DecisionLive } from "./routes/decision.js"
 import { ExportLive } from "./routes/export.js"
 import { healthz, protectedResource } from "./routes/health.js"
+import { LinksLive } from "./routes/links.js"
 import { ProposalsLive } from "./routes/proposals.js"
 import { RulesLive } from "./routes/rules.js"
 import { SearchLive } from "./routes/search.js"
 import { login, loginPage, logout } from "./routes/session.js"
 import { SourcesLive } from "./routes/sources.js"
+import { StructureLive } from "./routes/structure.js"
 import { StatusLive } from "./routes/status.js"
 
 const RawRoutes = HttpLayerRouter.use((router) =>
@@ -32,7 +34,7 @@ const RawRoutes = HttpLayerRouter.use((router) =>
   ]))
 
 const ApiRoutes = HttpLayerRouter.addHttpApi(Api, { openapiPath: "/openapi.json" }).pipe(
-  Layer.provide([SourcesLive, ProposalsLive, RulesLive, DecisionLive, StatusLive, ExportLive, SearchLive])
+  Layer.provide([SourcesLive, ProposalsLive, RulesLive, DecisionLive, StatusLive, ExportLive, SearchLive, LinksLive, StructureLive])
 )
 
 export const AppRoutes = Layer.mergeAll(ApiRoutes, RawRoutes, ApprovalRoutes)

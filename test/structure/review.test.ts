@@ -218,7 +218,7 @@ describe("links", () => {
     expect(r).toMatchObject({ current: `link/${link.id}`, status: "confirmed" })
     expect(r.review.new_version).toBeNull()
     expect(r.path.map((p) => p.name)).toEqual(["Vertrieb", "Projekt Nord"])
-    expect(await run(config, graphCounts())).toEqual({ ...before, review: before.review + 1 })
+    expect(await run(config, graphCounts())).toEqual({ ...before, review: (before.review ?? 0) + 1 })
     expect((await counted()).map((l) => [l.id, l.status, l.proposed])).toEqual([[link.id, "confirmed", false]])
   })
 
