@@ -40,12 +40,12 @@ export const locateQuote = (text: string, quote: string): Span | null => {
   return start === undefined || end === undefined ? null : { start, end }
 }
 
-/** `text` with `span` (clipped to the text) in <mark>. */
-export const marked = (text: string, span: Span | null): Html => {
+/** `text` with `span` (clipped to the text) in <mark>; `id` names the mark (a link target). */
+export const marked = (text: string, span: Span | null, id?: string): Html => {
   if (span === null || span.end <= 0 || span.start >= text.length) return html`${text}`
   const a = Math.max(0, span.start)
   const b = Math.min(text.length, span.end)
-  return html`${text.slice(0, a)}<mark>${text.slice(a, b)}</mark>${text.slice(b)}`
+  return html`${text.slice(0, a)}<mark${id === undefined ? "" : html` id="${id}"`}>${text.slice(a, b)}</mark>${text.slice(b)}`
 }
 
 /** Pieces joined with one space (the jamie window): each piece's offsets in the joined text. */

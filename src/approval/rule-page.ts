@@ -140,16 +140,17 @@ const evidence = (p: RulePageInput): Html => {
     const texts = prov.segments.map((s) => s.text)
     const span = locateQuote(texts.join(" "), v.quote)
     const offsets = offsetsOf(texts)
+    const first = offsets.findIndex((o) => within(span, o) !== null)
     windowHtml = html`<h3>Meeting window (±2 minutes around ${timestamp(v.timestamp_s)})</h3>
-      ${span === null ? html`<p class="muted small">The quote could not be placed exactly in the window; it is shown above.</p>` : ""}
+      ${span === null ? html`<p class="muted small">The quote could not be placed exactly in the window; it is shown above.</p>` : html`<p class="small"><a href="#quote">Show the quote in the transcript</a></p>`}
       <div class="window" aria-label="Transcript window">${prov.segments.map((s, i) => html`<p><span class="ts">[${timestamp(s.start_s)}]</span>${
         s.speaker === null ? "" : html`<span class="speaker">${s.speaker}:</span>`
-      }${marked(s.text, within(span, offsets[i] ?? { start: 0, end: 0 }))}</p>`)}</div>`
+      }${marked(s.text, within(span, offsets[i] ?? { start: 0, end: 0 }), i === first ? "quote" : undefined)}</p>`)}</div>`
   } else if (src.kind === "mail" && prov.excerpt !== null) {
     const span = locateQuote(prov.excerpt, v.quote)
     windowHtml = html`<h3>Mail text</h3>
-      ${span === null ? html`<p class="muted small">The quote could not be placed exactly in the text; it is shown above.</p>` : ""}
-      <div class="window" aria-label="Mail text"><div class="mailtext">${marked(prov.excerpt, span)}</div></div>`
+      ${span === null ? html`<p class="muted small">The quote could not be placed exactly in the text; it is shown above.</p>` : html`<p class="small"><a href="#quote">Show the quote in the mail</a></p>`}
+      <div class="window" aria-label="Mail text"><div class="mailtext">${marked(prov.excerpt, span, "quote")}</div></div>`
   }
   const thread = prov.thread.length === 0 ? "" : html`<h3>Thread (${prov.thread.length})</h3><ul class="list">${prov.thread.map((m) => html`<li>
     <div><b>${m.title}</b> <span class="muted small">${when(m.date, p.clock)}</span></div>
@@ -267,8 +268,11 @@ export const rulePage = (p: RulePageInput): Html => {
   if (p.outcome?.kind === "refused") {
     const saw = Number(p.outcome.sent.version)
     const seen = d.versions.find((x) => x.version === saw)
+    const last = d.decisions[d.decisions.length - 1]
     const changed = seen !== undefined && seen.version !== v.version
-      ? html`<h3>What changed since version ${seen.version}</h3>${changeTable(seen, v)}<p>The forms below are for version ${v.version}.</p>`
+      ? html`<h3>What changed since version ${seen.version}</h3>${
+        last === undefined ? "" : html`<p>Last decision: ${DECISION_VERB[last.kind] ?? last.kind} by ${last.decided_by_identity}, ${when(last.decided_at, p.clock)}${last.reason === null ? "" : html` (${last.reason})`}.</p>`
+      }${changeTable(seen, v)}<p>The forms below are for version ${v.version}.</p>`
       : ""
     notice = refusedNotice(p.outcome, changed)
   }

@@ -132,7 +132,7 @@ describe("GET /approval/rules/:id", () => {
     const id = await proposeMail("Show the mail evidence with the highlighted quote")
     const page = await get(`/approval/rules/${id}`)
     expect(page.status).toBe(200)
-    const mark = /<mark>([\s\S]*?)<\/mark>/.exec(page.text)?.[1] ?? ""
+    const mark = /<mark id="quote">([\s\S]*?)<\/mark>/.exec(page.text)?.[1] ?? ""
     expect(mark.startsWith("Vor jeder Bestellung schwarzer Hakenleisten (RAL 9005)")).toBe(true)
     expect(textOf(page.text)).toContain("preisliste.pdf")
     expect(textOf(page.text)).toContain("No text (unread).")
@@ -152,7 +152,7 @@ describe("GET /approval/rules/:id", () => {
     expect(text).toContain("[0:00] Tom: Good morning everyone")
     expect(text).toContain("[3:40] Maria:")
     expect(text).not.toContain("Müller GmbH")
-    expect([...page.text.matchAll(/<mark>([\s\S]*?)<\/mark>/g)].map((m) => m[1])).toEqual([
+    expect([...page.text.matchAll(/<mark(?: id="quote")?>([\s\S]*?)<\/mark>/g)].map((m) => m[1])).toEqual([
       "always ask the supplier for the delivery time", "before ordering"
     ])
     expect(page.text).toContain(`href="https://jamie.example.com/m/7?t=100"`)
@@ -233,6 +233,7 @@ describe("form posts land back on the page", () => {
     expect(text).toContain("Not saved: version-outdated")
     expect(text).toContain(`Current version: rule/${id}@2`)
     expect(text).toContain("What changed since version 1")
+    expect(text).toContain(`Last decision: confirmed by ${DEV_EMAIL}`)
     expect(text).toMatch(/Keywords Lieferzeit, Hakenleiste Lieferzeit, Anders/)
     expect(text).toContain("I only saw version 1")
     expect(await scopeCounts("sales")).toEqual(before)
