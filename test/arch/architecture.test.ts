@@ -30,6 +30,7 @@ import {
   insertInto,
   listSourceFiles,
   mcpRegistrations,
+  normalizeSql,
   REJECTED_FTS,
   writesTo
 } from "./source-graph.js"
@@ -75,6 +76,11 @@ describe("architecture (src/)", () => {
 
   it("AT2b: src/structure/** is imported only by src/http/routes/structure.ts, src/approval/** and itself", () => {
     expectNone(checkAT2b(graph))
+    // known present: the structure routes reach src/structure/** (the rule sees real edges)
+    if (exists("src/http/routes/structure.ts")) {
+      const targets = graph.files.get("src/http/routes/structure.ts")?.imports.map((e) => e.target ?? "") ?? []
+      expect(targets.some((t) => t.startsWith("src/structure/"))).toBe(true)
+    }
   })
 
   it("AT3: rule_version, decision, rejected_fts and the graph tables are written only by their writers", () => {
@@ -87,7 +93,9 @@ describe("architecture (src/)", () => {
       ["src/decision/decide.ts", REJECTED_FTS],
       ["src/graph/entities.ts", insertInto("entity")],
       ["src/graph/entities.ts", insertInto("entity_version")],
-      ["src/graph/links.ts", insertInto("link")]
+      ["src/graph/links.ts", insertInto("link")],
+      ["src/structure/review.ts", insertInto("review")],
+      ["src/structure/review.ts", insertInto("entity_version")]
     ]
     for (const [file, pattern] of present) {
       if (exists(file)) expect(filesWithString(graph, pattern), `${pattern} in ${file}`).toContain(file)
@@ -99,6 +107,23 @@ describe("architecture (src/)", () => {
     }
     if ([...graph.files.keys()].some((f) => f.startsWith("src/structure/"))) {
       expect(filesWithString(graph, insertInto("review")).some((f) => f.startsWith("src/structure/"))).toBe(true)
+    }
+    // graph.md §13: the create insert carries the literal 'unconfirmed' and agents never write a person's
+    // version; person versions (src/structure/**) carry 'approval'; links are inserted as 'proposed' or 'deterministic'
+    const inserts = (file: string, table: string): Array<string> =>
+      (graph.files.get(file)?.strings ?? []).map((e) => normalizeSql(e.text)).filter((t) => insertInto(table).test(t))
+    if (exists("src/graph/entities.ts")) {
+      const own = inserts("src/graph/entities.ts", "entity_version")
+      expect(own.some((t) => t.includes("'create'") && t.includes("'unconfirmed'"))).toBe(true)
+      for (const t of own) expect(t).not.toMatch(/'(?:approval|confirm|revert|archive|active)'/)
+    }
+    for (const file of [...graph.files.keys()].filter((f) => f.startsWith("src/structure/"))) {
+      for (const t of inserts(file, "entity_version")) expect(t, file).toContain("'approval'")
+    }
+    if (exists("src/graph/links.ts")) {
+      const own = inserts("src/graph/links.ts", "link")
+      expect(own.length).toBeGreaterThan(0)
+      for (const t of own) expect(t).toMatch(/'(?:proposed|deterministic)'/)
     }
   })
 
