@@ -34,6 +34,8 @@ import { registerSearchRules } from "./tools/search-rules.js"
 
 /** The tools of this build (gaps.md §5; rule_retract arrives with the approval modes). */
 export const CORE_TOOLS = ["search_rules", "read_rule", "rule_provenance", "propose_rule", "search_feedback", "list_scopes"] as const
+/** Every tool tools/list answers. */
+export const MCP_TOOLS: ReadonlyArray<string> = [...CORE_TOOLS]
 
 /** A fresh server for one request, bound to its caller; input schemas built from the configuration. */
 export const createMcpServer = (ctx: ToolContext): McpServer => {

@@ -35,6 +35,8 @@ import {
   writesTo
 } from "./source-graph.js"
 import type { SourceGraph, Violation } from "./source-graph.js"
+import { PROMPT_NAMES } from "../../src/mcp/prompts.js"
+import { MCP_TOOLS } from "../../src/mcp/server.js"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
 const exists = (rel: string): boolean => fs.existsSync(path.join(ROOT, rel))
@@ -63,6 +65,13 @@ describe("architecture (src/)", () => {
     if (mcp.length > 1) {
       // the closure is computed over real edges, not just the seeds
       expect(importClosure(graph, mcp).size).toBeGreaterThan(mcp.length)
+    }
+    // known present: the tools reach the shared pipeline and the proposal writer, never decide()
+    if (exists("src/mcp/tools/propose-rule.ts")) {
+      const closure = importClosure(graph, mcp)
+      expect(closure.has("src/auth/scope-check.ts")).toBe(true)
+      expect(closure.has("src/domain/proposals.ts")).toBe(true)
+      expect(closure.has("src/decision/decide.ts")).toBe(false)
     }
   })
 
@@ -134,6 +143,12 @@ describe("architecture (src/)", () => {
       if (info !== undefined && /\.(?:registerTool|tool|registerPrompt|prompt)\s*\(/.test(fs.readFileSync(path.join(ROOT, file), "utf8"))) {
         expect(mcpRegistrations(graph).some((r) => r.file === file), `registrations in ${file}`).toBe(true)
       }
+    }
+    // known present: the scanner sees every tool and prompt name the server lists (tools/list, prompts/list)
+    if (exists("src/mcp/server.ts")) {
+      const names = mcpRegistrations(graph).flatMap((r) => r.names ?? [])
+      for (const name of [...MCP_TOOLS, ...PROMPT_NAMES]) expect(names, name).toContain(name)
+      expect([...MCP_TOOLS, ...PROMPT_NAMES].filter((n) => /confirm|reject|revoke|review|decide|approve|archive|revert/.test(n))).toEqual([])
     }
   })
 
