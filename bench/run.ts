@@ -20,6 +20,7 @@ import { possibleDuplicates, propose } from "../src/domain/proposals.js"
 import { LexicalIndex, LexicalIndexLive } from "../src/search/lexical/index.js"
 import { mailQuoteFound } from "../src/domain/quote-check.js"
 import { storeSource } from "../src/domain/sources.js"
+import { approvalBench } from "./approval.js"
 import { httpBench } from "./http.js"
 import { searchBench } from "./search.js"
 
@@ -142,15 +143,16 @@ const main = Effect.gen(function*() {
 })
 
 /**
- * BENCH_ONLY=proposals,http,search runs only the named parts (default all three);
+ * BENCH_ONLY=proposals,http,search,approval runs only the named parts (default all four);
  * BENCH_SEARCH_SIZES=1000,10000 picks the rows of the search part (default 1k, 10k, 100k).
  */
-const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search").split(",").map((s) => s.trim()))
+const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,approval").split(",").map((s) => s.trim()))
 const searchSizes = (process.env.BENCH_SEARCH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const parts: Array<() => Promise<void>> = [
   ...(only.has("proposals") ? [() => Effect.runPromise(main.pipe(Logger.withMinimumLogLevel(LogLevel.Warning)))] : []),
   ...(only.has("http") ? [httpBench] : []),
-  ...(only.has("search") ? [() => searchBench(searchSizes.length > 0 ? searchSizes : undefined)] : [])
+  ...(only.has("search") ? [() => searchBench(searchSizes.length > 0 ? searchSizes : undefined)] : []),
+  ...(only.has("approval") ? [approvalBench] : [])
 ]
 parts.reduce((done, part) => done.then(part), Promise.resolve()).catch((e: unknown) => {
   console.error(e)
