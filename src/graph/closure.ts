@@ -12,6 +12,18 @@ export interface ClosureRow {
   readonly depth: number
 }
 
+/**
+ * The closure from entity_current.parent_id: the current parents are read once (materialized,
+ * with an automatic index), then each entity walks up to the top level. Depth is bounded by 64,
+ * the largest graph.max_depth, so even a broken table cannot recurse without end.
+ */
+const RECURSIVE_CLOSURE = `WITH RECURSIVE cur(id, parent_id) AS MATERIALIZED (SELECT id, parent_id FROM entity_current),
+  up(ancestor_id, descendant_id, depth) AS (
+    SELECT id, id, 0 FROM cur
+    UNION ALL
+    SELECT k.parent_id, up.descendant_id, up.depth + 1 FROM up JOIN cur k ON k.id = up.ancestor_id
+     WHERE k.parent_id IS NOT NULL AND up.depth < 64)`
+
 /** Create: (X, X, 0) and one row per ancestor of the parent. */
 export const closureOnCreate = Effect.fn("Closure.onCreate")(function*(sql: SqlClient, id: string, parentId: string | null) {
   yield* sql`INSERT INTO entity_closure (ancestor_id, descendant_id, depth) VALUES (${id}, ${id}, 0)`.raw
@@ -36,11 +48,7 @@ export const closureOnMove = Effect.fn("Closure.onMove")(function*(sql: SqlClien
 
 /** The closure as entity_current.parent_id defines it, computed with WITH RECURSIVE (read only). */
 export const computeClosure = (sql: SqlClient): Effect.Effect<Array<ClosureRow>> =>
-  sql<ClosureRow>`WITH RECURSIVE up(ancestor_id, descendant_id, depth) AS (
-      SELECT id, id, 0 FROM entity_current
-      UNION ALL
-      SELECT k.parent_id, up.descendant_id, up.depth + 1 FROM up JOIN entity_current k ON k.id = up.ancestor_id
-       WHERE k.parent_id IS NOT NULL AND up.depth < 64)
+  sql<ClosureRow>`${sql.literal(RECURSIVE_CLOSURE)}
     SELECT ancestor_id, descendant_id, depth FROM up ORDER BY ancestor_id, descendant_id`.pipe(
     Effect.map((rows) => rows.map((r) => ({ ancestor_id: r.ancestor_id, descendant_id: r.descendant_id, depth: r.depth }))),
     Effect.orDie
@@ -57,10 +65,6 @@ export const storedClosure = (sql: SqlClient): Effect.Effect<Array<ClosureRow>> 
 export const rebuildClosure = Effect.fn("Closure.rebuild")(function*(sql: SqlClient) {
   yield* sql`DELETE FROM entity_closure`.raw
   yield* sql`INSERT INTO entity_closure (ancestor_id, descendant_id, depth)
-    WITH RECURSIVE up(ancestor_id, descendant_id, depth) AS (
-      SELECT id, id, 0 FROM entity_current
-      UNION ALL
-      SELECT k.parent_id, up.descendant_id, up.depth + 1 FROM up JOIN entity_current k ON k.id = up.ancestor_id
-       WHERE k.parent_id IS NOT NULL AND up.depth < 64)
+    ${sql.literal(RECURSIVE_CLOSURE)}
     SELECT ancestor_id, descendant_id, depth FROM up`.raw
 })
