@@ -1,6 +1,7 @@
 /** Helpers for the entity tests: requests, snapshots of the graph tables, person versions by raw SQL. */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
+import { closureOnCreate } from "../../src/graph/closure.js"
 import { type Actor, createEntity, moveEntity, updateEntity } from "../../src/graph/entities.js"
 import type { CreateEntityRequest, MoveEntityRequest, UpdateEntityRequest } from "../../src/graph/schemas.js"
 
@@ -48,3 +49,29 @@ export const personVersion = (sql: SqlClient, id: string, change: "confirm" | "a
         ${c.evidence}, ${change}, 'approval', 'person:1', ${AT}, 'checked by a person')`
     return c.version + 1
   }).pipe(Effect.orDie)
+
+/**
+ * Seeds a tree quickly for read tests: head, version 1 and the closure (closure.ts) per node, by
+ * raw SQL in one transaction. `nodes` are [name, parent index or null, status?]; returns the ids.
+ */
+export const seedTree = (
+  sql: SqlClient,
+  nodes: ReadonlyArray<readonly [string, number | null, "archived"?]>
+) =>
+  sql.withTransaction(Effect.gen(function*() {
+    const ids: Array<string> = []
+    for (const [i, [name, parent]] of nodes.entries()) {
+      const seq = i + 1
+      const id = `sales-e${String(seq).padStart(4, "0")}`
+      const parentId = parent === null ? null : ids[parent]!
+      yield* sql`INSERT INTO entity (seq, id, scope, created_at, created_by) VALUES (${seq}, ${id}, 'sales', ${AT}, 'import')`
+      yield* sql`INSERT INTO entity_version (id, version, type, name, aliases, parent_id, status, valid_from, change, channel, changed_by, changed_at, reason)
+        VALUES (${id}, 1, 'department', ${name}, '[]', ${parentId}, 'unconfirmed', '2026-03-12', 'create', 'api', 'service:1', ${AT}, 'seed')`
+      yield* closureOnCreate(sql, id, parentId)
+      ids.push(id)
+    }
+    for (const [i, [, , status]] of nodes.entries()) {
+      if (status === "archived") yield* personVersion(sql, ids[i]!, "archive")
+    }
+    return ids
+  })).pipe(Effect.orDie)
