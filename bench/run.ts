@@ -21,6 +21,7 @@ import { LexicalIndex, LexicalIndexLive } from "../src/search/lexical/index.js"
 import { mailQuoteFound } from "../src/domain/quote-check.js"
 import { storeSource } from "../src/domain/sources.js"
 import { approvalBench } from "./approval.js"
+import { graphBench } from "./graph.js"
 import { httpBench } from "./http.js"
 import { searchBench } from "./search.js"
 
@@ -144,15 +145,19 @@ const main = Effect.gen(function*() {
 
 /**
  * BENCH_ONLY=proposals,http,search,approval runs only the named parts (default all four);
- * BENCH_SEARCH_SIZES=1000,10000 picks the rows of the search part (default 1k, 10k, 100k).
+ * BENCH_SEARCH_SIZES=1000,10000 picks the rows of the search part (default 1k, 10k, 100k);
+ * the part graph (entity resolve, tree, move) runs by default too, BENCH_GRAPH_SIZES picks its
+ * sizes (default 1k, 10k, 100k entities) and BENCH_GRAPH_MOVES its moves (default 5).
  */
-const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,approval").split(",").map((s) => s.trim()))
+const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,approval,graph").split(",").map((s) => s.trim()))
+const graphSizes = (process.env.BENCH_GRAPH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const searchSizes = (process.env.BENCH_SEARCH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const parts: Array<() => Promise<void>> = [
   ...(only.has("proposals") ? [() => Effect.runPromise(main.pipe(Logger.withMinimumLogLevel(LogLevel.Warning)))] : []),
   ...(only.has("http") ? [httpBench] : []),
   ...(only.has("search") ? [() => searchBench(searchSizes.length > 0 ? searchSizes : undefined)] : []),
-  ...(only.has("approval") ? [approvalBench] : [])
+  ...(only.has("approval") ? [approvalBench] : []),
+  ...(only.has("graph") ? [() => graphBench(graphSizes.length > 0 ? graphSizes : undefined)] : [])
 ]
 parts.reduce((done, part) => done.then(part), Promise.resolve()).catch((e: unknown) => {
   console.error(e)
