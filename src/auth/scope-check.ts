@@ -64,8 +64,8 @@ const GRAPH_GUIDANCE: Partial<Record<ErrorCode, { remedy: string; next: Readonly
 }
 
 /** A refusal body of a graph operation: remedy and next added where the refusal has none (the same body for every scope). */
-export const graphEnvelope = <B extends { readonly remedy?: string | undefined }>(operation: Operation, code: ErrorCode, body: B): B => {
-  if (!GRAPH_OPERATIONS.has(operation) || body.remedy !== undefined) return body
+export const graphEnvelope = <B extends object>(operation: Operation, code: ErrorCode, body: B): B => {
+  if (!GRAPH_OPERATIONS.has(operation) || "remedy" in body) return body
   const g = GRAPH_GUIDANCE[code] ?? { remedy: "follow the message and call again", next: [] }
   return { ...body, remedy: g.remedy, next: g.next }
 }

@@ -11,6 +11,7 @@ import { ProposalCreated, ProposalRequest, ProposalSummary } from "../domain/pro
 import { FeedbackRequest, SearchRequest, SearchResponse } from "../domain/search-schemas.js"
 import { SourceOut, SourceRequest, SourceStored } from "../domain/source-schemas.js"
 import { GraphErrorBody } from "../graph/errors.js"
+import { CreateEntityRequest, MoveEntityRequest, UpdateEntityRequest } from "../graph/schemas.js"
 import { LinkRequest } from "../graph/link-types.js"
 import { ArchiveRequest, ArchiveResult, ReviewRequest, ReviewResult, StructureOut } from "../graph/review-schemas.js"
 
@@ -67,6 +68,22 @@ export class SearchApi extends HttpApiGroup.make("search")
 
 const GraphErr = (status: number) => GraphErrorBody.annotations(HttpApiSchema.annotations({ status }))
 
+export class EntitiesApi extends HttpApiGroup.make("entities")
+  .add(HttpApiEndpoint.get("resolve", "/v1/entities/resolve").addSuccess(Json).addError(GraphErr(400))
+    .annotate(OpenApi.Description, "resolve_entity. Query: scope, q (≤ 200 characters, also normalized), type. {scope, candidates (≤ 5), path, next}"))
+  .add(HttpApiEndpoint.post("create", "/v1/entities").setPayload(CreateEntityRequest).addSuccess(Json, { status: 201 })
+    .addError(GraphErr(409)).addError(GraphErr(422))
+    .annotate(OpenApi.Description, "create_entity: EntityOut + created, path, next; refusals are GraphErrorBody"))
+  .add(HttpApiEndpoint.get("tree", "/v1/entities").addSuccess(Json).addError(GraphErr(422))
+    .annotate(OpenApi.Description, "list_structure (the tree). Query: scope, parent (entity id; top level without), depth 1–3 (default 1), page (50 a page)"))
+  .add(HttpApiEndpoint.get("read", "/v1/entities/:id").setPath(Id).addSuccess(Json).addError(GraphErr(404))
+    .annotate(OpenApi.Description, "read_entity: EntityOut + path + versions. Query: scope (optional; default the id's scope)"))
+  .add(HttpApiEndpoint.post("move", "/v1/entities/:id/move").setPath(Id).setPayload(MoveEntityRequest).addSuccess(Json)
+    .addError(GraphErr(409)).addError(GraphErr(422)))
+  .add(HttpApiEndpoint.post("update", "/v1/entities/:id/update").setPath(Id).setPayload(UpdateEntityRequest).addSuccess(Json)
+    .addError(GraphErr(409)).addError(GraphErr(400)))
+{}
+
 export class LinksApi extends HttpApiGroup.make("links")
   .add(HttpApiEndpoint.post("propose", "/v1/links").setPayload(LinkRequest).addSuccess(Json, { status: 201 }).addSuccess(Json)
     .addError(GraphErr(400)).addError(GraphErr(404)).addError(GraphErr(422))
@@ -87,7 +104,7 @@ export class StructureApi extends HttpApiGroup.make("structure")
 {}
 
 export class Api extends HttpApi.make("groundnote")
-  .add(SourcesApi).add(ProposalsApi).add(RulesApi).add(DecisionApi).add(StatusApi).add(ExportApi).add(SearchApi)
+  .add(SourcesApi).add(ProposalsApi).add(RulesApi).add(DecisionApi).add(StatusApi).add(ExportApi).add(SearchApi).add(EntitiesApi)
   .add(LinksApi).add(StructureApi)
   .annotate(OpenApi.Title, "Groundnote API")
 {}

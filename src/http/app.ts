@@ -10,6 +10,7 @@ import { Api } from "./api.js"
 import { errorResponse } from "./errors.js"
 import { ApprovalRoutes } from "./routes/approval.js"
 import { DecisionLive } from "./routes/decision.js"
+import { EntitiesLive } from "./routes/entities.js"
 import { ExportLive } from "./routes/export.js"
 import { healthz, protectedResource } from "./routes/health.js"
 import { LinksLive } from "./routes/links.js"
@@ -34,7 +35,7 @@ const RawRoutes = HttpLayerRouter.use((router) =>
   ]))
 
 const ApiRoutes = HttpLayerRouter.addHttpApi(Api, { openapiPath: "/openapi.json" }).pipe(
-  Layer.provide([SourcesLive, ProposalsLive, RulesLive, DecisionLive, StatusLive, ExportLive, SearchLive, LinksLive, StructureLive])
+  Layer.provide([SourcesLive, ProposalsLive, RulesLive, DecisionLive, StatusLive, ExportLive, SearchLive, EntitiesLive, LinksLive, StructureLive])
 )
 
 export const AppRoutes = Layer.mergeAll(ApiRoutes, RawRoutes, ApprovalRoutes)
