@@ -23,6 +23,7 @@ import { storeSource } from "../src/domain/sources.js"
 import { approvalBench } from "./approval.js"
 import { graphBench } from "./graph.js"
 import { httpBench } from "./http.js"
+import { mcpBench } from "./mcp.js"
 import { searchBench } from "./search.js"
 
 const WORDS = [
@@ -147,9 +148,10 @@ const main = Effect.gen(function*() {
  * BENCH_ONLY=proposals,http,search,approval runs only the named parts (default all four);
  * BENCH_SEARCH_SIZES=1000,10000 picks the rows of the search part (default 1k, 10k, 100k);
  * the part graph (entity resolve, tree, move) runs by default too, BENCH_GRAPH_SIZES picks its
- * sizes (default 1k, 10k, 100k entities) and BENCH_GRAPH_MOVES its moves (default 5).
+ * sizes (default 1k, 10k, 100k entities) and BENCH_GRAPH_MOVES its moves (default 5); the part mcp
+ * (search_rules over the SDK client next to POST /v1/search, BENCH_MCP_RULES rules, default 10k) too.
  */
-const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,approval,graph").split(",").map((s) => s.trim()))
+const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,approval,graph,mcp").split(",").map((s) => s.trim()))
 const graphSizes = (process.env.BENCH_GRAPH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const searchSizes = (process.env.BENCH_SEARCH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const parts: Array<() => Promise<void>> = [
@@ -157,7 +159,8 @@ const parts: Array<() => Promise<void>> = [
   ...(only.has("http") ? [httpBench] : []),
   ...(only.has("search") ? [() => searchBench(searchSizes.length > 0 ? searchSizes : undefined)] : []),
   ...(only.has("approval") ? [approvalBench] : []),
-  ...(only.has("graph") ? [() => graphBench(graphSizes.length > 0 ? graphSizes : undefined)] : [])
+  ...(only.has("graph") ? [() => graphBench(graphSizes.length > 0 ? graphSizes : undefined)] : []),
+  ...(only.has("mcp") ? [mcpBench] : [])
 ]
 parts.reduce((done, part) => done.then(part), Promise.resolve()).catch((e: unknown) => {
   console.error(e)
