@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import { storesStems } from "./document.js"
 import type { LexicalOptions } from "./options.js"
 import type { Alt } from "./match.js"
-import type { Analysis, Expansion } from "./query.js"
+import { type Analysis, type Expansion, termWeights } from "./query.js"
 import { fold } from "./text.js"
 
 export interface Explanation {
@@ -67,7 +67,13 @@ const matched = (xs: ReadonlyArray<Expansion>, cols: Columns | null): Array<Expa
 const NOTHING: Explanation = { found_via: [], coverage: 0, matched_terms: 0 }
 
 /** Explains one hit from its folded index rows. */
-const explainRow = (a: Analysis, words: Columns, stems: Columns | null, tri: ReadonlyArray<string> | null): Explanation => {
+const explainRow = (
+  a: Analysis,
+  weights: ReadonlyArray<number>,
+  words: Columns,
+  stems: Columns | null,
+  tri: ReadonlyArray<string> | null
+): Explanation => {
   const found = new Set<string>()
   const share = a.terms.map((t) => {
     const whole = anyMatch(t.word, words) || anyMatch(t.stem, stems) ||
@@ -95,8 +101,8 @@ const explainRow = (a: Analysis, words: Columns, stems: Columns | null, tri: Rea
     hits.forEach((e) => found.add(e.text))
     for (const i of s.terms) share[i] = 1
   }
-  const total = a.terms.reduce((sum, t) => sum + t.weight, 0)
-  const got = a.terms.reduce((sum, t, i) => sum + t.weight * (share[i] ?? 0), 0)
+  const total = weights.reduce((sum, w) => sum + w, 0)
+  const got = weights.reduce((sum, w, i) => sum + w * (share[i] ?? 0), 0)
   return {
     found_via: [...found].sort(),
     coverage: total > 0 ? Math.round((got / total) * 1000) / 1000 : 0,
@@ -117,6 +123,7 @@ export const explainMany = (
     const words = yield* columnsOf(sql, "lex_word", seqs)
     const stems = storesStems(o) ? yield* columnsOf(sql, "lex_stem", seqs) : null
     const tris = o.features.trigram ? yield* columnsOf(sql, "lex_tri", seqs) : null
+    const weights = a.terms.length === 0 ? [] : yield* termWeights(sql, a, o)
     for (const seq of seqs) {
       const w = words.get(seq)
       if (w === undefined || a.terms.length === 0) {
@@ -124,7 +131,7 @@ export const explainMany = (
         continue
       }
       const st = stems?.get(seq)
-      out.set(seq, explainRow(a, split(w), st === undefined ? null : split(st), tris?.get(seq) ?? null))
+      out.set(seq, explainRow(a, weights, split(w), st === undefined ? null : split(st), tris?.get(seq) ?? null))
     }
     return out
   })

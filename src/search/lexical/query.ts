@@ -44,8 +44,6 @@ export interface AnalyzedTerm {
   readonly text: string
   readonly tokens: ReadonlyArray<string>
   readonly code: boolean
-  /** IDF in the scope (a phrase weighs as its rarest word) */
-  readonly weight: number
   /** lex_word: the term, spelling variants, inflection strips (prefixes where useful) */
   readonly word: ReadonlyArray<Alt>
   /** lex_stem: Snowball stems and the tail token (the term as the head of a compound) */
@@ -77,7 +75,18 @@ export interface Analysis {
   readonly docs: number
   /** true when the text was long and reduced to its key terms */
   readonly keyterms: boolean
+  /**
+   * Document frequencies the analysis read, by folded token (0 = not in the vocabulary), of
+   * lex_word_vocab and lex_stem_vocab; the pool reads only the tokens missing here.
+   */
+  readonly frequencies: { readonly word: ReadonlyMap<string, number>; readonly stem: ReadonlyMap<string, number> }
 }
+
+const NO_FREQUENCIES: Analysis["frequencies"] = { word: new Map(), stem: new Map() }
+
+/** Every looked-up token with its frequency, 0 for the ones the vocabulary does not hold. */
+const looked = (tokens: Iterable<string>, found: ReadonlyMap<string, number>): Map<string, number> =>
+  new Map([...tokens].map((t) => [fold(t), found.get(fold(t)) ?? 0]))
 
 export interface QueryInput {
   readonly text?: string | undefined
@@ -448,7 +457,7 @@ export const analyze = (
       seen.add(t.text)
       raw.push(t)
     }
-    if (raw.length === 0) return { terms: [], synonyms: [], docs, keyterms: fromText.keyterms }
+    if (raw.length === 0) return { terms: [], synonyms: [], docs, keyterms: fromText.keyterms, frequencies: NO_FREQUENCIES }
 
     const decompounds = o.features.decompound && o.languages.includes("de")
     const singles = raw.filter((t) => !t.code && t.tokens.length === 1 && isAlpha(t.text))
@@ -466,9 +475,8 @@ export const analyze = (
     const df = yield* documentFrequencies(sql, "lex_word_vocab", lookups)
     const dfOf = (t: string) => df.get(fold(t)) ?? 0
     const stemsOf = (t: string) => uniq(o.languages.map((l) => stem(t, l)))
-    const sdf = storesStems(o)
-      ? yield* documentFrequencies(sql, "lex_stem_vocab", singles.flatMap((t) => stemsOf(t.text)))
-      : new Map<string, number>()
+    const stemLookups = storesStems(o) ? singles.flatMap((t) => stemsOf(t.text)) : []
+    const sdf = storesStems(o) ? yield* documentFrequencies(sql, "lex_stem_vocab", stemLookups) : new Map<string, number>()
 
     let fuzzyBudget = o.features.fuzzy ? o.maxFuzzyTerms : 0
     const terms: Array<AnalyzedTerm> = []
@@ -527,12 +535,6 @@ export const analyze = (
         partSegments = seg?.segments ?? 0
       }
 
-
-      // weight: IDF of the term as searched (the rules its word or stem alternatives match);
-      // a phrase weighs as its rarest word
-      const termDf = t.tokens.length > 1
-        ? Math.min(...t.tokens.map(dfOf))
-        : (yield* matchCount(sql, "lex_word", word)) || (storesStems(o) ? yield* matchCount(sql, "lex_stem", collapseAlts(stemAlts)) : 0)
       const tri = o.features.trigram
         ? uniq([t.text, spelled]).filter((x) => fold(x).length >= 3)
         : []
@@ -540,7 +542,6 @@ export const analyze = (
         text: t.text,
         tokens: t.tokens,
         code: t.code,
-        weight: idf(docs, termDf),
         word,
         stem: collapseAlts(stemAlts),
         tri,
@@ -571,7 +572,33 @@ export const analyze = (
         if (expansions.length > 0) synonyms.push({ key: `~${m.surfaces.join(", ")}`, terms: termIdx, expansions })
       }
     }
-    return { terms, synonyms, docs, keyterms: fromText.keyterms }
+    return {
+      terms, synonyms, docs, keyterms: fromText.keyterms,
+      frequencies: { word: looked(lookups, df), stem: looked(stemLookups, sdf) }
+    }
+  })
+
+const weightsOf = new WeakMap<Analysis, ReadonlyArray<number>>()
+
+/**
+ * The weight of each term (coverage, step 6a): its IDF in the scope — the rules its word
+ * alternatives match, else its stem alternatives; a phrase weighs as its rarest word. Read on
+ * first use and kept with the analysis (the pool does not need them, possible_duplicates never
+ * asks).
+ */
+export const termWeights = (sql: SqlClient, a: Analysis, o: LexicalOptions): Effect.Effect<ReadonlyArray<number>, SqlError> =>
+  Effect.gen(function*() {
+    const known = weightsOf.get(a)
+    if (known !== undefined) return known
+    const weights: Array<number> = []
+    for (const t of a.terms) {
+      const df = t.tokens.length > 1
+        ? Math.min(...t.tokens.map((x) => a.frequencies.word.get(fold(x)) ?? 0))
+        : (yield* matchCount(sql, "lex_word", t.word)) || (storesStems(o) ? yield* matchCount(sql, "lex_stem", t.stem) : 0)
+      weights.push(idf(a.docs, df))
+    }
+    weightsOf.set(a, weights)
+    return weights
   })
 
 /** query.variants: per term its variants, per synonym group its expansions under "~…". */

@@ -13,7 +13,7 @@ import type { Analysis } from "./query.js"
 import type { LexFtsTable } from "./schema.js"
 import { isStopword } from "./stopwords.js"
 import { fold, isAlpha } from "./text.js"
-import { documentFrequencies, idf } from "./vocab.js"
+import { documentFrequencies, idf, type VocabTable } from "./vocab.js"
 
 export type IndexedStatus = "confirmed" | "superseded" | "proposed"
 
@@ -96,15 +96,25 @@ const commonAlts = (sql: SqlClient, a: Analysis, o: LexicalOptions): Effect.Effe
     const subs = subQueryAlts(a, o)
     const singles = (table: LexFtsTable) =>
       subs.flatMap((q) => (q.table === table ? q.alts : [])).flatMap((x) => (x.tokens.length === 1 ? x.tokens : []))
-    const word = yield* documentFrequencies(sql, "lex_word_vocab", singles("lex_word"))
-    const stem = storesStems(o) ? yield* documentFrequencies(sql, "lex_stem_vocab", singles("lex_stem")) : new Map<string, number>()
+    // the analysis read most of them already
+    const frequencies = (table: VocabTable, known: ReadonlyMap<string, number>, tokens: ReadonlyArray<string>) =>
+      Effect.map(
+        documentFrequencies(sql, table, tokens.filter((t) => !known.has(fold(t)))),
+        (found) => (t: string) => known.get(t) ?? found.get(t) ?? 0
+      )
+    const word = yield* frequencies("lex_word_vocab", a.frequencies.word, singles("lex_word"))
+    const stem = storesStems(o) ? yield* frequencies("lex_stem_vocab", a.frequencies.stem, singles("lex_stem")) : () => 0
     const half = a.docs / 2
     return (table, alt) => {
       const token = alt.tokens.length === 1 ? alt.tokens[0] : undefined
       const df = table === "lex_word" ? word : table === "lex_stem" ? stem : null
-      return token !== undefined && df !== null && (df.get(fold(token)) ?? 0) >= half
+      return token !== undefined && df !== null && df(fold(token)) >= half
     }
   })
+
+/** The sub-queries the pool runs: common alternatives marked by the scope's vocabulary. */
+export const planSubQueries = (sql: SqlClient, a: Analysis, o: LexicalOptions): Effect.Effect<Array<SubQuery>, SqlError> =>
+  Effect.map(commonAlts(sql, a, o), (common) => subQueries(a, o, common))
 
 interface Row {
   readonly seq: number
@@ -117,24 +127,45 @@ interface Row {
 }
 
 const SUB_LIMIT = POOL_SIZE * 3
+/**
+ * Rows a sub-query ranks in the FTS table alone before lex_doc is read: SUB_LIMIT and room for
+ * rows whose status the search leaves out (proposals, the excluded rule).
+ */
+const RANKED_LIMIT = SUB_LIMIT + POOL_SIZE
 
-const SQL: Record<LexFtsTable, string> = {
-  lex_word: "",
-  lex_stem: "",
-  lex_tri: ""
-}
-for (const table of Object.keys(SQL) as Array<LexFtsTable>) {
-  SQL[table] = `SELECT d.seq, d.rule_id, d.version, d.status, d.valid_from, d.valid_until,
+const statusesOf = (p: PoolOptions): ReadonlyArray<IndexedStatus> =>
+  p.includeProposals ? ["confirmed", "superseded", "proposed"] : ["confirmed", "superseded"]
+
+/**
+ * A sub-query in two steps: the FTS table ranks its matches by bm25 alone (ties by seq) and
+ * keeps RANKED_LIMIT, then lex_doc is read for those rows only — not for every match, which for
+ * a common word is most of the table. The rows of the search's statuses, in that order, are the
+ * first rows of the one-step query (JOINED); when fewer than SUB_LIMIT of them are left and the
+ * FTS step was cut, the one-step query answers instead.
+ */
+const RANKED: Record<LexFtsTable, string> = { lex_word: "", lex_stem: "", lex_tri: "" }
+const JOINED: Record<LexFtsTable, string> = { lex_word: "", lex_stem: "", lex_tri: "" }
+for (const table of Object.keys(RANKED) as Array<LexFtsTable>) {
+  RANKED[table] = `SELECT f.rowid AS seq, d.rule_id, d.version, d.status, d.valid_from, d.valid_until, f.score
+    FROM (SELECT rowid, bm25(${table}, ?, ?, ?, ?) AS score FROM ${table} WHERE ${table} MATCH ?
+      ORDER BY score, rowid LIMIT ${RANKED_LIMIT}) f
+    LEFT JOIN lex_doc d ON d.seq = f.rowid
+    ORDER BY f.score, f.rowid`
+  JOINED[table] = `SELECT d.seq, d.rule_id, d.version, d.status, d.valid_from, d.valid_until,
       bm25(${table}, ?, ?, ?, ?) AS score
     FROM ${table} JOIN lex_doc d ON d.seq = ${table}.rowid
     WHERE ${table} MATCH ? AND d.status IN (SELECT value FROM json_each(?)) AND d.seq <> ?
     ORDER BY score, d.seq LIMIT ${SUB_LIMIT}`
 }
 
-const runMatch = (sql: SqlClient, table: LexFtsTable, match: string, o: LexicalOptions, p: PoolOptions) => {
-  const statuses = p.includeProposals ? ["confirmed", "superseded", "proposed"] : ["confirmed", "superseded"]
-  return sql.unsafe<Row>(SQL[table], [...o.fieldWeights, match, JSON.stringify(statuses), p.excludeSeq ?? -1])
-}
+const runMatch = (sql: SqlClient, table: LexFtsTable, match: string, o: LexicalOptions, p: PoolOptions) =>
+  Effect.gen(function*() {
+    const ranked = yield* sql.unsafe<Row | Partial<Row>>(RANKED[table], [...o.fieldWeights, match])
+    const statuses = statusesOf(p)
+    const kept = ranked.filter((r): r is Row => r.status !== undefined && r.status !== null && statuses.includes(r.status) && r.seq !== p.excludeSeq)
+    if (kept.length >= SUB_LIMIT || ranked.length < RANKED_LIMIT) return kept.slice(0, SUB_LIMIT)
+    return yield* sql.unsafe<Row>(JOINED[table], [...o.fieldWeights, match, JSON.stringify(statuses), p.excludeSeq ?? -1])
+  })
 
 /** A sub-query's rows: without its common alternatives when that fills SUB_LIMIT, else all of it. */
 const runSub = (sql: SqlClient, q: SubQuery, o: LexicalOptions, p: PoolOptions) =>
@@ -222,7 +253,7 @@ const rank = (fused: Map<number, Fused>, o: LexicalOptions, day: string) =>
 export const pool = (sql: SqlClient, a: Analysis, o: LexicalOptions, p: PoolOptions): Effect.Effect<Array<PoolHit>, SqlError> =>
   Effect.gen(function*() {
     if (a.terms.length === 0) return []
-    const queries = subQueries(a, o, yield* commonAlts(sql, a, o))
+    const queries = yield* planSubQueries(sql, a, o)
     const results: Array<readonly [SubQueryName, ReadonlyArray<Row>]> = []
     for (const q of queries) results.push([q.name, yield* runSub(sql, q, o, p)])
     let ranked = rank(fuse(results, o), o, p.targetDay)
