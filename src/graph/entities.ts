@@ -190,7 +190,7 @@ const subject = (sql: SqlClient, scope: string, id: string) =>
   })
 
 /** Trigger refusals (graph.md §3.2) as their codes: the checks above run first, this is the backstop. */
-const mapTrigger = (sql: SqlClient, id: string, parentId: string | null) => (e: SqlError) =>
+export const mapTrigger = (sql: SqlClient, id: string, parentId: string | null) => (e: SqlError) =>
   Effect.gen(function*() {
     switch (triggerMessage(e)) {
       case "cycle": {

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { ScopeStore } from "../../src/db/scope-store.js"
 import { todayIn } from "../../src/domain/time.js"
 import { computeClosure, storedClosure } from "../../src/graph/closure.js"
+import { mapTrigger } from "../../src/graph/entities.js"
 import { type GraphRefusal, graphErrorBody } from "../../src/graph/errors.js"
 import { resolve } from "../../src/graph/resolve.js"
 import { tempDir, testConfig } from "../support/env.js"
@@ -300,5 +301,34 @@ describe("update", () => {
     expect(await refused(update("sales-e0042", { name: "x" }))).toMatchObject({ error: "not-found" })
     await ok(Effect.flatMap(sales, (sql) => personVersion(sql, b.id, "archive")))
     expect(await refused(update(b.id, { name: "Neu" }))).toMatchObject({ error: "entity-archived" })
+  })
+})
+
+describe("trigger refusals as codes (the backstop behind the checks)", () => {
+  it("cycle, parent-archived and terminal-state from raw SQL map to cycle (with both paths), parent-archived, entity-archived", async () => {
+    const a = await ok(create({ name: "Acme", type: "organisation" }))
+    const b = await ok(create({ name: "Vertrieb", parent_id: a.id }))
+    const c = await ok(create({ name: "Alt" }))
+    await ok(Effect.flatMap(sales, (sql) => personVersion(sql, c.id, "archive")))
+    const mapped = await ok(Effect.gen(function*() {
+      const sql = yield* sales
+      const version = (id: string, v: number, parent: string | null) =>
+        sql`INSERT INTO entity_version (id, version, type, name, aliases, parent_id, status, valid_from, change, channel, changed_by, changed_at, reason)
+          VALUES (${id}, ${v}, 'department', 'x', '[]', ${parent}, 'unconfirmed', '2026-03-12', 'move', 'api', 'service:1', '2026-03-12T10:00:00Z', 'x')`
+      const codeOf = (id: string, parent: string | null, v: number) =>
+        version(id, v, parent).pipe(
+          Effect.catchTag("SqlError", mapTrigger(sql, id, parent)),
+          Effect.flip,
+          Effect.map((e) => graphErrorBody(e as GraphRefusal))
+        )
+      return {
+        cycle: yield* codeOf(a.id, b.id, 2),
+        parent: yield* codeOf(b.id, c.id, 2),
+        terminal: yield* codeOf(c.id, null, 3)
+      }
+    }))
+    expect(mapped.cycle).toMatchObject({ error: "cycle", paths: { entity: [{ id: a.id }], target: [{ id: a.id }, { id: b.id }] } })
+    expect(mapped.parent).toMatchObject({ error: "parent-archived" })
+    expect(mapped.terminal).toMatchObject({ error: "entity-archived" })
   })
 })
