@@ -25,6 +25,14 @@ import { VERSION } from "../version.js"
 import { INSTRUCTIONS } from "./instructions.js"
 import { registerPrompts } from "./prompts.js"
 import type { McpServices, ToolContext } from "./tools/context.js"
+import { registerEntityCreate } from "./tools/entity-create.js"
+import { registerEntityMove } from "./tools/entity-move.js"
+import { registerEntityPath } from "./tools/entity-path.js"
+import { registerEntityResolve } from "./tools/entity-resolve.js"
+import { registerEntityTree } from "./tools/entity-tree.js"
+import { registerEntityUpdate } from "./tools/entity-update.js"
+import { registerLinkList } from "./tools/link-list.js"
+import { registerLinkPropose } from "./tools/link-propose.js"
 import { registerListScopes } from "./tools/list-scopes.js"
 import { registerProposeRule } from "./tools/propose-rule.js"
 import { registerReadRule } from "./tools/read-rule.js"
@@ -34,8 +42,12 @@ import { registerSearchRules } from "./tools/search-rules.js"
 
 /** The tools of this build (gaps.md §5; rule_retract arrives with the approval modes). */
 export const CORE_TOOLS = ["search_rules", "read_rule", "rule_provenance", "propose_rule", "search_feedback", "list_scopes"] as const
+/** The graph tools (graph.md §9.2). */
+export const GRAPH_TOOLS = [
+  "entity_resolve", "entity_create", "entity_move", "entity_update", "entity_tree", "entity_path", "link_propose", "link_list"
+] as const
 /** Every tool tools/list answers. */
-export const MCP_TOOLS: ReadonlyArray<string> = [...CORE_TOOLS]
+export const MCP_TOOLS: ReadonlyArray<string> = [...CORE_TOOLS, ...GRAPH_TOOLS]
 
 /** A fresh server for one request, bound to its caller; input schemas built from the configuration. */
 export const createMcpServer = (ctx: ToolContext): McpServer => {
@@ -46,6 +58,14 @@ export const createMcpServer = (ctx: ToolContext): McpServer => {
   registerProposeRule(server, ctx)
   registerSearchFeedback(server, ctx)
   registerListScopes(server, ctx)
+  registerEntityResolve(server, ctx)
+  registerEntityCreate(server, ctx)
+  registerEntityMove(server, ctx)
+  registerEntityUpdate(server, ctx)
+  registerEntityTree(server, ctx)
+  registerEntityPath(server, ctx)
+  registerLinkPropose(server, ctx)
+  registerLinkList(server, ctx)
   registerPrompts(server, ctx.config.file.graph.entity_types)
   return server
 }

@@ -181,6 +181,7 @@ const SERVER_FIELDS: Readonly<Record<string, Check>> = {
   ref, refs: ref, proposed_refs: ref, current: ref, from_ref: ref, to_ref: ref, target: ref,
   possible_duplicates: ref,
   id, parent_id: id, rule_id: id, supersedes: id, superseded_by: id, changed_by: id, decided_by: id, given_by: id,
+  link_id: id, entity_id: id, parent: id, link_type: enumValue,
   created_by: (v) => GRANT_ID.test(v) || ENUMS.has(v),
   search_id: (v) => UUID.test(v), request_id: (v) => UUID.test(v),
   scope: (v) => SCOPE.test(v), scopes: (v) => SCOPE.test(v), instance: (v) => SCOPE.test(v),
@@ -222,7 +223,7 @@ const KNOWN_KEYS = new Set([
   "evidence", "links", "nodes", "page", "depth", "grouped", "versions", "decisions", "new_version", "n", "grant",
   "created", "moved", "updated", "level", "levels", "of", "adoption", "ruleset", "marking", "valid", "reasons",
   "keywords", "source_link", "items", "total", "next_page", "next_after", "entity", "parent", "old_path", "new_path",
-  "subtree", "sub", "label"
+  "subtree", "sub", "label", "from_path", "parent_path", "limit"
 ])
 
 const labelOf = (key: string | null): string => (key !== null && KNOWN_KEYS.has(key) ? key : "text")

@@ -73,6 +73,12 @@ describe("/mcp with Access", () => {
     expect(JSON.parse(textOf(r))).toEqual({ error: "channel-not-allowed" })
     expect(await server.run(Effect.flatMap(sqlOf("sales"), counts))).toEqual(before)
     expect((await mcp.call("search_rules", { scopes: ["sales"], text: "Lieferzeit" })).isError).toBeFalsy()
+    // a graph write without propose: the same refusal in the guidance envelope, nothing stored
+    const g = await mcp.call("entity_create", { scope: "sales", type: "customer", name: "Müller GmbH", parent_id: null })
+    expect(g.isError).toBe(true)
+    expect(g.structuredContent).toMatchObject({ error: "channel-not-allowed", next: [] })
+    expect(typeof (g.structuredContent as { remedy?: unknown }).remedy).toBe("string")
+    expect(await server.run(Effect.flatMap(sqlOf("sales"), (sql) => sql<{ n: number }>`SELECT count(*) AS n FROM entity`))).toEqual([{ n: 0 }])
     await mcp.close()
     const anna = await connect(server.url, { "cf-access-jwt-assertion": await sign({ email: "anna@acme.example" }, "aud-mcp") })
     const ok = await anna.call("propose_rule", { ...mailProposal() })

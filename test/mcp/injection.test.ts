@@ -134,6 +134,40 @@ describe("the injection corpus", () => {
       expect((await mcp.call("read_rule", { ref: `rule/${id}`, include_proposals: true })).isError).toBeFalsy()
       expect((await mcp.call("rule_provenance", { ref: `rule/${id}` })).isError).toBeFalsy()
     }
+    // the graph: entity names, aliases, evidence and reasons carry the payloads
+    const root = await mcp.call("entity_create", { scope: "sales", type: "organisation", name: "Ladenbau Nord", parent_id: null })
+    const rootId = structured<{ id: string }>(root).id
+    const entities: Array<string> = []
+    for (const [i, p] of PAYLOADS.entries()) {
+      const r = await mcp.call("entity_create", {
+        scope: "sales", type: "customer", name: cut(p.text, 200), parent_id: i % 2 === 0 ? rootId : null,
+        aliases: [cut(`${p.marker} alias ${p.text}`, 200)], evidence: cut(p.text, 1000), force: true, reason: cut(p.text, 1000)
+      })
+      expect(r.isError, `${i} ${textOf(r)}`).toBeFalsy()
+      entities.push(structured<{ id: string }>(r).id)
+    }
+    for (const [i, p] of PAYLOADS.entries()) {
+      const id = entities[i] ?? ""
+      await mcp.call("entity_resolve", { scope: "sales", q: cut(p.text, 200) })
+      await mcp.call("entity_path", { scope: "sales", id })
+      await mcp.call("entity_update", { scope: "sales", id, aliases_add: [cut(`${p.marker} second ${p.text}`, 200)], force: true, reason: cut(p.text, 1000) })
+      const link = await mcp.call("link_propose", {
+        scope: "sales", from_ref: `source/${mailId(i)}`, to_ref: `entity/${id}`, type: "concerns", confidence: 0.7, reason: cut(p.text, 1000), evidence: cut(p.text, 1000)
+      })
+      expect(link.isError, textOf(link)).toBeFalsy()
+      await mcp.call("link_list", { scope: "sales", ref: `entity/${id}` })
+      await mcp.call("link_list", { scope: "sales", ref: `source/${mailId(i)}` })
+    }
+    await mcp.call("entity_move", { scope: "sales", id: entities[1] ?? "", parent_id: rootId, reason: PAYLOADS[1]?.text ?? "" })
+    await mcp.call("entity_tree", { scope: "sales", id: rootId, depth: 2 })
+    await mcp.call("entity_tree", { scope: "sales" })
+    await mcp.call("link_list", { scope: "sales", ref: `entity/${rootId}`, grouped: true })
+    // refusals whose candidates and paths carry the payloads
+    expect((await mcp.call("entity_create", { scope: "sales", type: "customer", name: cut(PAYLOADS[0]?.text ?? "", 200), parent_id: rootId })).isError).toBe(true)
+    expect((await mcp.call("entity_move", { scope: "sales", id: rootId, parent_id: entities[0] ?? "" })).isError).toBe(true)
+    for (const detail of ["compact", "full"] as const) {
+      await mcp.call("search_rules", { scopes: ["sales"], text: "Hakenleiste", include_proposals: true, limit: 20, detail })
+    }
     const s = structured<{ search_id: string }>(await mcp.call("search_rules", { scopes: ["sales"], text: "Hakenleiste" }))
     await mcp.call("search_feedback", { search_id: s.search_id, bundles: [], missing: [`rule/${ruleIds[0] ?? ""}`] })
     await mcp.call("list_scopes", {})
@@ -152,10 +186,11 @@ describe("the injection corpus", () => {
       await get("restructure", { scope: "sales", entity: name, new_parent: name, reason: long })
       await get("where_does_this_belong", { scope: "sales", description: cut(p.text, 2000), hint: long })
     }
-  })
+  }, 300_000)
 
   it("no payload appears outside an untrusted block in any rendered result or prompt", () => {
-    expect(seen.length).toBeGreaterThan(150)
+    expect(seen.length).toBeGreaterThan(500)
+    expect(seen.filter((r) => r.isError === true).length).toBeGreaterThanOrEqual(3)
     let blocks = 0
     for (const r of seen) {
       const text = textOf(r)

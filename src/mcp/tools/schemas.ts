@@ -6,6 +6,8 @@
 import * as z from "zod"
 import { ENTITY_ID_RE, JAMIE_ID_RE, MAIL_ID_MAX, MAIL_ID_RE, RULE_ID_RE, RULE_REF_RE, SCOPE_NAME_RE } from "../../domain/ids.js"
 import { isCalendarDay, isInstant, LINK_MAX } from "../../domain/schemas.js"
+import { ENDPOINT_MAX, endKindOf, PROPOSABLE_TYPES } from "../../graph/link-types.js"
+import { charLength, normalize } from "../../graph/normalize.js"
 
 export const scopeName = z.string().regex(SCOPE_NAME_RE, "must match ^[a-z][a-z0-9-]{1,39}$")
 export const day = z.string().refine(isCalendarDay, "must be a calendar day YYYY-MM-DD")
@@ -31,3 +33,19 @@ export const relation = z.strictObject({
   kind: relationKind, name: z.string().min(1).max(200), ref: z.string().min(1).max(200).nullable()
 })
 export const keywords = z.array(z.string().min(2).max(100)).max(30)
+
+// ------------------------------------------------------------------------------------------
+// Graph tools (graph.md §9.2): names bounded as given and after normalization (§5.3); entity
+// types an enum built per request from the configuration.
+
+export const NAME_MAX = 200
+const nameBound = (s: string): boolean => s.trim().length > 0 && charLength(s) <= NAME_MAX && charLength(normalize(s)) <= NAME_MAX
+export const entityName = z.string()
+  .refine(nameBound, "1–200 characters that are not all spaces, also at most 200 after normalization")
+  .refine((s) => normalize(s).length > 0, "must contain a letter or a digit")
+export const entityTypeOf = (types: ReadonlyArray<string>) => z.enum(types as [string, ...Array<string>])
+export const graphReason = z.string().max(1000).refine((s) => s.trim().length > 0, "must not be empty")
+export const evidence = z.string().min(1).max(1000)
+export const endpoint = z.string().max(ENDPOINT_MAX).refine((s) => endKindOf(s) !== null,
+  "must be rule/<id>, source/<mail:<…>|jamie:…>, attachment/<source id>#<n> or entity/<id> (no @version)")
+export const proposableType = z.enum(PROPOSABLE_TYPES)
