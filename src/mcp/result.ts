@@ -32,39 +32,19 @@ const plainError = (body: PlainError): CallToolResult => ({
   isError: true
 })
 
-/** Guidance for refusals of the scope check on graph tools (graph.md §8). */
-const GRAPH_REMEDY: Partial<Record<ErrorCode | "internal", { remedy: string; next: ReadonlyArray<{ tool: string; why: string }> }>> = {
-  "scope-not-allowed": {
-    remedy: "Name a scope this grant covers; list_scopes shows them.",
-    next: [{ tool: "list_scopes", why: "see the scopes this grant covers" }]
-  },
-  "channel-not-allowed": {
-    remedy: "This grant may not do this. Tell the person; a person with the right must do it or grant it.",
-    next: []
-  },
-  "multiple-scopes-without-flag": { remedy: "Name exactly one scope: links and entities exist only inside one scope.", next: [] },
-  "validation-failed": { remedy: "Correct the arguments and call again; name the scope and use ids of this scope.", next: [] },
-  "scope-locked": { remedy: "The scope cannot be opened right now. Tell the person to ask the operator; do not retry.", next: [] },
-  "not-found": { remedy: "Check the id: resolve the entity by name with entity_resolve.", next: [{ tool: "entity_resolve", why: "find the entity by name" }] },
-  "internal": { remedy: "Something failed inside Groundnote. Tell the person; do not repeat the call.", next: [] }
-}
+/** The guidance of an internal failure on a graph tool (graph.md §8: every graph answer has remedy and next). */
+const INTERNAL_REMEDY = "Something failed inside Groundnote. Tell the person; do not repeat the call."
 
 /** The isError result of a refused or failed call. */
 export const errorResult = (result: Exclude<CallResult, { _tag: "Done" }>, kind: ToolKind): CallToolResult => {
   if (result._tag === "Internal") {
-    if (kind === "core") return plainError({ error: "internal" })
-    const g = GRAPH_REMEDY.internal ?? { remedy: "", next: [] }
-    return { ...toolResult({ error: "internal", remedy: g.remedy, next: g.next }), isError: true }
+    return kind === "core" ? plainError({ error: "internal" }) : { ...toolResult({ error: "internal", remedy: INTERNAL_REMEDY, next: [] }), isError: true }
   }
   const requestId = result.requestId === null ? {} : { request_id: result.requestId }
-  const current = result.body.current === undefined ? {} : { current: result.body.current }
-  if (result.body.remedy !== undefined && result.body.next !== undefined) {
-    // a graph refusal: the GraphErrorBody, framed like a result
+  // a graph refusal, or a refusal of the scope check on a graph operation (runCall puts it in the
+  // envelope {error, remedy, next}): the GraphErrorBody, framed like a result
+  if (kind === "graph" || result.body.remedy !== undefined) {
     return { ...toolResult({ error: result.code, ...result.body, ...requestId }), isError: true }
   }
-  if (kind === "graph") {
-    const g = GRAPH_REMEDY[result.code] ?? { remedy: "Follow the error code; do not repeat the same call.", next: [] }
-    return { ...toolResult({ error: result.code, ...current, remedy: g.remedy, next: g.next, ...requestId }), isError: true }
-  }
-  return plainError({ error: result.code, ...current, ...requestId })
+  return plainError({ error: result.code, ...(result.body.current === undefined ? {} : { current: result.body.current }), ...requestId })
 }
