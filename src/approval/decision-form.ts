@@ -15,11 +15,12 @@ import { PAGE_HEADERS } from "./html.js"
 import { pageResponse } from "./layout.js"
 import type { Outcome } from "./outcome.js"
 import { rulePath } from "./rule-page.js"
-import { loadRulePage, viewerOf } from "./views.js"
+import { viewerOf } from "./context.js"
+import { loadRulePage } from "./views.js"
 
-/** The posted fields worth showing back (never the csrf token). */
+/** The posted fields worth showing back (never the csrf token, nor where the form lands). */
 export const sentFields = (form: Readonly<Record<string, string>>): Record<string, string> => {
-  const { csrf: _csrf, ...rest } = form
+  const { csrf: _csrf, back: _back, ...rest } = form
   return rest
 }
 
@@ -31,6 +32,7 @@ export const refusedOutcome = (e: DomainError, form: Readonly<Record<string, str
     code: body.error,
     message: body.message ?? "",
     issues: body.issues ?? [],
+    remedy: body.remedy ?? null,
     current: body.current ?? null,
     sent: sentFields(form)
   }

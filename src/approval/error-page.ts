@@ -3,8 +3,10 @@
  * gets the same status and code as HTML (and a person without a session in dev-token mode is
  * sent to the login page). Headers of §5.3 on every one.
  */
-import type { HttpServerResponse } from "@effect/platform"
+import type { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { HttpServerResponse as Response } from "@effect/platform"
+import { Effect } from "effect"
+import { AppConfig } from "../config/config.js"
 import { type Html, html, PAGE_HEADERS } from "./html.js"
 import { layout, pageResponse, type Viewer } from "./layout.js"
 import { loginPage } from "./login-page.js"
@@ -71,3 +73,15 @@ export const asPage = (
     retry === undefined ? {} : { "retry-after": retry }
   )
 }
+
+export const isFormPost = (request: HttpServerRequest.HttpServerRequest): boolean =>
+  (request.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() === "application/x-www-form-urlencoded"
+
+/**
+ * For the /v1 routes the approval forms post to: a refusal before the page could be rendered
+ * (401, csrf, limits, a malformed target) answers a form post as a page too; JSON stays JSON.
+ */
+export const asPageForFormPost = (request: HttpServerRequest.HttpServerRequest) => (response: HttpServerResponse.HttpServerResponse) =>
+  isFormPost(request)
+    ? Effect.map(AppConfig, (config) => asPage(response, { devToken: config.env.authMode === "dev-token", viewer: null, toLogin: false }))
+    : Effect.succeed(response)

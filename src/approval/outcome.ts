@@ -16,6 +16,7 @@ export type Outcome =
     readonly code: string
     readonly message: string
     readonly issues: ReadonlyArray<{ readonly path: string; readonly message: string }>
+    readonly remedy: string | null
     readonly current: string | null
     /** the fields the person posted (the csrf token left out) */
     readonly sent: Readonly<Record<string, string>>
@@ -44,7 +45,7 @@ export const outcomeFromQuery = (query: { readonly done?: string | undefined; re
 export const doneNotice = (o: Extract<Outcome, { kind: "done" }>, extra: Html | string = ""): Html => html`
 <div class="notice ok" role="status" id="outcome">
   <h2>${DONE_TEXT[o.done]}</h2>
-  <p>${o.version === null ? "Saved; nothing else changed." : `Saved. Version ${o.version} is now current.`}${o.target === null ? "" : ` (${o.target})`}</p>
+  <p>${o.version !== null ? `Saved. Version ${o.version} is now current.` : o.target !== null ? `Saved: ${o.target}.` : "Saved; nothing else changed."}</p>
   ${extra}
 </div>`
 
@@ -60,6 +61,7 @@ export const refusedNotice = (o: Extract<Outcome, { kind: "refused" }>, changed:
   <h2>Not saved: ${o.code}</h2>
   <p>${o.message}</p>
   ${o.issues.length === 0 ? "" : html`<ul>${o.issues.map((i) => html`<li><b>${i.path}</b>: ${i.message}</li>`)}</ul>`}
+  ${o.remedy === null ? "" : html`<p>${o.remedy}</p>`}
   ${o.current === null ? "" : html`<p>Current version: <b>${o.current}</b>.</p>`}
   ${changed}
   ${Object.keys(o.sent).length === 0 ? "" : html`<details><summary>What you sent</summary><dl class="facts">${

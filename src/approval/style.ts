@@ -94,6 +94,9 @@ button {
 button.secondary { background: #fff; color: var(--accent); }
 button.danger { background: #fff; color: var(--rejected); border-color: var(--rejected); }
 button.link { background: none; border: none; color: var(--accent); padding: 0; margin: 0; min-height: 0; text-decoration: underline; }
+.actions { display: flex; flex-wrap: wrap; gap: .5rem 1.5rem; align-items: flex-end; margin-top: .5rem; }
+.actions form.decide, .list form.decide { flex: 1 1 16rem; border: 0; padding: 0; margin: 0; background: none; }
+.list details form.decide { margin-top: .25rem; }
 details { margin: .5rem 0; }
 summary { cursor: pointer; color: var(--accent); }
 .counts { display: flex; flex-wrap: wrap; gap: .25rem 1rem; color: var(--muted); }

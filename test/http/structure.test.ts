@@ -156,7 +156,7 @@ describe("POST /v1/reviews", () => {
       form: { target: `link/${link}`, verdict: "reject", reason: "wrong project", csrf }, headers: { cookie, origin: ORIGIN }
     })
     expect(r.status).toBe(303)
-    expect(r.headers.get("location")).toBe(`/approval/structure?scope=sales#${link}`)
+    expect(r.headers.get("location")).toBe(`/approval/structure?scope=sales&done=structure-reject&target=${encodeURIComponent(`link/${link}`)}#${link}`)
     const rows = await server.run(Effect.flatMap(sqlOf("sales"), (sql) => sql`SELECT verdict, reason FROM review WHERE target = ${`link/${link}`}`))
     expect(rows).toEqual([{ verdict: "reject", reason: "wrong project" }])
   })
@@ -177,7 +177,7 @@ describe("POST /v1/entities/:id/archive", () => {
     expect(child.json()).toMatchObject({ archived: true, id: ids[1], version: 2, current: `entity/${ids[1]}@2` })
     const form = await call("POST", `/v1/entities/${ids[0]}/archive`, { form: { version: "2", csrf }, headers: { cookie, origin: ORIGIN } })
     expect(form.status).toBe(303)
-    expect(form.headers.get("location")).toBe(`/approval/structure?scope=sales#${ids[0]}`)
+    expect(form.headers.get("location")).toBe(`/approval/structure?scope=sales&done=archive&target=${encodeURIComponent(`entity/${ids[0]}@3`)}#${ids[0]}`)
     expect((await logRows()).slice(-4).map((l) => [l.operation, l.outcome])).toEqual([
       ["archive_entity", 409], ["archive_entity", 409], ["archive_entity", 200], ["archive_entity", 200]
     ])

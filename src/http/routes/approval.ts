@@ -15,7 +15,10 @@ import { outcomeFromQuery } from "../../approval/outcome.js"
 import { openProposals, rejectedRules, statusCounts } from "../../approval/queries.js"
 import { REJECTED_PAGE_SIZE, rejectedPage } from "../../approval/rejected-page.js"
 import { STYLESHEET, STYLESHEET_PATH } from "../../approval/style.js"
-import { clockwork, loadRulePage, viewerOf } from "../../approval/views.js"
+import { clockwork, viewerOf } from "../../approval/context.js"
+import { structureSection } from "../../approval/structure-page.js"
+import { loadStructurePage, pendingOf } from "../../approval/structure-view.js"
+import { loadRulePage } from "../../approval/views.js"
 import { handle } from "../../auth/scope-check.js"
 import { AppConfig } from "../../config/config.js"
 import { ScopeStore } from "../../db/scope-store.js"
@@ -39,19 +42,25 @@ export const indexCall = handle({
   run: (q, ctx) =>
     Effect.gen(function*() {
       const store = yield* ScopeStore
+      const config = yield* AppConfig
       const viewer = yield* viewerOf(ctx.identity.identity, ctx.grant.id)
       const clock = yield* clockwork
       const page = q.scope === undefined ? 1 : q.page
       const sections: Array<ScopeSection> = []
       for (const scope of ctx.scopes) {
         const read = yield* Effect.either(store.read(scope, ({ sql }) =>
-          Effect.all({ counts: statusCounts(sql), proposals: openProposals(sql, PAGE_SIZE, (page - 1) * PAGE_SIZE) })))
+          Effect.all({
+            counts: statusCounts(sql),
+            proposals: openProposals(sql, PAGE_SIZE, (page - 1) * PAGE_SIZE),
+            pending: pendingOf(sql, scope, config.file.public_url)
+          })))
         if (read._tag === "Left") {
           if (read.left._tag !== "ScopeLocked") return yield* read.left
           sections.push({ scope, unavailable: read.left.message, counts: { proposed: 0, confirmed: 0, superseded: 0, rejected: 0 }, proposals: [], page, structure: null })
           continue
         }
-        sections.push({ scope, unavailable: null, ...read.right, page, structure: null })
+        const { counts, proposals, pending } = read.right
+        sections.push({ scope, unavailable: null, counts, proposals, page, structure: structureSection(scope, pending, clock) })
       }
       const refs = sections.flatMap((s) => s.proposals.map((p) => ruleRef(p.rule_id, p.version)))
       return { ...html(indexPage({ viewer, sections, clock, single: q.scope !== undefined })), refs }
@@ -96,6 +105,22 @@ export const rejectedPageCall = handle({
     })
 })
 
+const StructureQuery = Schema.Struct({ scope: ScopeName, ...OutcomeQuery.fields })
+
+export const structurePageCall = handle({
+  channel: "approval",
+  operation: "list_structure",
+  parse: ({ query }) =>
+    Effect.map(decodeStrict(StructureQuery, query, "query"), (q) => ({ scope: q.scope, outcome: outcomeFromQuery(q) })),
+  scopes: (q) => [q.scope],
+  run: (q, ctx) =>
+    Effect.gen(function*() {
+      const viewer = yield* viewerOf(ctx.identity.identity, ctx.grant.id)
+      const { items, page } = yield* loadStructurePage(q.scope, { viewer, canDecide: ctx.grant.rights.includes("decide"), outcome: q.outcome })
+      return { ...html(page), refs: items.map((i) => i.ref) }
+    })
+})
+
 /** A page route: the pipeline's call with its path parameters; a refusal answered as a page. */
 const page = <R>(call: (request: HttpServerRequest.HttpServerRequest, params: Readonly<Record<string, string>>) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, R>) =>
   Effect.gen(function*() {
@@ -111,6 +136,7 @@ const page = <R>(call: (request: HttpServerRequest.HttpServerRequest, params: Re
 export const indexRoute = page(indexCall)
 export const ruleRoute = page(ruleCall)
 export const rejectedRoute = page(rejectedPageCall)
+export const structureRoute = page(structurePageCall)
 
 /** The one stylesheet ('self'); public like the login page, cached for a day (its URL carries its hash). */
 export const stylesheetRoute = Effect.succeed(HttpServerResponse.text(STYLESHEET, {
@@ -124,5 +150,6 @@ export const ApprovalRoutes = HttpLayerRouter.use((router) =>
     router.add("GET", "/approval", indexRoute),
     router.add("GET", "/approval/rules/:id", ruleRoute),
     router.add("GET", "/approval/rejected", rejectedRoute),
+    router.add("GET", "/approval/structure", structureRoute),
     router.add("GET", STYLESHEET_PATH, stylesheetRoute)
   ]))

@@ -3,10 +3,10 @@
  * only importer of src/decision/** besides the approval pages (AT2). Same origin and the csrf
  * token are checked before anything else of the request is read (architecture.md §5.3).
  */
-import { HttpApiBuilder, type HttpServerRequest } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Redacted } from "effect"
 import { decideFromForm } from "../../approval/decision-form.js"
-import { asPage } from "../../approval/error-page.js"
+import { asPageForFormPost } from "../../approval/error-page.js"
 import { handle, type RequestInput } from "../../auth/scope-check.js"
 import { csrfOk } from "../../auth/csrf.js"
 import { AppConfig } from "../../config/config.js"
@@ -86,13 +86,5 @@ export const decideCall = handle({
       }))
 })
 
-const isFormPost = (request: HttpServerRequest.HttpServerRequest): boolean =>
-  (request.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() === "application/x-www-form-urlencoded"
-
 export const DecisionLive = HttpApiBuilder.group(Api, "decision", (h) =>
-  h.handleRaw("decide", ({ path, request }) =>
-    Effect.flatMap(decideCall(request, path), (response) =>
-      // a refusal before the rule page (401, csrf, limits) answers a form post as a page too
-      isFormPost(request)
-        ? Effect.map(AppConfig, (config) => asPage(response, { devToken: config.env.authMode === "dev-token", viewer: null, toLogin: false }))
-        : Effect.succeed(response))))
+  h.handleRaw("decide", ({ path, request }) => Effect.flatMap(decideCall(request, path), asPageForFormPost(request))))

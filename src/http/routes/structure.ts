@@ -5,13 +5,17 @@
  * else of the request is read (as POST /v1/rules/:id/decision). The only importer of
  * src/structure/** besides the approval pages (AT2b).
  */
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Schema } from "effect"
+import { asPageForFormPost } from "../../approval/error-page.js"
+import { archiveFromForm, reviewFromForm } from "../../approval/structure-form.js"
 import { handle } from "../../auth/scope-check.js"
 import { AppConfig } from "../../config/config.js"
 import { ScopeStore } from "../../db/scope-store.js"
 import { ENTITY_ID_RE, ScopeName, scopeOfGraphId } from "../../domain/ids.js"
 import { refuse } from "../../graph/errors.js"
+import { LINK_REF_RE } from "../../graph/link-types.js"
+import { ENTITY_VERSION_REF_RE } from "../../graph/review-schemas.js"
 import { archiveEntity, formToArchive, parseArchive } from "../../structure/archive.js"
 import { structureOf } from "../../structure/pending.js"
 import { formToReview, parseReview, applyReview, scopeOfTarget } from "../../structure/review.js"
@@ -35,9 +39,11 @@ export const listStructureCall = handle({
     })
 })
 
-/** Where a form post of the structure page lands: back on the page, at the item. */
-const backTo = (scope: string, anchor: string) =>
-  HttpServerResponse.redirect(`/approval/structure?scope=${encodeURIComponent(scope)}#${encodeURIComponent(anchor)}`, { status: 303 })
+/** A form post of the approval pages: its target names the scope; reviewed (and refused) on its page, in run. */
+const formTarget = (form: Readonly<Record<string, string>>): string | null => {
+  const target = form.target ?? ""
+  return ENTITY_VERSION_REF_RE.test(target) || LINK_REF_RE.test(target) ? target : null
+}
 
 export const reviewCall = handle({
   channel: "approval",
@@ -45,19 +51,25 @@ export const reviewCall = handle({
   parse: (input) =>
     Effect.gen(function*() {
       yield* checkCsrf(input)
+      if (input.body.form) {
+        const form = input.body.value as Record<string, string>
+        const target = formTarget(form)
+        if (target !== null) return { form, target, scope: scopeOfTarget(target) } as const
+      }
       const raw = input.body.form ? formToReview(input.body.value as Record<string, string>) : input.body.value
       const req = yield* parseReview(raw)
-      return { req, scope: scopeOfTarget(req.target), form: input.body.form }
+      return { req, target: req.target, scope: scopeOfTarget(req.target) } as const
     }),
   scopes: (p) => [p.scope],
-  refs: (p) => [p.req.target],
+  refs: (p) => [p.target],
   run: (p, ctx) =>
-    Effect.map(applyReview(p.req, { grantId: ctx.grant.id, identity: ctx.identity.identity }), (result) => ({
-      status: 200,
-      body: result,
-      ...(p.form ? { response: backTo(p.scope, result.current.replace(/^(entity|link)\//, "").replace(/@\d+$/, "")) } : {}),
-      refs: [p.req.target, result.current]
-    }))
+    "form" in p
+      ? reviewFromForm(p.scope, p.form, ctx)
+      : Effect.map(applyReview(p.req, { grantId: ctx.grant.id, identity: ctx.identity.identity }), (result) => ({
+        status: 200,
+        body: result,
+        refs: [p.req.target, result.current]
+      }))
 })
 
 const entityNotFound = () =>
@@ -70,24 +82,26 @@ export const archiveCall = handle({
     Effect.gen(function*() {
       yield* checkCsrf(input)
       const id = input.params.id ?? ""
+      if (input.body.form && ENTITY_ID_RE.test(id)) return { id, form: input.body.value as Record<string, string> } as const
       const raw = input.body.form ? formToArchive(input.body.value as Record<string, string>) : input.body.value
       const req = yield* parseArchive(raw)
       if (!ENTITY_ID_RE.test(id)) return yield* entityNotFound()
-      return { id, req, form: input.body.form }
+      return { id, req } as const
     }),
   scopes: (p) => [scopeOfGraphId(p.id)],
   refs: (p) => [`entity/${p.id}`],
   run: (p, ctx) =>
-    Effect.map(archiveEntity(p.id, p.req, { grantId: ctx.grant.id, identity: ctx.identity.identity }), (result) => ({
-      status: 200,
-      body: result,
-      ...(p.form ? { response: backTo(scopeOfGraphId(p.id), p.id) } : {}),
-      refs: [result.current]
-    }))
+    "form" in p
+      ? archiveFromForm(p.id, scopeOfGraphId(p.id), p.form, ctx)
+      : Effect.map(archiveEntity(p.id, p.req, { grantId: ctx.grant.id, identity: ctx.identity.identity }), (result) => ({
+        status: 200,
+        body: result,
+        refs: [result.current]
+      }))
 })
 
 
 export const StructureLive = HttpApiBuilder.group(Api, "structure", (h) =>
   h.handleRaw("list", ({ request }) => listStructureCall(request))
-    .handleRaw("review", ({ request }) => reviewCall(request))
-    .handleRaw("archive", ({ path, request }) => archiveCall(request, path)))
+    .handleRaw("review", ({ request }) => Effect.flatMap(reviewCall(request), asPageForFormPost(request)))
+    .handleRaw("archive", ({ path, request }) => Effect.flatMap(archiveCall(request, path), asPageForFormPost(request))))
