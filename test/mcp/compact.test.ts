@@ -93,7 +93,7 @@ beforeAll(async () => {
       yield* decide(created.ref.slice(5, -2), { decision: "confirm", version: 1 }, { grantId: "person:9", identity: "p@example.com" })
     }
   }))
-})
+}, 120_000)
 afterAll(async () => {
   await server.close()
   cleanup()

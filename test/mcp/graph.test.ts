@@ -86,7 +86,7 @@ beforeAll(async () => {
   ids.mueller = (await create({ type: "customer", name: "Müller GmbH", aliases: ["MG"], evidence: "source/mail:<order-rule@example.com>" })).id
   ids.project = (await create({ type: "project", name: "Ladenbau Nord", parent_id: ids.mueller })).id
   ids.ops = ok<{ id: string }>(await mcp.call("entity_create", { scope: "ops", type: "department", name: "Lager", parent_id: null })).id
-})
+}, 120_000)
 afterAll(async () => {
   await mcp.close()
   await server.close()

@@ -97,7 +97,7 @@ beforeAll(async () => {
     ruleIds.push(jamie.ref.replace(/^rule\//, "").replace(/@\d+$/, ""))
   }))
   mcp = await connect(server.url, { authorization: `Bearer ${"m".repeat(40)}` }, seen)
-})
+}, 120_000)
 afterAll(async () => {
   await mcp.close()
   await server.close()
