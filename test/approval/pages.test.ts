@@ -111,6 +111,21 @@ describe("GET /approval", () => {
     expect(text).toContain("proposed today")
     expect(text).toMatch(/ops .*0 open proposals/)
   })
+  it("a scope of the grant without a file is named with its notice; the other scopes still show", async () => {
+    const part = await startApprovalServer({ scopes: ["sales", "hr"], created: ["sales"] })
+    try {
+      const login = await fetch(`${part.url}/approval/login`, { method: "POST", body: `token=${APPROVAL_TOKEN}`, headers: { "content-type": "application/x-www-form-urlencoded" }, redirect: "manual" })
+      const c = (login.headers.get("set-cookie") ?? "").split(";")[0] ?? ""
+      const page = await fetch(`${part.url}/approval`, { headers: { cookie: c } })
+      const text = textOf(await page.text())
+      expect(page.status).toBe(200)
+      expect(text).toContain("hr this scope has no file yet")
+      expect(text).toContain("sales only this scope")
+      expect((await fetch(`${part.url}/approval?scope=hr`, { headers: { cookie: c } })).status).toBe(503)
+    } finally {
+      await part.cleanup()
+    }
+  })
   it("pages a scope at 100 proposals: ?scope=&page=2 shows the older ones", async () => {
     const before = (await scopeCounts("ops")).rule ?? 0
     await s.run(storeSource(mailSource({ scope: "ops" }), s.feeder))

@@ -37,7 +37,13 @@ export interface ApprovalServer extends TestServer {
 }
 
 /** A server whose public_url is its own loopback origin; scopes `sales` and `ops` created. */
-export const startApprovalServer = async (o: { scopes?: ReadonlyArray<string>; personScopes?: ReadonlyArray<string>; rights?: ReadonlyArray<"read" | "propose" | "decide"> } = {}): Promise<ApprovalServer> => {
+export const startApprovalServer = async (o: {
+  scopes?: ReadonlyArray<string>
+  /** the scopes whose file is created (default: all) */
+  created?: ReadonlyArray<string>
+  personScopes?: ReadonlyArray<string>
+  rights?: ReadonlyArray<"read" | "propose" | "decide">
+} = {}): Promise<ApprovalServer> => {
   const t = tempDir("gn-approval-")
   const scopes = o.scopes ?? ["sales", "ops"]
   const port = await freePort()
@@ -52,9 +58,9 @@ export const startApprovalServer = async (o: { scopes?: ReadonlyArray<string>; p
   const feeder = await run(Effect.gen(function*() {
     const ops = yield* OpsStore
     const store = yield* ScopeStore
-    for (const s of scopes) yield* store.create(s)
+    for (const s of o.created ?? scopes) yield* store.create(s)
     yield* ops.createGrant({ kind: "person", auth: "email", identity: DEV_EMAIL, scopes: o.personScopes ?? scopes, rights: o.rights ?? ["read", "propose", "decide"] })
-    const f = yield* ops.createGrant({ kind: "service", auth: "bearer", scopes, rights: ["read", "propose"], label: "feeder" })
+    const f = yield* ops.createGrant({ kind: "service", auth: "bearer", scopes: [...scopes], rights: ["read", "propose"], label: "feeder" })
     return f.id
   }))
   const close = () => runtime.dispose()
