@@ -9,7 +9,7 @@ import { csrfToken } from "../../src/auth/csrf.js"
 import { propose } from "../../src/domain/proposals.js"
 import { storeSource } from "../../src/domain/sources.js"
 import { counts, sqlOf } from "../support/run.js"
-import { jamieSource, mailProposal, mailSource } from "../support/fixtures.js"
+import { jamieSource, mailProposal, mailSource, manualProposal } from "../support/fixtures.js"
 import { APPROVAL_TOKEN, type ApprovalServer, DEV_API, DEV_EMAIL, SESSION_SECRET, startApprovalServer } from "./support.js"
 
 const CSP = "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
@@ -171,6 +171,15 @@ describe("GET /approval/rules/:id", () => {
       "always ask the supplier for the delivery time", "before ordering"
     ])
     expect(page.text).toContain(`href="https://jamie.example.com/m/7?t=100"`)
+  })
+  it("a proposal in own words (manual source) says its quote is not checked and shows no source window", async () => {
+    const created = await s.run(propose(manualProposal("Samples go out only with a signed delivery note"), { grantId: s.feeder, channel: "api" }))
+    const page = await get(`/approval/rules/${created.ref.replace(/^rule\/|@\d+$/g, "")}`)
+    expect(page.status).toBe(200)
+    const text = textOf(page.text)
+    expect(text).toContain("Source Own words")
+    expect(text).toContain("not checked (own words, no stored source)")
+    expect(page.text).not.toContain("class=\"window\"")
   })
   it("every version and every decision with who (grant and e-mail) and when; the e-mail never on /v1", async () => {
     const id = await proposeMail("Confirm me and then review me with new keywords")
