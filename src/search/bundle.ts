@@ -4,16 +4,21 @@
  * attachment, entity, predecessor, successor, contradicts, same-relation. Empty groups are
  * omitted; entries = the newest 5, count = all, more = count − entries.length.
  *
- * The entity and contradicts groups and head.entities come with the graph (graph.md §11); until
- * then they stay empty (the groups are omitted, head.entities is []). Every entry computed here
- * carries origin "deterministic" and proposed false.
+ * The graph (graph.md §11) adds head.entities (≤ 10), the entity and contradicts groups and the
+ * same-relation rules linked to the head's entities or their ancestors, all through counted links
+ * (G5) open on the target day; their entries carry the origin of the link they hang on and
+ * proposed while it is proposed and not confirmed. Computed entries (source, thread, attachment,
+ * predecessor, successor, relation matches) carry origin "deterministic" and proposed false. A
+ * bundle without graph data is the same as before: head.entities [], no entity or contradicts
+ * group.
  *
  * Reads only: every query runs on the caller's connection (inside its read transaction).
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
+import { AppConfig } from "../config/config.js"
 import { attachmentRef, ruleRef, scopeOfRuleId, sourceRef } from "../domain/ids.js"
 import { formatTimestamp, shortExcerpt } from "../domain/provenance.js"
 import { allVersions, lastReviewedAt, type RuleVersionRow } from "../domain/rules.js"
@@ -21,6 +26,9 @@ import type { Relation } from "../domain/schemas.js"
 import type { Bundle, Entry, Group, GroupKind, Head } from "../domain/search-schemas.js"
 import type { AttachmentRow, SourceRow } from "../domain/sources.js"
 import { dayIn } from "../domain/time.js"
+import { type CountedLink, type CountOptions, countedLinksOf, entityLinksOfRule, type RuleEntity } from "../graph/counted.js"
+import { endKindOf, entityEnd, ruleEnd, ruleIdOfEnd } from "../graph/link-types.js"
+import { pathTitle } from "../graph/paths.js"
 import { relationKey } from "./lexical/document.js"
 import { bundleLine, GROUP_ORDER } from "./line.js"
 
@@ -49,6 +57,11 @@ export interface BundleOptions {
   readonly targetDay: string
   /** whether the search included proposals (same-relation shows them only then) */
   readonly includeProposals: boolean
+  /**
+   * config.graph.proposed_min_confidence for counted links (G5); left out, the running
+   * AppConfig's value is read (null without one: only confirmed proposals count)
+   */
+  readonly minConfidence?: number | null
 }
 
 const NO_RANK: Head["rank"] = { a: null, b: null, rrf: null, reranker: null }
@@ -80,6 +93,9 @@ const sourceKindOf = (sourceId: string): Head["source"]["kind"] => {
 const parseRelations = (json: string): ReadonlyArray<Relation> => JSON.parse(json) as ReadonlyArray<Relation>
 
 const computed = { origin: "deterministic", proposed: false } as const
+
+/** origin and proposed of an entry: of the link it hangs on (graph.md §11). */
+type Mark = Pick<Entry, "origin" | "proposed">
 
 const group = (kind: GroupKind, count: number, entries: ReadonlyArray<Entry>): Group => {
   const shown = entries.slice(0, GROUP_ENTRIES)
@@ -193,7 +209,8 @@ const lexicalBuilt = (sql: SqlClient) =>
  * target day (confirmed or superseded and in force; proposals only when the search includes
  * them; rejected never, lex_doc holds none), count = all of them, entries = the newest 5 (said_at,
  * then the later rule). One statement: the count is a window over the filtered set, the rows of
- * rule_version are read for the 5 shown only.
+ * rule_version are read for the 5 shown only. `marks` gives the origin and proposed mark of the
+ * entries that hang on a stored link (by rule id); the others are computed.
  */
 const ruleSetGroup = (
   sql: SqlClient,
@@ -201,7 +218,8 @@ const ruleSetGroup = (
   rules: RuleSet,
   head: RuleVersionRow,
   docs: Fragment,
-  opts: BundleOptions
+  opts: BundleOptions,
+  marks: ReadonlyMap<string, Mark> = new Map()
 ) =>
   Effect.gen(function*() {
     const day = opts.targetDay
@@ -217,7 +235,7 @@ const ruleSetGroup = (
       ORDER BY julianday(t.said_at) DESC, t.seq DESC`
     const count = rows[0]?.group_count ?? 0
     if (count === 0) return null
-    return group(kind, count, rows.map(({ group_count: _, ...v }) => ruleEntry(v)))
+    return group(kind, count, rows.map(({ group_count: _, ...v }) => ({ ...ruleEntry(v), ...marks.get(v.rule_id) })))
   })
 
 /**
@@ -241,12 +259,138 @@ const sameRelationRules = (sql: SqlClient, relations: ReadonlyArray<Relation>, b
       FROM json_each(${JSON.stringify(matching.map((v) => [v.seq, v.said_at]))})`
   })
 
-const sameRelationGroup = (sql: SqlClient, head: RuleVersionRow, relations: ReadonlyArray<Relation>, opts: BundleOptions) =>
+/**
+ * same-relation: the rules sharing a relation (computed) and, from the graph, the rules with a
+ * counted link to one of the head's entities or an ancestor of one (`viaEntities`, marked by
+ * their link). A rule found both ways hangs on the computed match.
+ */
+const sameRelationGroup = (
+  sql: SqlClient,
+  head: RuleVersionRow,
+  relations: ReadonlyArray<Relation>,
+  opts: BundleOptions,
+  viaEntities: ReadonlyMap<string, Mark> = new Map()
+) =>
   Effect.gen(function*() {
-    if (relations.length === 0) return null
+    if (relations.length === 0 && viaEntities.size === 0) return null
     const built = yield* lexicalBuilt(sql)
-    const rules = yield* sameRelationRules(sql, relations, built)
-    return yield* ruleSetGroup(sql, "same-relation", rules, head, indexedDocs(sql, built), opts)
+    const docs = indexedDocs(sql, built)
+    if (viaEntities.size === 0) return yield* ruleSetGroup(sql, "same-relation", yield* sameRelationRules(sql, relations, built), head, docs, opts)
+    const byEntity = ruleSetOf(sql, [...viaEntities.keys()])
+    if (relations.length === 0) return yield* ruleSetGroup(sql, "same-relation", byEntity, head, docs, opts, viaEntities)
+    const byRelation = yield* sameRelationRules(sql, relations, built)
+    const both = yield* sql<{ id: string }>`SELECT r.id FROM (${byEntity}) e JOIN rule r ON r.seq = e.seq
+      WHERE e.seq IN (SELECT seq FROM (${byRelation}))`
+    const marks = new Map(viaEntities)
+    for (const r of both) marks.delete(r.id)
+    const rules = sql`SELECT seq, said_at FROM (${byRelation}) UNION ALL SELECT seq, said_at FROM (${byEntity})`
+    return yield* ruleSetGroup(sql, "same-relation", rules, head, docs, opts, marks)
+  })
+
+// --- graph (graph.md §11): head.entities, entity and contradicts groups, same-relation via entities
+
+/** head.entities holds at most this many; the entity group counts them all. */
+export const HEAD_ENTITIES = 10
+
+/** The count options of a bundle: the given minimum confidence, else the running config's. */
+const countOptionsOf = (opts: BundleOptions): Effect.Effect<CountOptions> =>
+  opts.minConfidence !== undefined
+    ? Effect.succeed({ zone: opts.zone, minConfidence: opts.minConfidence })
+    : Effect.map(Effect.serviceOption(AppConfig), (config) => ({
+      zone: opts.zone,
+      minConfidence: Option.match(config, { onNone: () => null, onSome: (c) => c.file.graph.proposed_min_confidence })
+    }))
+
+/** a is the better mark for one entry than b: a link not marked proposed wins. */
+const betterMark = (a: Mark, b: Mark | undefined): boolean => b === undefined || (b.proposed && !a.proposed)
+
+const markOf = (l: CountedLink): Mark => ({ origin: l.origin, proposed: l.proposed })
+
+/** (seq, said_at) of the current versions of the given rules, as a rule set. */
+const ruleSetOf = (sql: SqlClient, ruleIds: ReadonlyArray<string>): RuleSet =>
+  sql`SELECT r.seq, v.said_at FROM json_each(${JSON.stringify(ruleIds)}) j
+    JOIN rule r ON r.id = j.value JOIN current_version v ON v.rule_id = r.id`
+
+const headEntity = (e: RuleEntity): Head["entities"][number] => ({
+  ref: entityEnd(e.entity_id),
+  name: e.name,
+  type: e.type,
+  path: e.path.map((p) => ({ ref: entityEnd(p.id), name: p.name, type: p.type })),
+  proposed: e.link.proposed
+})
+
+/** entity: every entity of the head (in head.entities' order), title = its path joined with ›. */
+const entityGroup = (entities: ReadonlyArray<RuleEntity>): Group | null =>
+  entities.length === 0 ? null : group("entity", entities.length, entities.map((e): Entry => ({
+    ref: entityEnd(e.entity_id),
+    kind: "entity",
+    date: e.link.valid_from,
+    title: pathTitle(e.path),
+    excerpt: null,
+    link: null,
+    ...markOf(e.link)
+  })))
+
+/** contradicts: the rules a counted contradicts link ties to the head, either direction, passing the head filter. */
+const contradictsGroup = (sql: SqlClient, head: RuleVersionRow, links: ReadonlyArray<CountedLink>, opts: BundleOptions) =>
+  Effect.gen(function*() {
+    const self = ruleEnd(head.rule_id)
+    const marks = new Map<string, Mark>()
+    for (const l of links) {
+      if (l.type !== "contradicts") continue
+      const other = l.from_ref === self ? l.to_ref : l.from_ref
+      if (other === self || endKindOf(other) !== "rule") continue
+      const id = ruleIdOfEnd(other)
+      if (betterMark(markOf(l), marks.get(id))) marks.set(id, markOf(l))
+    }
+    if (marks.size === 0) return null
+    const docs = indexedDocs(sql, yield* lexicalBuilt(sql))
+    return yield* ruleSetGroup(sql, "contradicts", ruleSetOf(sql, [...marks.keys()]), head, docs, opts, marks)
+  })
+
+/**
+ * The rules with a counted link to one of the head's entities or to an ancestor of one (G8, via
+ * entity_closure), by rule id, each with the mark of its best link; proposed also when every
+ * head link that reaches that entity is itself marked proposed.
+ */
+const entityRelatedRules = (
+  sql: SqlClient,
+  head: RuleVersionRow,
+  entities: ReadonlyArray<RuleEntity>,
+  day: string,
+  count: CountOptions
+) =>
+  Effect.gen(function*() {
+    const marks = new Map<string, Mark>()
+    if (entities.length === 0) return marks
+    const up = yield* sql<{ ancestor_id: string; descendant_id: string }>`
+      SELECT ancestor_id, descendant_id FROM entity_closure WHERE descendant_id IN ${sql.in(entities.map((e) => e.entity_id))}`
+    const headProposed = new Map(entities.map((e) => [e.entity_id, e.link.proposed]))
+    /** entity end → whether it is reached only through head links marked proposed */
+    const reached = new Map<string, boolean>()
+    for (const r of up) {
+      const end = entityEnd(r.ancestor_id)
+      reached.set(end, (reached.get(end) ?? true) && (headProposed.get(r.descendant_id) ?? true))
+    }
+    const self = ruleEnd(head.rule_id)
+    for (const l of yield* countedLinksOf(sql, [...reached.keys()], day, count)) {
+      const [entity, other] = reached.has(l.to_ref) ? [l.to_ref, l.from_ref] : [l.from_ref, l.to_ref]
+      if (other === self || endKindOf(other) !== "rule") continue
+      const mark: Mark = { origin: l.origin, proposed: l.proposed || (reached.get(entity) ?? false) }
+      const id = ruleIdOfEnd(other)
+      if (betterMark(mark, marks.get(id))) marks.set(id, mark)
+    }
+    return marks
+  })
+
+/** The graph around a head rule on the target day: its entities (ordered), its counted links, the rules related via entities. */
+const graphOf = (sql: SqlClient, v: RuleVersionRow, opts: BundleOptions) =>
+  Effect.gen(function*() {
+    const count = yield* countOptionsOf(opts)
+    const entities = yield* entityLinksOfRule(sql, v.rule_id, opts.targetDay, count)
+    const links = yield* countedLinksOf(sql, [ruleEnd(v.rule_id)], opts.targetDay, count)
+    const related = yield* entityRelatedRules(sql, v, entities, opts.targetDay, count)
+    return { entities, links, related }
   })
 
 /** The head of a bundle from the matched version (architecture.md §8). */
@@ -294,18 +438,19 @@ const headOf = (sql: SqlClient, input: HeadInput, opts: BundleOptions) =>
 /** The bundle of one head: head, groups in the fixed order, line. */
 export const buildBundle = (sql: SqlClient, input: HeadInput, opts: BundleOptions): Effect.Effect<Bundle, SqlError> =>
   Effect.gen(function*() {
-    const head = yield* headOf(sql, input, opts)
     const v = input.version
+    const plain = yield* headOf(sql, input, opts)
+    const graph = yield* graphOf(sql, v, opts)
+    const head: Head = { ...plain, entities: graph.entities.slice(0, HEAD_ENTITIES).map(headEntity) }
     const sources = yield* sql<SourceRow>`SELECT * FROM source WHERE id = ${v.source_id}`
     const src = sources[0]
     if (src === undefined) return yield* Effect.dieMessage(`rule ${v.rule_id} names a missing source`)
     const { groups: fromSource, unread } = yield* sourceGroups(sql, src)
     const predecessor = yield* chainGroup(sql, "predecessor", v.supersedes)
     const successor = yield* chainGroup(sql, "successor", v.superseded_by)
-    const related = yield* sameRelationGroup(sql, v, head.relations, opts)
-    // entity and contradicts keep their slots between attachment / predecessor and successor /
-    // same-relation; the graph fills them (graph.md §11)
-    const groups = [...fromSource, predecessor, successor, related]
+    const contradicts = yield* contradictsGroup(sql, v, graph.links, opts)
+    const related = yield* sameRelationGroup(sql, v, head.relations, opts, graph.related)
+    const groups = [...fromSource, entityGroup(graph.entities), predecessor, successor, contradicts, related]
       .filter((g): g is Group => g !== null && g.count > 0)
       .sort((a, b) => GROUP_ORDER.indexOf(a.kind) - GROUP_ORDER.indexOf(b.kind))
     return { head, groups, line: bundleLine(head, groups, { zone: opts.zone, unreadAttachments: unread }) }
@@ -341,6 +486,8 @@ export interface ReadOptions {
   /** as_of of the request, or null for today */
   readonly asOf: string | null
   readonly includeProposals: boolean
+  /** as BundleOptions.minConfidence: left out, the running config's */
+  readonly minConfidence?: number | null
 }
 
 /**
@@ -361,6 +508,7 @@ export const readBundle = (sql: SqlClient, ruleId: string, opts: ReadOptions): E
       recheckAfterDays: opts.recheckAfterDays,
       nowMs: opts.nowMs,
       targetDay: opts.asOf ?? dayIn(opts.zone, opts.nowMs),
-      includeProposals: opts.includeProposals
+      includeProposals: opts.includeProposals,
+      ...(opts.minConfidence === undefined ? {} : { minConfidence: opts.minConfidence })
     })
   })

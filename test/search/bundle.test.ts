@@ -13,7 +13,12 @@ import type { RuleVersionRow } from "../../src/domain/rules.js"
 import type { Relation } from "../../src/domain/schemas.js"
 import type { SourceRequest } from "../../src/domain/source-schemas.js"
 import { storeSource } from "../../src/domain/sources.js"
+import { createEntity } from "../../src/graph/entities.js"
+import { proposeLink } from "../../src/graph/links.js"
 import { ageDays, type BundleOptions, buildBundle, chooseReadVersion, readBundle } from "../../src/search/bundle.js"
+import { archiveEntity } from "../../src/structure/archive.js"
+import { applyReview } from "../../src/structure/review.js"
+import { insertLinkRow } from "../graph/link-fixtures.js"
 import { tempDir, testConfig } from "../support/env.js"
 import { jamieSource, MAIL_TEXT, mailProposal, mailSource, manualProposal } from "../support/fixtures.js"
 import { run, type Stores, sqlOf } from "../support/run.js"
@@ -409,5 +414,271 @@ describe("readBundle", () => {
     expect(chooseReadVersion([v(1, "proposed")], "2026-03-05", true)?.version).toBe(1)
     expect(chooseReadVersion([v(1, "proposed")], "2026-03-05", false)).toBeUndefined()
     expect(chooseReadVersion([...versions, v(4, "superseded", "2026-04-01")], "2026-04-02", false)).toBeUndefined()
+  })
+})
+
+describe("graph (graph.md §11): head.entities, entity and contradicts groups, same-relation via entities", () => {
+  const MCP = { grantId: "person:1", channel: "mcp" as const }
+  const LINE_HEAD = "Rule from 2026-03-12: Ask the supplier for the delivery time before ordering black hook rails — with 1 mail, 2 attachments (1 unread)"
+
+  /** createEntity (the real writer) at the clock's current instant; the new id. */
+  const entity = (name: string, type: string, parent: string | null) =>
+    Effect.map(createEntity({ scope: "sales", type, name, parent_id: parent }, MCP), (a) => a.id)
+
+  /** proposeLink (the real writer) at `ms`; the new link id. */
+  const link = (from: string, to: string, type: "concerns" | "mentions" | "contradicts", confidence: number, ms = T0) =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(ms)
+      const r = yield* proposeLink({ scope: "sales", from_ref: from, to_ref: to, type, confidence, reason: "the mail names it" }, { grantId: "person:1" })
+      return r.link.id ?? ""
+    })
+
+  const reviewLink = (id: string, verdict: "confirm" | "reject") =>
+    applyReview({ target: `link/${id}`, verdict, ...(verdict === "reject" ? { reason: "not about this" } : {}) }, person)
+
+  const rule = (n: number) => `rule/sales-${String(n).padStart(4, "0")}`
+  /** the rule id of a proposal's ref rule/<id>@1 */
+  const idOf = (created: { readonly ref: string }) => created.ref.replace(/^rule\//, "").replace(/@\d+$/, "")
+
+  /** A confirmed manual rule without relations (unless given); its id. */
+  const confirmedRule = (statement: string, over: Partial<ProposalRequest> = {}) =>
+    Effect.gen(function*() {
+      const id = idOf(yield* propose(manualProposal(statement, { relations: [], said_at: "2026-03-10T08:00:00Z", ...over }), agent))
+      yield* decide(id, { decision: "confirm", version: 1 }, person)
+      return id
+    })
+
+  let tree: { vertrieb: string; nord: string; meier: string; schulz: string; alpha: string }
+
+  beforeEach(async () => {
+    tree = await write(Effect.gen(function*() {
+      yield* storeSource(mailSource(), "service:1")
+      yield* propose(mailProposal(), agent)
+      yield* decide("sales-0001", { decision: "confirm", version: 1 }, person)
+      const vertrieb = yield* entity("Vertrieb", "department", null)
+      const nord = yield* entity("Nord", "department", vertrieb)
+      const meier = yield* entity("Kunde Meier", "customer", nord)
+      const schulz = yield* entity("Kunde Schulz", "customer", nord)
+      const alpha = yield* entity("Projekt Alpha", "project", null)
+      return { vertrieb, nord, meier, schulz, alpha }
+    }))
+  })
+
+  it("G5: a proposed link counts after a confirm review or at/above proposed_min_confidence, never after a reject; marked proposed in the bundle and the line", async () => {
+    const l1 = await write(link(rule(1), `entity/${tree.meier}`, "concerns", 0.7))
+    const l2 = await write(link(rule(1), `entity/${tree.alpha}`, "mentions", 0.95))
+    const plain = await bundleOf("sales-0001")
+    expect(plain.head.entities).toEqual([])
+    expect(plain.groups.map((g) => g.kind)).toEqual(["source", "attachment"])
+    expect(plain.line).toBe(`${LINE_HEAD}; last reviewed 0 days ago`)
+
+    // at the configured confidence it counts, still marked proposed
+    const reached = await bundleOf("sales-0001", { minConfidence: 0.7 })
+    expect(reached.head.entities).toEqual([
+      {
+        ref: `entity/${tree.alpha}`, name: "Projekt Alpha", type: "project",
+        path: [{ ref: `entity/${tree.alpha}`, name: "Projekt Alpha", type: "project" }], proposed: true
+      },
+      {
+        ref: `entity/${tree.meier}`, name: "Kunde Meier", type: "customer",
+        path: [
+          { ref: `entity/${tree.vertrieb}`, name: "Vertrieb", type: "department" },
+          { ref: `entity/${tree.nord}`, name: "Nord", type: "department" },
+          { ref: `entity/${tree.meier}`, name: "Kunde Meier", type: "customer" }
+        ],
+        proposed: true
+      }
+    ])
+    expect(reached.groups.map((g) => g.kind)).toEqual(["source", "attachment", "entity"])
+    expect(reached.groups[2]).toEqual({
+      kind: "entity", count: 2, more: 0,
+      entries: [
+        { ref: `entity/${tree.alpha}`, kind: "entity", date: new Date(T0).toISOString(), title: "Projekt Alpha", excerpt: null, link: null, origin: "proposed", proposed: true },
+        { ref: `entity/${tree.meier}`, kind: "entity", date: new Date(T0).toISOString(), title: "Vertrieb › Nord › Kunde Meier", excerpt: null, link: null, origin: "proposed", proposed: true }
+      ]
+    })
+    expect(reached.line).toBe(`${LINE_HEAD}, 2 entities (of which 2 proposed); last reviewed 0 days ago`)
+    // just below it does not count
+    expect((await bundleOf("sales-0001", { minConfidence: 0.71 })).head.entities.map((e) => e.ref)).toEqual([`entity/${tree.alpha}`])
+    // the running config's minimum applies when the caller names none
+    const configured = testConfig(dir, { graph: { proposed_min_confidence: 0.9 } })
+    const viaConfig = await run(configured, Effect.flatMap(sqlOf("sales"), (sql) =>
+      readBundle(sql, "sales-0001", { zone: ZONE, recheckAfterDays: 180, nowMs: T0, asOf: null, includeProposals: false })))
+    expect(viaConfig?.head.entities.map((e) => e.ref)).toEqual([`entity/${tree.alpha}`])
+
+    // a confirm review: counted without a minimum, no longer marked proposed (origin stays proposed)
+    await write(reviewLink(l1, "confirm"))
+    // a reject: never counted, whatever the minimum
+    await write(reviewLink(l2, "reject"))
+    for (const minConfidence of [null, 0]) {
+      const b = await bundleOf("sales-0001", { minConfidence })
+      expect(b.head.entities.map((e) => [e.ref, e.proposed])).toEqual([[`entity/${tree.meier}`, false]])
+      expect(b.groups.find((g) => g.kind === "entity")?.entries).toMatchObject([{ ref: `entity/${tree.meier}`, origin: "proposed", proposed: false }])
+      expect(b.line).toBe(`${LINE_HEAD}, 1 entity; last reviewed 0 days ago`)
+    }
+    // GET /v1/rules/:id answers the same bundle builder
+    const read = await run(config, Effect.flatMap(sqlOf("sales"), (sql) =>
+      readBundle(sql, "sales-0001", { zone: ZONE, recheckAfterDays: 180, nowMs: T0, asOf: null, includeProposals: false })))
+    expect(read?.head.entities.map((e) => e.ref)).toEqual([`entity/${tree.meier}`])
+    expect(read?.line).toBe(`${LINE_HEAD}, 1 entity; last reviewed 0 days ago`)
+  })
+
+  it("only links open on the target day count; archived entities are left out", async () => {
+    const later = T0 + 2 * DAY_MS
+    const l = await write(link(rule(1), `entity/${tree.schulz}`, "concerns", 0.9, later))
+    await write(reviewLink(l, "confirm"))
+    expect((await bundleOf("sales-0001")).head.entities).toEqual([])
+    expect((await bundleOf("sales-0001", { targetDay: "2026-03-22" })).head.entities.map((e) => e.ref)).toEqual([`entity/${tree.schulz}`])
+    await at(later, archiveEntity(tree.schulz, { version: 1, reason: "customer left" }, person))
+    const b = await bundleOf("sales-0001", { targetDay: "2026-03-22" })
+    expect(b.head.entities).toEqual([])
+    expect(b.groups.find((g) => g.kind === "entity")).toBeUndefined()
+  })
+
+  it("head.entities: not proposed first, then confidence, then date; at most 10; the entity group counts all and shows the first 5", async () => {
+    const names = ["Alfa", "Bravo", "Charlie", "Delta", "Echo", "Foxtrot", "Golf", "Hotel", "India", "Juliett", "Kilo", "Lima", "Mike"]
+    const ids = await write(Effect.forEach(names, (n) => entity(`Projekt ${n}`, "project", null)))
+    const to = (i: number) => `entity/${ids[i] ?? ""}`
+    const day = (k: number) => T0 - k * DAY_MS
+    // 0 Alfa: a person's link (human, confidence 1)
+    await run(config, insertLinkRow("sales", { from_ref: rule(1), to_ref: to(0), type: "concerns", origin: "human", valid_from: new Date(day(5)).toISOString() }))
+    const confirmed = await write(Effect.all([
+      link(rule(1), to(1), "concerns", 0.9, day(4)), // 1 Bravo
+      link(rule(1), to(2), "concerns", 0.6, day(1)), // 2 Charlie: newer than Delta
+      link(rule(1), to(3), "mentions", 0.6, day(3)) // 3 Delta
+    ], { concurrency: 1 }))
+    await write(Effect.forEach(confirmed, (l) => reviewLink(l, "confirm")))
+    // proposed, not reviewed: counted with minConfidence 0.5
+    await write(Effect.all([
+      link(rule(1), to(4), "concerns", 0.95, day(2)), // 4 Echo
+      link(rule(1), to(5), "concerns", 0.8, day(3)), // 5 Foxtrot: older than Golf
+      link(rule(1), to(6), "concerns", 0.8, day(1)), // 6 Golf
+      link(rule(1), to(7), "concerns", 0.7, day(1)), // 7 Hotel
+      link(rule(1), to(8), "concerns", 0.65, day(1)), // 8 India
+      link(rule(1), to(9), "concerns", 0.6, day(1)), // 9 Juliett
+      link(rule(1), to(10), "concerns", 0.55, day(1)), // 10 Kilo
+      link(rule(1), to(11), "concerns", 0.5, day(1)), // 11 Lima
+      link(rule(1), to(12), "concerns", 0.4, day(1)) // 12 Mike: below the minimum
+    ], { concurrency: 1 }))
+    const b = await bundleOf("sales-0001", { minConfidence: 0.5 })
+    const order = ["Alfa", "Bravo", "Charlie", "Delta", "Echo", "Golf", "Foxtrot", "Hotel", "India", "Juliett", "Kilo", "Lima"]
+    expect(b.head.entities.map((e) => e.name)).toEqual(order.slice(0, 10).map((n) => `Projekt ${n}`))
+    expect(b.head.entities.map((e) => e.proposed)).toEqual([false, false, false, false, true, true, true, true, true, true])
+    const g = b.groups.find((x) => x.kind === "entity")
+    expect([g?.count, g?.more]).toEqual([12, 7])
+    expect(g?.entries.map((e) => e.title)).toEqual(order.slice(0, 5).map((n) => `Projekt ${n}`))
+    expect(g?.entries.map((e) => [e.origin, e.proposed, e.date])).toEqual([
+      ["human", false, new Date(day(5)).toISOString()],
+      ["proposed", false, new Date(day(4)).toISOString()],
+      ["proposed", false, new Date(day(1)).toISOString()],
+      ["proposed", false, new Date(day(3)).toISOString()],
+      ["proposed", true, new Date(day(2)).toISOString()]
+    ])
+    expect(b.line).toBe(`${LINE_HEAD}, 12 entities (of which 1 proposed); last reviewed 0 days ago`)
+  })
+
+  it("contradicts: rules linked by contradicts in either direction, passing the head filter", async () => {
+    const ids = await write(Effect.gen(function*() {
+      const from = yield* confirmedRule("Never ask the supplier, order at once") // sales-0002 → sales-0001
+      const to = yield* confirmedRule("Order black hook rails only by phone", { said_at: "2026-03-11T08:00:00Z" }) // sales-0001 → sales-0003
+      const open = idOf(yield* propose(manualProposal("Maybe skip the delivery time for small orders", { relations: [] }), agent)) // sales-0004, a proposal
+      const future = yield* confirmedRule("From May on hook rails need no question", { valid_from: "2026-05-01" }) // sales-0005
+      const rejected = idOf(yield* propose(manualProposal("Delivery times are irrelevant", { relations: [] }), agent)) // sales-0006
+      return { from, to, open, future, rejected }
+    }))
+    // sales-0002 → sales-0001 by a person (no writer for human links yet: the fixture row)
+    await run(config, insertLinkRow("sales", { from_ref: rule(2), to_ref: rule(1), type: "contradicts", origin: "human", valid_from: new Date(T0).toISOString() }))
+    const proposedLinks = await write(Effect.all([
+      link(rule(1), rule(3), "contradicts", 0.9),
+      link(rule(4), rule(1), "contradicts", 0.9),
+      link(rule(5), rule(1), "contradicts", 0.9),
+      link(rule(6), rule(1), "contradicts", 0.9)
+    ], { concurrency: 1 }))
+    await write(Effect.forEach(proposedLinks, (l) => reviewLink(l, "confirm")))
+    await at(T0, decide(ids.rejected, { decision: "reject", version: 1, reason: "wrong" }, person))
+
+    const b = await bundleOf("sales-0001")
+    const g = b.groups.find((x) => x.kind === "contradicts")
+    expect(g).toEqual({
+      kind: "contradicts", count: 2, more: 0,
+      entries: [
+        {
+          ref: "rule/sales-0003@2", kind: "rule", date: "2026-03-11T08:00:00Z", title: "Order black hook rails only by phone",
+          excerpt: "said in the hallway", link: null, origin: "proposed", proposed: false
+        },
+        {
+          ref: "rule/sales-0002@2", kind: "rule", date: "2026-03-10T08:00:00Z", title: "Never ask the supplier, order at once",
+          excerpt: "said in the hallway", link: null, origin: "human", proposed: false
+        }
+      ]
+    })
+    expect(b.line).toBe(`${LINE_HEAD}, 2 contradicting rules; last reviewed 0 days ago`)
+    // proposals only when the search includes them; a rule not yet in force only from its valid_from
+    expect((await bundleOf("sales-0001", { includeProposals: true })).groups.find((x) => x.kind === "contradicts")?.count).toBe(3)
+    expect((await bundleOf("sales-0001", { targetDay: "2026-05-01" })).groups.find((x) => x.kind === "contradicts")?.entries.map((e) => e.ref))
+      .toContain("rule/sales-0005@2")
+    // the other end sees the head too
+    expect((await bundleOf("sales-0003")).groups.find((x) => x.kind === "contradicts")?.entries.map((e) => e.ref)).toEqual(["rule/sales-0001@2"])
+    expect((await bundleOf("sales-0002")).groups.find((x) => x.kind === "contradicts")?.entries.map((e) => e.ref)).toEqual(["rule/sales-0001@2"])
+  })
+
+  it("a superseded head with contradicting rules: the line names the successor, then the contradicting rules", async () => {
+    await write(Effect.gen(function*() {
+      yield* propose(manualProposal("From April on the delivery time is asked by phone", {
+        supersedes: "sales-0001", valid_from: "2026-04-01", said_at: "2026-03-19T08:00:00Z", relations: []
+      }), agent)
+      yield* decide("sales-0002", { decision: "confirm", version: 1 }, person)
+      yield* confirmedRule("Never ask the supplier, order at once") // sales-0003
+    }))
+    await write(link(rule(3), rule(1), "contradicts", 0.8))
+    const b = await bundleOf("sales-0001", { minConfidence: 0.8 })
+    expect(b.groups.map((g) => g.kind)).toEqual(["source", "attachment", "successor", "contradicts"])
+    expect(b.groups[3]?.entries).toMatchObject([{ ref: "rule/sales-0003@2", origin: "proposed", proposed: true }])
+    expect(b.line).toBe(
+      "Superseded rule from 2026-03-12: Ask the supplier for the delivery time before ordering black hook rails — with 1 mail, 2 attachments (1 unread), superseded by sales-0002, 1 contradicting rule (of which 1 proposed); last reviewed 0 days ago"
+    )
+  })
+
+  it("same-relation holds the rules linked to the same entity or one of its ancestors, not siblings or other trees", async () => {
+    await write(Effect.gen(function*() {
+      yield* confirmedRule("Nord orders go through the regional office", { said_at: "2026-03-02T08:00:00Z" }) // sales-0002 → Nord
+      yield* confirmedRule("Vertrieb books every order in the ERP", { said_at: "2026-03-03T08:00:00Z" }) // sales-0003 → Vertrieb
+      yield* confirmedRule("Meier pays within 10 days", { said_at: "2026-03-04T08:00:00Z" }) // sales-0004 → Kunde Meier
+      yield* confirmedRule("Schulz gets a discount", { said_at: "2026-03-05T08:00:00Z" }) // sales-0005 → Kunde Schulz (sibling)
+      yield* confirmedRule("Alpha needs weekly reports", { said_at: "2026-03-06T08:00:00Z" }) // sales-0006 → Projekt Alpha
+      // sales-0007: shares the head's relation and is linked to Nord
+      yield* confirmedRule("Black hook rails for Nord come from stock", {
+        said_at: "2026-03-07T08:00:00Z", relations: [{ kind: "product", name: "hakenleiste SCHWARZ", ref: null }]
+      })
+    }))
+    const head = await write(link(rule(1), `entity/${tree.meier}`, "concerns", 0.9))
+    await write(reviewLink(head, "confirm"))
+    await run(config, insertLinkRow("sales", { from_ref: rule(2), to_ref: `entity/${tree.nord}`, type: "concerns", origin: "human", valid_from: new Date(T0).toISOString() }))
+    await write(Effect.all([
+      link(rule(3), `entity/${tree.vertrieb}`, "mentions", 0.9),
+      link(rule(4), `entity/${tree.meier}`, "concerns", 0.9),
+      link(rule(5), `entity/${tree.schulz}`, "concerns", 0.9),
+      link(rule(6), `entity/${tree.alpha}`, "concerns", 0.9),
+      link(rule(7), `entity/${tree.nord}`, "concerns", 0.9)
+    ], { concurrency: 1 }))
+    // without a minimum only the person's link to Nord and the relation count
+    const strict = (await bundleOf("sales-0001")).groups.find((g) => g.kind === "same-relation")
+    expect(strict?.entries.map((e) => [e.ref, e.origin, e.proposed])).toEqual([
+      ["rule/sales-0007@2", "deterministic", false],
+      ["rule/sales-0002@2", "human", false]
+    ])
+    const b = await bundleOf("sales-0001", { minConfidence: 0.9 })
+    const g = b.groups.find((x) => x.kind === "same-relation")
+    expect(g?.count).toBe(4)
+    expect(g?.entries.map((e) => [e.ref, e.origin, e.proposed])).toEqual([
+      ["rule/sales-0007@2", "deterministic", false],
+      ["rule/sales-0004@2", "proposed", true],
+      ["rule/sales-0003@2", "proposed", true],
+      ["rule/sales-0002@2", "human", false]
+    ])
+    expect(b.line).toBe(`${LINE_HEAD}, 1 entity, 4 related rules (of which 2 proposed); last reviewed 0 days ago`)
+    // a rule linked only to the ancestor sees no rule below it (only its own entity and its ancestors)
+    const up = (await bundleOf("sales-0003", { minConfidence: 0.9 })).groups.find((x) => x.kind === "same-relation")
+    expect(up).toBeUndefined()
   })
 })
