@@ -9,9 +9,11 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Effect } from "effect"
 import { AppConfig } from "../config/config.js"
 import { ScopeStore } from "../db/scope-store.js"
+import { NotFound } from "../domain/errors.js"
 import type { RuleVersionRow } from "../domain/rules.js"
 import type { Bundle, SearchRequest, SearchResponse, StageState } from "../domain/search-schemas.js"
 import { dayIn } from "../domain/time.js"
+import { isCounted, type LinkRow, openOn, type Verdict } from "../graph/counted.js"
 import { buildBundle } from "./bundle.js"
 import { stagesOf } from "./stage.js"
 import type { LexicalIndex } from "./lexical/index.js"
@@ -75,6 +77,36 @@ const relationMatches = (v: RuleVersionRow, relation: SearchRequest["relation"])
   return rels.some((r) => r.kind === relation.kind && r.name.toLocaleLowerCase() === relation.name.toLocaleLowerCase())
 }
 
+/**
+ * The entity filter (graph.md §11, G8): the rule ids with a counted link (G5), open on `day`, to
+ * entity `entityId` or to an entity below it (entity_closure). Rule–entity links always end at
+ * the entity (gaps.md §6), so the link_to index finds them. An entity unknown in the scope file →
+ * 404 not-found.
+ */
+export const rulesOfEntityFilter = (
+  sql: SqlClient,
+  entityId: string,
+  day: string,
+  opts: { readonly zone: string; readonly minConfidence: number | null }
+) =>
+  Effect.gen(function*() {
+    const known = yield* sql<{ n: number }>`SELECT count(*) AS n FROM entity WHERE id = ${entityId}`
+    if ((known[0]?.n ?? 0) === 0) {
+      return yield* new NotFound({ message: `no entity ${entityId}: find the entity with entity_resolve and pass its id` })
+    }
+    const rows = yield* sql<LinkRow & { verdict: Verdict | null }>`
+      SELECT l.*, w.verdict FROM entity_closure c
+      JOIN link l ON l.to_ref = 'entity/' || c.descendant_id
+      LEFT JOIN review w ON w.target = 'link/' || l.id
+      WHERE c.ancestor_id = ${entityId} AND substr(l.from_ref, 1, 5) = 'rule/'`
+    const out = new Set<string>()
+    for (const { verdict, ...l } of rows) {
+      const reviews = new Map(verdict === null ? [] : [[`link/${l.id}`, verdict]])
+      if (openOn(l, day, opts.zone) && isCounted(l, reviews, opts.minConfidence)) out.add(l.from_ref.slice("rule/".length))
+    }
+    return out
+  })
+
 /** One scope: stage a, filter, dedupe, coverage, min_coverage, limit, bundles. */
 export const searchScope = (sql: SqlClient, scope: string, req: SearchRequest, targetDay: string) =>
   Effect.gen(function*() {
@@ -82,6 +114,10 @@ export const searchScope = (sql: SqlClient, scope: string, req: SearchRequest, t
     const nowMs = yield* Clock.currentTimeMillis
     const t0 = performance.now()
     const input = { ...(req.text === undefined ? {} : { text: req.text }), ...(req.terms === undefined ? {} : { terms: req.terms }) }
+    const minConfidence = config.file.graph.proposed_min_confidence
+    const entityRules = req.entity === undefined
+      ? null
+      : yield* rulesOfEntityFilter(sql, req.entity, targetDay, { zone: config.file.zone, minConfidence })
     const a = yield* stageA(sql, input, { includeProposals: req.include_proposals, targetDay })
     const byHead = new Map<string, Candidate>()
     const hitRows = yield* versionsOf(sql, a.pool)
@@ -90,9 +126,7 @@ export const searchScope = (sql: SqlClient, scope: string, req: SearchRequest, t
       if (row === undefined) continue
       const head = yield* headFor(sql, row, targetDay, req.include_proposals)
       if (head === undefined || !relationMatches(head, req.relation)) continue
-      // The entity filter needs counted links to the entity or an ancestor; no links exist
-      // before the graph is built, so no head passes it.
-      if (req.entity !== undefined) continue
+      if (entityRules !== null && !entityRules.has(head.rule_id)) continue
       const known = byHead.get(head.rule_id)
       if (known === undefined || hit.rank_a > known.rankA) byHead.set(head.rule_id, { version: head, hitSeq: hit.seq, rankA: hit.rank_a })
     }
@@ -113,7 +147,7 @@ export const searchScope = (sql: SqlClient, scope: string, req: SearchRequest, t
         matched_terms: e?.matched_terms ?? null
       }, {
         zone: config.file.zone, recheckAfterDays: config.file.recheck_after_days, nowMs, targetDay,
-        includeProposals: req.include_proposals
+        includeProposals: req.include_proposals, minConfidence
       }))
     return {
       scope,

@@ -3,17 +3,20 @@
  * followed to their successor, proposals only when asked, rejected never, the relation filter,
  * limit, abstained, cross-scope interleaving; over HTTP the search_log row and feedback.
  */
-import { Effect, TestClock, TestContext } from "effect"
+import { Effect, Schema, TestClock, TestContext } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { ScopeStore } from "../../src/db/scope-store.js"
 import { decide } from "../../src/decision/decide.js"
-import type { SearchRequest } from "../../src/domain/search-schemas.js"
+import { SearchRequest } from "../../src/domain/search-schemas.js"
 import { propose } from "../../src/domain/proposals.js"
 import { storeSource } from "../../src/domain/sources.js"
+import { createEntity } from "../../src/graph/entities.js"
+import { proposeLink } from "../../src/graph/links.js"
 import { interleave, search } from "../../src/search/search.js"
+import { applyReview } from "../../src/structure/review.js"
 import { tempDir, testConfig } from "../support/env.js"
 import { mailProposal, mailSource, manualProposal } from "../support/fixtures.js"
-import { run } from "../support/run.js"
+import { run, runFail } from "../support/run.js"
 
 let dir: string
 let cleanup: () => void
@@ -112,5 +115,77 @@ describe("search", () => {
     const r = await searchAt(req({ text: "the and of" }))
     expect(r.response.bundles).toEqual([])
     expect(r.response.stages.a.state).toBe("ran")
+  })
+})
+
+describe("the entity filter (graph.md §11, G8)", () => {
+  const MCP = { grantId: "person:1", channel: "mcp" as const }
+  let tree: { vertrieb: string; nord: string; einkauf: string }
+
+  const link = (ruleId: string, entityId: string, confidence: number) =>
+    Effect.map(proposeLink({
+      scope: "sales", from_ref: `rule/${ruleId}`, to_ref: `entity/${entityId}`, type: "concerns", confidence, reason: "the mail names it"
+    }, { grantId: "person:1" }), (r) => r.link.id ?? "")
+  const review = (linkId: string, verdict: "confirm" | "reject") =>
+    applyReview({ target: `link/${linkId}`, verdict, ...(verdict === "reject" ? { reason: "not about this" } : {}) }, person)
+
+  beforeEach(async () => {
+    tree = await run(config, at(Effect.gen(function*() {
+      const entity = (name: string, type: string, parent: string | null) =>
+        Effect.map(createEntity({ scope: "sales", type, name, parent_id: parent }, MCP), (a) => a.id)
+      const vertrieb = yield* entity("Vertrieb", "department", null)
+      const nord = yield* entity("Nord", "department", vertrieb)
+      const einkauf = yield* entity("Einkauf", "department", null)
+      return { vertrieb, nord, einkauf }
+    })))
+  })
+
+  it("keeps heads with a counted link to the entity or an entity below it; a link to an ancestor does not pass", async () => {
+    const l = await run(config, at(link("sales-0001", tree.nord, 0.9)))
+    // proposed and not confirmed: it does not count yet
+    expect(heads(await searchAt(req({ text: "Lieferzeit", entity: tree.nord })))).toEqual([])
+    await run(config, at(review(l, "confirm")))
+    expect(heads(await searchAt(req({ text: "Lieferzeit", entity: tree.nord })))).toEqual(["rule/sales-0001@3"])
+    const below = await searchAt(req({ text: "Lieferzeit", entity: tree.vertrieb }))
+    expect(heads(below)).toEqual(["rule/sales-0001@3"])
+    expect(below.response.bundles[0]?.head.entities.map((e) => e.ref)).toEqual([`entity/${tree.nord}`])
+    expect(below.response.bundles[0]?.line).toContain(", 1 entity, superseded by sales-0002; ")
+    const unrelated = await searchAt(req({ text: "Lieferzeit", entity: tree.einkauf }))
+    expect(heads(unrelated)).toEqual([])
+    expect(unrelated.response.abstained).toEqual({ reason: "no-candidate", best_coverage: null, min_coverage: 0 })
+    // sales-0002 (the head from July on) is linked to Vertrieb only: found under Vertrieb, not under Nord
+    await run(config, at(Effect.flatMap(link("sales-0002", tree.vertrieb, 0.9), (id) => review(id, "confirm"))))
+    expect(heads(await searchAt(req({ text: "Lieferzeit", as_of: "2026-07-15", entity: tree.vertrieb })))).toEqual(["rule/sales-0002@2"])
+    expect(heads(await searchAt(req({ text: "Lieferzeit", as_of: "2026-07-15", entity: tree.nord })))).toEqual([])
+    // links open on the target day only: before the link was written it does not count
+    expect(heads(await searchAt(req({ text: "Lieferzeit", as_of: "2026-06-14", entity: tree.vertrieb })))).toEqual([])
+  })
+
+  it("G5: an unreviewed proposed link counts at the configured confidence; a rejected one never", async () => {
+    const l = await run(config, at(link("sales-0001", tree.einkauf, 0.6)))
+    const withMin = (min: number) => testConfig(dir, { graph: { proposed_min_confidence: min } })
+    const searchWith = (c: ReturnType<typeof testConfig>) =>
+      run(c, at(search(req({ text: "Lieferzeit", entity: tree.einkauf }), "00000000-0000-4000-8000-000000000000")))
+    expect(heads(await searchWith(config))).toEqual([])
+    expect(heads(await searchWith(withMin(0.61)))).toEqual([])
+    const found = await searchWith(withMin(0.6))
+    expect(heads(found)).toEqual(["rule/sales-0001@3"])
+    expect(found.response.bundles[0]?.head.entities).toEqual([{
+      ref: `entity/${tree.einkauf}`, name: "Einkauf", type: "department",
+      path: [{ ref: `entity/${tree.einkauf}`, name: "Einkauf", type: "department" }], proposed: true
+    }])
+    expect(found.response.bundles[0]?.line).toContain(", 1 entity, superseded by sales-0002 (of which 1 proposed); ")
+    await run(config, at(review(l, "reject")))
+    expect(heads(await searchWith(withMin(0)))).toEqual([])
+  })
+
+  it("an unknown entity of the scope is 404 not-found; another scope or several scopes are refused by the schema (400)", async () => {
+    const e = await runFail(config, at(search(req({ text: "Lieferzeit", entity: "sales-e0099" }), "00000000-0000-4000-8000-000000000000")))
+    expect(e).toMatchObject({ _tag: "NotFound", code: "not-found" })
+    const decode = Schema.decodeUnknownEither(SearchRequest)
+    expect(decode({ scopes: ["sales"], text: "x", entity: tree.nord })._tag).toBe("Right")
+    expect(decode({ scopes: ["sales"], text: "x", entity: "ops-e0001" })._tag).toBe("Left")
+    expect(decode({ scopes: ["sales", "ops"], cross_scope: true, text: "x", entity: tree.nord })._tag).toBe("Left")
+    expect(decode({ scopes: ["sales"], text: "x", entity: "sales-0001" })._tag).toBe("Left")
   })
 })
