@@ -11,6 +11,7 @@ import { tempDir, testConfig } from "../support/env.js"
 import { mailProposal, mailSource, manualProposal } from "../support/fixtures.js"
 import { captureLogs } from "../support/logs.js"
 import { fileHash, run, runFail } from "../support/run.js"
+import { SCOPE_MIGRATIONS } from "../../src/db/migrations/scope/index.js"
 
 let dir: string
 let cleanup: () => void
@@ -38,7 +39,7 @@ describe("creating a scope", () => {
       Effect.flatMap(use("sales"), ({ sql }) => sql<{ scope: string; schema_version: number }>`SELECT scope, schema_version FROM meta`),
       versionCount("sales")
     ]))
-    expect(meta).toEqual([{ scope: "sales", schema_version: 3 }])
+    expect(meta).toEqual([{ scope: "sales", schema_version: SCOPE_MIGRATIONS.length }])
     expect(count).toEqual(Option.some(0))
   })
 

@@ -12,6 +12,7 @@ import { exportArchive } from "../../src/export/archive.js"
 import { buildExport, type ExportFiles } from "../../src/export/build.js"
 import { normalizeNewlines } from "../../src/export/escape.js"
 import { storeLayer, tempDir, testConfig } from "../support/env.js"
+import { SCOPE_MIGRATIONS } from "../../src/db/migrations/scope/index.js"
 
 const ZONE = "Europe/Berlin"
 const NOW_1 = Date.parse("2024-05-01T10:00:00Z")
@@ -319,7 +320,7 @@ describe("buildExport", () => {
     expect(raw).toBe(`${JSON.stringify(manifest, null, 2)}\n`)
     expect(Object.keys(manifest)).toEqual(["counts", "files", "schema_version", "scope"])
     expect(manifest.scope).toBe("sales")
-    expect(manifest.schema_version).toBe(3)
+    expect(manifest.schema_version).toBe(SCOPE_MIGRATIONS.length)
     expect(manifest.counts).toEqual({
       decision: 4, entity: 3, entity_version: 4, link: 2, review: 2, rule: 4, rule_version: 8, source: 3,
       source_attachment: 2, source_segment: 3
