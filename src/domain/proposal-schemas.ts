@@ -3,22 +3,33 @@ import { Schema } from "effect"
 import { JamieId, MailId, RuleId, RuleRef, ScopeName } from "./ids.js"
 import { Day, Instant, Keywords, Link, Relation, RuleKind } from "./schemas.js"
 
+/**
+ * Text stored in rule_version: SQLite's length() stops at a NUL character, so a NUL would slip
+ * past the length checks of the schema and fail the table's CHECK (decisions.md: "NUL in rule text").
+ */
+const RuleText = (min: number, max: number) =>
+  Schema.String.pipe(
+    Schema.minLength(min),
+    Schema.maxLength(max),
+    Schema.filter((s) => !s.includes("\u0000") || "must not contain a NUL character (U+0000)")
+  )
+
 export const JamieQuote = Schema.Struct({
   kind: Schema.Literal("jamie"),
   id: JamieId,
-  quote: Schema.String.pipe(Schema.minLength(20), Schema.maxLength(2000)),
+  quote: RuleText(20, 2000),
   timestamp_s: Schema.Number.pipe(Schema.int(), Schema.nonNegative()),
   link: Link
 })
 export const MailQuote = Schema.Struct({
   kind: Schema.Literal("mail"),
   id: MailId,
-  quote: Schema.String.pipe(Schema.minLength(20), Schema.maxLength(2000)),
+  quote: RuleText(20, 2000),
   link: Schema.NullOr(Link)
 })
 export const ManualQuote = Schema.Struct({
   kind: Schema.Literal("manual"),
-  quote: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(2000)),
+  quote: RuleText(1, 2000),
   link: Schema.NullOr(Link)
 })
 export const ProposalSource = Schema.Union(JamieQuote, MailQuote, ManualQuote)
@@ -27,10 +38,10 @@ export type ProposalSource = typeof ProposalSource.Type
 export const ProposalRequest = Schema.Struct({
   scope: ScopeName,
   kind: RuleKind,
-  statement: Schema.String.pipe(Schema.minLength(10), Schema.maxLength(500)),
+  statement: RuleText(10, 500),
   source: ProposalSource,
   said_at: Instant,
-  speaker: Schema.NullOr(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))),
+  speaker: Schema.NullOr(RuleText(1, 200)),
   relations: Schema.Array(Relation).pipe(Schema.maxItems(20)),
   keywords: Keywords,
   valid_from: Day,

@@ -116,6 +116,20 @@ describe("steps 2–5", () => {
     expect(body.issues.map((i) => i.path).sort()).toEqual(["extra", "statement"])
     expect((await req("POST", "/v1/proposals", { token: tokens.feeder, raw: "{not json", headers: { "content-type": "application/json" } })).json()).toMatchObject({ error: "validation-failed" })
   })
+  it("a NUL character in statement, quote or speaker → 400 validation-failed, not a 500", async () => {
+    const base = mailProposal()
+    const cases = [
+      { ...base, statement: "Ask\u0000 the supplier for the delivery time" },
+      { ...base, source: { ...base.source, quote: "Vor\u0000 jeder Bestellung schwarzer Hakenleisten" } },
+      { ...base, speaker: "Ma\u0000ria" }
+    ]
+    for (const body of cases) {
+      const r = await req("POST", "/v1/proposals", { token: tokens.feeder, body })
+      expect(r.status).toBe(400)
+      expect(r.json()).toMatchObject({ error: "validation-failed" })
+      expect(r.text).toContain("NUL")
+    }
+  })
   it("a configured scope without a file → 503 scope-locked", async () => {
     const r = await req("GET", "/v1/proposals?scope=hr", { token: DEV_API })
     expect(r.status).toBe(503)
