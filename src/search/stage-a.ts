@@ -7,7 +7,8 @@
  *     terms: Array<string>                          // query.terms of this scope
  *     variants: Record<string, Array<string>>       // query.variants; synonym groups under "~<matched words>"
  *     pool: Array<{ seq: number; rule_id: string; version: number;
- *                   status: "confirmed" | "superseded" | "proposed"; rank_a: number }>
+ *                   status: "confirmed" | "superseded" | "proposed"; rank_a: number;
+ *                   valid_from: string; valid_until: string | null }>   // dates of that version
  *   }                                               // pool: ≤ 200, best first (ties by seq); never rejected
  *
  *   stageA(sql, { text?, terms? }, { includeProposals, targetDay })
@@ -35,7 +36,10 @@ import { variantsOf } from "./lexical/query.js"
 export interface StageAResult {
   terms: Array<string>
   variants: Record<string, Array<string>>
-  pool: Array<{ seq: number; rule_id: string; version: number; status: "confirmed" | "superseded" | "proposed"; rank_a: number }>
+  pool: Array<{
+    seq: number; rule_id: string; version: number; status: "confirmed" | "superseded" | "proposed"; rank_a: number
+    valid_from: string; valid_until: string | null
+  }>
 }
 
 export interface StageAInput {

@@ -32,6 +32,9 @@ export interface PoolHit {
   readonly status: IndexedStatus
   /** the fusion value, rounded to 4 decimals (higher is better) */
   readonly rank_a: number
+  /** of the indexed version (lex_doc): search decides the head without reading the version */
+  readonly valid_from: string
+  readonly valid_until: string | null
 }
 
 export interface SubQuery {
@@ -173,7 +176,16 @@ const runSub = (sql: SqlClient, q: SubQuery, o: LexicalOptions, p: PoolOptions) 
     q.full === undefined || rows.length >= SUB_LIMIT ? Effect.succeed(rows) : runMatch(sql, q.table, q.full, o, p))
 
 const DAY_MS = 86_400_000
-const dayNumber = (day: string): number => Date.parse(`${day}T00:00:00Z`) / DAY_MS
+/** Days since 1970 of a day YYYY-MM-DD; a pool ranks up to 1,800 rows, most of a few days. */
+const dayNumbers = new Map<string, number>()
+const dayNumber = (day: string): number => {
+  const known = dayNumbers.get(day)
+  if (known !== undefined) return known
+  const n = Date.parse(`${day}T00:00:00Z`) / DAY_MS
+  if (dayNumbers.size >= 10_000) dayNumbers.clear()
+  dayNumbers.set(day, n)
+  return n
+}
 
 /**
  * The version's standing on the target day: no longer in force (superseded or expired) ×0.5,
@@ -266,6 +278,6 @@ export const pool = (sql: SqlClient, a: Analysis, o: LexicalOptions, p: PoolOpti
     }
     return ranked.slice(0, POOL_SIZE).map((r) => ({
       seq: r.row.seq, rule_id: r.row.rule_id, version: r.row.version, status: r.row.status,
-      rank_a: Math.round(r.value * 10_000) / 10_000
+      rank_a: Math.round(r.value * 10_000) / 10_000, valid_from: r.row.valid_from, valid_until: r.row.valid_until
     }))
   })
