@@ -9,7 +9,6 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Effect } from "effect"
 import { AppConfig } from "../config/config.js"
 import { ScopeStore } from "../db/scope-store.js"
-import { NotFound } from "../domain/errors.js"
 import type { RuleVersionRow } from "../domain/rules.js"
 import type { Bundle, SearchRequest, SearchResponse, StageState } from "../domain/search-schemas.js"
 import { dayIn } from "../domain/time.js"
@@ -17,7 +16,7 @@ import { isCounted, type LinkRow, openOn, type Verdict } from "../graph/counted.
 import { buildBundle } from "./bundle.js"
 import { stagesOf } from "./stage.js"
 import type { LexicalIndex } from "./lexical/index.js"
-import { explainHit, stageA } from "./stage-a.js"
+import { explainHit, stageA, type StageAResult } from "./stage-a.js"
 
 export const MAX_SUPERSEDED_HOPS = 20
 export const COVERAGE_CANDIDATES = 50
@@ -32,13 +31,19 @@ export interface ScopeResult {
   readonly stageA: StageState
 }
 
+type PoolHit = StageAResult["pool"][number]
+
 interface Candidate {
-  readonly version: RuleVersionRow
+  /** the head: its rule and version, and its row once read */
+  readonly ruleId: string
+  readonly version: number
+  readonly row: RuleVersionRow | undefined
   readonly hitSeq: number
   readonly rankA: number
 }
 
-const inForce = (v: RuleVersionRow, day: string): boolean => v.valid_from <= day && day < (v.valid_until ?? "9999-12-31")
+const inForce = (v: Pick<RuleVersionRow, "valid_from" | "valid_until">, day: string): boolean =>
+  v.valid_from <= day && day < (v.valid_until ?? "9999-12-31")
 
 const currentOf = (sql: SqlClient, ruleId: string) =>
   Effect.map(sql<RuleVersionRow>`SELECT * FROM current_version WHERE rule_id = ${ruleId}`, (rows) => rows[0])
@@ -61,6 +66,11 @@ const headFor = (sql: SqlClient, v: RuleVersionRow, day: string, includeProposal
     return undefined
   })
 
+/** A head whose version row is gone: the pool and rule_version disagree within one transaction. */
+const missingRow = (c: { readonly ruleId: string; readonly version: number }): never => {
+  throw new Error(`search head ${c.ruleId}@${c.version} has no rule_version row`)
+}
+
 /** The matched versions of the pool in one read, keyed "<rule_id>@<version>". */
 const versionsOf = (sql: SqlClient, pool: ReadonlyArray<{ readonly rule_id: string; readonly version: number }>) =>
   Effect.map(
@@ -71,6 +81,17 @@ const versionsOf = (sql: SqlClient, pool: ReadonlyArray<{ readonly rule_id: stri
     (rows) => new Map(rows.map((v) => [`${v.rule_id}@${v.version}`, v]))
   )
 
+/**
+ * The head of a hit decided from the pool alone (status and dates of the indexed version): the
+ * hit itself when it is in force or an included proposal; null when it is dropped; undefined when
+ * only its row can tell (a superseded version no longer in force follows superseded_by).
+ */
+const headOfHit = (hit: PoolHit, day: string, includeProposals: boolean): PoolHit | null | undefined => {
+  if (hit.status === "proposed") return includeProposals ? hit : null
+  if (inForce(hit, day)) return hit
+  return hit.status === "superseded" && (hit.valid_until ?? "9999-12-31") <= day ? undefined : null
+}
+
 const relationMatches = (v: RuleVersionRow, relation: SearchRequest["relation"]): boolean => {
   if (relation === undefined) return true
   const rels = JSON.parse(v.relations) as Array<{ kind: string; name: string }>
@@ -80,8 +101,8 @@ const relationMatches = (v: RuleVersionRow, relation: SearchRequest["relation"])
 /**
  * The entity filter (graph.md §11, G8): the rule ids with a counted link (G5), open on `day`, to
  * entity `entityId` or to an entity below it (entity_closure). Rule–entity links always end at
- * the entity (gaps.md §6), so the link_to index finds them. An entity unknown in the scope file →
- * 404 not-found.
+ * the entity (gaps.md §6), so the link_to index finds them. An entity unknown in the scope file
+ * has no links: no head passes (an empty answer, abstained no-candidate, logged like any search).
  */
 export const rulesOfEntityFilter = (
   sql: SqlClient,
@@ -90,10 +111,6 @@ export const rulesOfEntityFilter = (
   opts: { readonly zone: string; readonly minConfidence: number | null }
 ) =>
   Effect.gen(function*() {
-    const known = yield* sql<{ n: number }>`SELECT count(*) AS n FROM entity WHERE id = ${entityId}`
-    if ((known[0]?.n ?? 0) === 0) {
-      return yield* new NotFound({ message: `no entity ${entityId}: find the entity with entity_resolve and pass its id` })
-    }
     const rows = yield* sql<LinkRow & { verdict: Verdict | null }>`
       SELECT l.*, w.verdict FROM entity_closure c
       JOIN link l ON l.to_ref = 'entity/' || c.descendant_id
@@ -120,15 +137,23 @@ export const searchScope = (sql: SqlClient, scope: string, req: SearchRequest, t
       : yield* rulesOfEntityFilter(sql, req.entity, targetDay, { zone: config.file.zone, minConfidence })
     const a = yield* stageA(sql, input, { includeProposals: req.include_proposals, targetDay })
     const byHead = new Map<string, Candidate>()
-    const hitRows = yield* versionsOf(sql, a.pool)
-    for (const hit of a.pool) {
-      const row = hitRows.get(`${hit.rule_id}@${hit.version}`)
-      if (row === undefined) continue
-      const head = yield* headFor(sql, row, targetDay, req.include_proposals)
-      if (head === undefined || !relationMatches(head, req.relation)) continue
+    // A hit's row is read only where the pool cannot decide (a superseded version to follow, the
+    // relation filter); the rows of the heads shown are read at the end.
+    const decided = a.pool.map((hit) => ({ hit, fromPool: headOfHit(hit, targetDay, req.include_proposals) }))
+    const hitRows = yield* versionsOf(sql, decided.flatMap((d) => (d.fromPool === undefined || (d.fromPool !== null && req.relation !== undefined) ? [d.hit] : [])))
+    for (const { hit, fromPool } of decided) {
+      if (fromPool === null) continue
+      const hitRow = hitRows.get(`${hit.rule_id}@${hit.version}`)
+      const followed = fromPool === undefined && hitRow !== undefined ? yield* headFor(sql, hitRow, targetDay, req.include_proposals) : undefined
+      const row = fromPool === undefined ? followed : hitRow
+      const head = fromPool === undefined ? followed : fromPool
+      if (head === undefined) continue
+      if (req.relation !== undefined && (row === undefined || !relationMatches(row, req.relation))) continue
       if (entityRules !== null && !entityRules.has(head.rule_id)) continue
       const known = byHead.get(head.rule_id)
-      if (known === undefined || hit.rank_a > known.rankA) byHead.set(head.rule_id, { version: head, hitSeq: hit.seq, rankA: hit.rank_a })
+      if (known === undefined || hit.rank_a > known.rankA) {
+        byHead.set(head.rule_id, { ruleId: head.rule_id, version: head.version, row, hitSeq: hit.seq, rankA: hit.rank_a })
+      }
     }
     const ordered = [...byHead.values()].sort((x, y) => y.rankA - x.rankA || x.hitSeq - y.hitSeq)
     type Explained = { readonly c: Candidate; readonly e: { found_via: Array<string>; coverage: number; matched_terms: number } | null }
@@ -137,9 +162,11 @@ export const searchScope = (sql: SqlClient, scope: string, req: SearchRequest, t
     const minCoverage = config.file.search.min_coverage
     const passing = minCoverage > 0 ? explained.filter((x) => x.e !== null && x.e.coverage >= minCoverage) : explained
     const bestCoverage = explained.reduce<number | null>((best, x) => (x.e === null ? best : Math.max(best ?? 0, x.e.coverage)), null)
-    const bundles = yield* Effect.forEach(passing.slice(0, req.limit), ({ c, e }) =>
+    const shown = passing.slice(0, req.limit)
+    const headRows = yield* versionsOf(sql, shown.flatMap(({ c }) => (c.row === undefined ? [{ rule_id: c.ruleId, version: c.version }] : [])))
+    const bundles = yield* Effect.forEach(shown, ({ c, e }) =>
       buildBundle(sql, {
-        version: c.version,
+        version: c.row ?? headRows.get(`${c.ruleId}@${c.version}`) ?? missingRow(c),
         scope,
         rank: { a: Math.round(c.rankA * 10_000) / 10_000, b: null, rrf: null, reranker: null },
         found_via: e?.found_via ?? [],

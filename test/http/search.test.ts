@@ -6,6 +6,9 @@ import { ScopeStore } from "../../src/db/scope-store.js"
 import { decide } from "../../src/decision/decide.js"
 import { propose } from "../../src/domain/proposals.js"
 import { storeSource } from "../../src/domain/sources.js"
+import { createEntity } from "../../src/graph/entities.js"
+import { proposeLink } from "../../src/graph/links.js"
+import { applyReview } from "../../src/structure/review.js"
 import { tempDir, testConfig } from "../support/env.js"
 import { mailProposal, mailSource, manualProposal } from "../support/fixtures.js"
 import { sqlOf } from "../support/run.js"
@@ -14,6 +17,7 @@ import { startServer, type TestServer } from "../support/server.js"
 let server: TestServer
 let cleanup: () => void
 const tokens = { a: "", b: "" }
+const entities = { parent: "", child: "" }
 
 const post = async (path: string, token: string, body: unknown) => {
   const res = await fetch(`${server.url}${path}`, {
@@ -43,6 +47,13 @@ beforeAll(async () => {
     yield* decide("sales-0001", { decision: "confirm", version: 1 }, person)
     yield* propose(manualProposal("Ops asks the carrier for the delivery time of pallets", { scope: "ops", keywords: ["Lieferzeit"], relations: [] }), by)
     yield* decide("ops-0001", { decision: "confirm", version: 1 }, person)
+    // Vertrieb › Nord; sales-0001 concerns Nord (proposed, confirmed by a person)
+    const parent = yield* createEntity({ scope: "sales", type: "department", name: "Vertrieb", parent_id: null }, by)
+    const child = yield* createEntity({ scope: "sales", type: "department", name: "Nord", parent_id: parent.id }, by)
+    entities.parent = parent.id
+    entities.child = child.id
+    const l = yield* proposeLink({ scope: "sales", from_ref: "rule/sales-0001", to_ref: `entity/${child.id}`, type: "concerns", confidence: 0.8, reason: "the mail names it" }, { grantId: a.id })
+    yield* applyReview({ target: `link/${l.link.id ?? ""}`, verdict: "confirm" }, person)
   }))
 })
 afterAll(async () => {
@@ -72,6 +83,23 @@ describe("POST /v1/search", () => {
     expect((await post("/v1/search", tokens.a, { scopes: ["sales", "ops"], text: "x" })).json).toMatchObject({ error: "multiple-scopes-without-flag" })
     expect((await post("/v1/search", tokens.a, { scopes: ["sales"] })).json).toMatchObject({ error: "validation-failed" })
     expect((await post("/v1/search", tokens.a, { scopes: ["sales"], text: "x", entity: "ops-e0001" })).json).toMatchObject({ error: "validation-failed" })
+  })
+})
+
+describe("POST /v1/search with entity", () => {
+  it("keeps the heads linked to the entity or below it, each with head.entities; an unknown entity of the scope finds nothing", async () => {
+    const r = await post("/v1/search", tokens.a, { scopes: ["sales"], text: "Lieferzeit", entity: entities.parent })
+    expect(r.status).toBe(200)
+    const body = r.json as { bundles: Array<{ head: { ref: string; entities: Array<{ ref: string; path: Array<{ name: string }> }> }; groups: Array<{ kind: string; entries: Array<{ title: string }> }>; line: string }> }
+    expect(body.bundles.map((b) => b.head.ref)).toEqual(["rule/sales-0001@2"])
+    expect(body.bundles[0]?.head.entities.map((e) => [e.ref, e.path.map((p) => p.name)])).toEqual([[`entity/${entities.child}`, ["Vertrieb", "Nord"]]])
+    expect(body.bundles[0]?.groups.find((g) => g.kind === "entity")?.entries.map((e) => e.title)).toEqual(["Vertrieb › Nord"])
+    expect(body.bundles[0]?.line).toContain(", 1 entity; ")
+    const unknown = await post("/v1/search", tokens.a, { scopes: ["sales"], text: "Lieferzeit", entity: "sales-e0099" })
+    expect([unknown.status, unknown.json.bundles, (unknown.json.abstained as { reason: string }).reason]).toEqual([200, [], "no-candidate"])
+    const logged = await server.run(Effect.flatMap(sqlOf("sales"), (sql) => sql<{ refs: string; outcome: number }>`
+      SELECT refs, outcome FROM search_log WHERE id = ${unknown.json.search_id as string}`))
+    expect(logged).toEqual([{ refs: "[]", outcome: 200 }])
   })
 })
 

@@ -16,7 +16,7 @@ import { interleave, search } from "../../src/search/search.js"
 import { applyReview } from "../../src/structure/review.js"
 import { tempDir, testConfig } from "../support/env.js"
 import { mailProposal, mailSource, manualProposal } from "../support/fixtures.js"
-import { run, runFail } from "../support/run.js"
+import { run } from "../support/run.js"
 
 let dir: string
 let cleanup: () => void
@@ -179,9 +179,11 @@ describe("the entity filter (graph.md §11, G8)", () => {
     expect(heads(await searchWith(withMin(0)))).toEqual([])
   })
 
-  it("an unknown entity of the scope is 404 not-found; another scope or several scopes are refused by the schema (400)", async () => {
-    const e = await runFail(config, at(search(req({ text: "Lieferzeit", entity: "sales-e0099" }), "00000000-0000-4000-8000-000000000000")))
-    expect(e).toMatchObject({ _tag: "NotFound", code: "not-found" })
+  it("an unknown entity of the scope has no links: no head passes; another scope or several scopes are refused by the schema (400)", async () => {
+    await run(config, at(Effect.flatMap(link("sales-0001", tree.nord, 0.9), (id) => review(id, "confirm"))))
+    const unknown = await searchAt(req({ text: "Lieferzeit", entity: "sales-e0099" }))
+    expect(heads(unknown)).toEqual([])
+    expect(unknown.response.abstained).toEqual({ reason: "no-candidate", best_coverage: null, min_coverage: 0 })
     const decode = Schema.decodeUnknownEither(SearchRequest)
     expect(decode({ scopes: ["sales"], text: "x", entity: tree.nord })._tag).toBe("Right")
     expect(decode({ scopes: ["sales"], text: "x", entity: "ops-e0001" })._tag).toBe("Left")
