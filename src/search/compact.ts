@@ -4,7 +4,9 @@
  *
  * Heads keep what a model needs to cite and judge a rule; groups name their entries by ref;
  * every entry the bundles name appears once in `related` (title cut to RELATED_TITLE_CHARS).
- * The source group is left out (it is head.source). The answer is capped at
+ * The source group is left out (it is head.source); so is head.entities (graph.md §11): the
+ * entity group names the entities by ref and `related` carries each one's path as its title,
+ * once per answer. The answer is capped at
  * SEARCH_COMPACT_MAX_CHARS over the larger of the rendered model text and the structured JSON:
  * whole bundles are dropped from the end, then the first bundle's group refs from the end,
  * then its quote is cut with "…" — each a binary search over the rendered size. The first head

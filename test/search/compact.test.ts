@@ -218,7 +218,54 @@ describe("toCompact", () => {
         for (const g of b.groups) expect(g.refs.length).toBeLessThanOrEqual(5)
       })
       if (c.truncated === null) expect(c.bundles.length).toBe(full.bundles.length)
+      // head.entities are left out: heads with 10 deep entities each compact exactly the same
+      expect(toCompact({ ...full, bundles: full.bundles.map((b) => withEntities(b, 10)) }, render)).toEqual(c)
     }), { numRuns: 100 })
+  })
+
+  /** head.entities of a bundle: `n` entities, each under a deep path of long names. */
+  const headEntities = (n: number, depth = 8): Bundle["head"]["entities"] => Array.from({ length: n }, (_, i) => {
+    const path = Array.from({ length: depth }, (_, d) => ({
+      ref: `entity/sales-e${String(100 * i + d + 1).padStart(4, "0")}`, name: `Ebene ${d} ${"n".repeat(60)}`, type: "department"
+    }))
+    const last = path[path.length - 1] ?? { ref: "", name: "", type: "" }
+    return { ...last, path, proposed: i % 2 === 1 }
+  })
+  const withEntities = (b: Bundle, n: number): Bundle => ({ ...b, head: { ...b.head, entities: headEntities(n) } })
+
+  it("leaves head.entities out: the entity group names the entities by ref, related carries each path as title once", () => {
+    const meier = "Vertrieb › Nord › Kunde Meier"
+    const long = Array.from({ length: 8 }, (_, d) => `Ebene ${d} ${"n".repeat(20)}`).join(" › ")
+    const entityEntry = (ref: string, title: string, proposed: boolean): Entry => ({
+      ref, kind: "entity", date: "2026-03-20T10:00:00.000Z", title, excerpt: null, link: null, origin: "proposed", proposed
+    })
+    const shared = entityEntry("entity/sales-e0003", meier, false)
+    const full = response([
+      withEntities(bundle(1, [group("source", [mailEntry(1)]), group("entity", [shared, entityEntry("entity/sales-e0009", long, true)])]), 2),
+      withEntities(bundle(2, [group("entity", [shared])]), 1)
+    ])
+    const c = toCompact(full)
+    for (const b of c.bundles) expect(Object.keys(b.head)).not.toContain("entities")
+    expect(JSON.stringify(c)).not.toContain("Ebene 7 nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn")
+    expect(c.bundles.map((b) => b.groups)).toEqual([
+      [{ kind: "entity", count: 2, refs: ["entity/sales-e0003", "entity/sales-e0009"], proposed_refs: ["entity/sales-e0009"] }],
+      [{ kind: "entity", count: 1, refs: ["entity/sales-e0003"] }]
+    ])
+    expect(c.related).toEqual([
+      { ref: "entity/sales-e0003", kind: "entity", date: "2026-03-20T10:00:00.000Z", title: meier },
+      { ref: "entity/sales-e0009", kind: "entity", date: "2026-03-20T10:00:00.000Z", title: `${[...long].slice(0, RELATED_TITLE_CHARS - 1).join("")}…` }
+    ])
+    // the compact answer does not depend on head.entities at all
+    expect(toCompact({ ...full, bundles: full.bundles.map((b) => withEntities(b, 0)) })).toEqual(c)
+  })
+
+  it("head.entities weigh nothing against the cap: 50 bundles with 10 deep entities each compact exactly as without", () => {
+    const plain = big()
+    const heavy = { ...plain, bundles: plain.bundles.map((b) => withEntities(b, 10)) }
+    expect(JSON.stringify(heavy).length).toBeGreaterThan(JSON.stringify(plain).length + 50 * 10 * 8 * 60)
+    const c = toCompact(heavy)
+    expect(sizeOf(c)).toBeLessThanOrEqual(SEARCH_COMPACT_MAX_CHARS)
+    expect(c).toEqual(toCompact(plain))
   })
 
   it("the structured JSON counts when it is larger than the model text", () => {
