@@ -140,4 +140,57 @@ describe("bundleLine", () => {
       }
     }
   })
+
+  /** A graph group whose shown entries hang on links, the first `p` of them proposed. */
+  const graphGroup = (kind: "entity" | "contradicts" | "same-relation", count: number, p: number): Group => {
+    const n = Math.min(5, count)
+    const entries = Array.from({ length: n }, (_, i) =>
+      kind === "entity" ? entry(`entity/sales-e00${10 + i}`, "entity", i < p) : entry(`rule/sales-03${10 + i}@1`, "rule", i < p))
+    return group(kind, count, entries)
+  }
+
+  it("every combination with graph groups: their parts in group order, and \"(of which p proposed)\" counts the proposed shown entries", () => {
+    const graph = [
+      { g: graphGroup("entity", 1, 1), part: "1 entity", p: 1 },
+      { g: graphGroup("entity", 7, 2), part: "7 entities", p: 2 },
+      { g: graphGroup("contradicts", 1, 0), part: "1 contradicting rule", p: 0 },
+      { g: graphGroup("contradicts", 3, 3), part: "3 contradicting rules", p: 3 },
+      { g: graphGroup("same-relation", 9, 1), part: "9 related rules", p: 1 }
+    ]
+    const plain: Array<[Group, string]> = [
+      PARTS.source.plural, PARTS.attachment.plural, PARTS.predecessor.singular, PARTS.successor.singular
+    ]
+    for (let mask = 0; mask < 1 << plain.length; mask++) {
+      for (const entityChoice of [null, 0, 1]) {
+        for (const contradictsChoice of [null, 2, 3]) {
+          const chosenGraph = [entityChoice, contradictsChoice, 4].filter((i): i is number => i !== null).map((i) => graph[i]!)
+          const chosenPlain = plain.filter((_, i) => (mask & (1 << i)) !== 0)
+          const all = [...chosenPlain.map(([g, part]) => ({ g, part })), ...chosenGraph]
+          const ordered = [...all].sort((a, b) => GROUP_ORDER.indexOf(a.g.kind) - GROUP_ORDER.indexOf(b.g.kind))
+          const p = chosenGraph.reduce((n, x) => n + x.p, 0)
+          const line = bundleLine(head(), all.map((x) => x.g).reverse(), facts)
+          expect(line).toBe(
+            `Rule from 2026-03-12: ${STATEMENT} — with ${ordered.map((x) => x.part).join(", ")}${p > 0 ? ` (of which ${p} proposed)` : ""}; last reviewed 3 days ago`
+          )
+        }
+      }
+    }
+  })
+
+  it("the new parts in place: entities after attachments, contradicting rules after the successor", () => {
+    const groups = [
+      group("source", 1, [entry("source/mail:<a>", "mail")]),
+      group("attachment", 2, [entry("attachment/mail:<a>#1", "attachment"), entry("attachment/mail:<a>#2", "attachment")]),
+      graphGroup("entity", 2, 0),
+      group("successor", 1, [entry("rule/sales-0002@2", "rule")]),
+      graphGroup("contradicts", 2, 1)
+    ]
+    expect(bundleLine(head({ status: "superseded", age_days: 40 }), groups, { ...facts, unreadAttachments: 1 })).toBe(
+      `Superseded rule from 2026-03-12: ${STATEMENT} — with 1 mail, 2 attachments (1 unread), 2 entities, superseded by sales-0002, 2 contradicting rules (of which 1 proposed); last reviewed 40 days ago`
+    )
+    // a proposed head: the graph parts read the same, the review part stays the proposal's
+    expect(bundleLine(head({ status: "proposed", age_days: 2 }), [graphGroup("entity", 1, 1)], facts)).toBe(
+      `Unconfirmed rule from 2026-03-12: ${STATEMENT} — with 1 entity (of which 1 proposed); proposed 2 days ago, not confirmed`
+    )
+  })
 })
