@@ -60,9 +60,10 @@ describe("every page", () => {
     const id = await proposeMail("Every page carries the security headers here")
     const pages = [
       await get("/approval"), await get(`/approval/rules/${id}`), await get("/approval/rejected?scope=sales"),
-      await get("/approval/rules/sales-9999"), await get("/approval/rejected?scope=nope"), await get("/approval/login", {})
+      await get("/approval/rules/sales-9999"), await get("/approval/rejected?scope=nope"), await get("/approval/login", {}),
+      await get("/approval/nope/deeper", {})
     ]
-    expect(pages.map((p) => p.status)).toEqual([200, 200, 200, 404, 403, 200])
+    expect(pages.map((p) => p.status)).toEqual([200, 200, 200, 404, 403, 200, 404])
     for (const p of pages) {
       expectPageHeaders(p.headers)
       expect(p.headers.get("content-type")).toBe("text/html; charset=utf-8")

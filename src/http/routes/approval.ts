@@ -7,7 +7,7 @@
  */
 import { HttpLayerRouter, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Schema } from "effect"
-import { asPage } from "../../approval/error-page.js"
+import { asPage, errorPage } from "../../approval/error-page.js"
 import type { Html } from "../../approval/html.js"
 import { indexPage, PAGE_SIZE, type ScopeSection } from "../../approval/index-page.js"
 import { pageResponse } from "../../approval/layout.js"
@@ -144,6 +144,9 @@ export const stylesheetRoute = Effect.succeed(HttpServerResponse.text(STYLESHEET
   headers: { "x-content-type-options": "nosniff", "cache-control": "public, max-age=86400" }
 }))
 
+/** Any other address under /approval: 404 as a page (with the headers of §5.3). */
+export const unknownPageRoute = Effect.succeed(pageResponse(errorPage({ status: 404, code: "not-found", message: "There is no such page.", viewer: null }), 404))
+
 /** The page routes, merged into the public listener's routes by app.ts. */
 export const ApprovalRoutes = HttpLayerRouter.use((router) =>
   Effect.all([
@@ -151,5 +154,6 @@ export const ApprovalRoutes = HttpLayerRouter.use((router) =>
     router.add("GET", "/approval/rules/:id", ruleRoute),
     router.add("GET", "/approval/rejected", rejectedRoute),
     router.add("GET", "/approval/structure", structureRoute),
-    router.add("GET", STYLESHEET_PATH, stylesheetRoute)
+    router.add("GET", STYLESHEET_PATH, stylesheetRoute),
+    router.add("*", "/approval/*", unknownPageRoute)
   ]))
