@@ -1,11 +1,12 @@
 /**
  * Credential → identity per channel (architecture.md §5.1, gaps.md §2). A JWT header and a
- * bearer on one request → 401. Dev tokens are compared in constant time.
+ * bearer on one request → 401. Dev tokens are compared in constant time. An approval session
+ * cookie counts only while logout has not ended its session (OpsStore.sessionEnded).
  */
 import type { HttpServerRequest } from "@effect/platform"
-import { Clock, Effect, Redacted } from "effect"
+import { Clock, Effect, Redacted, Schema } from "effect"
 import type { AppConfigShape } from "../config/config.js"
-import { BEARER_RE, hashBearer } from "../db/ops-store.js"
+import { BEARER_RE, hashBearer, OpsStore } from "../db/ops-store.js"
 import { type ChannelName, type Identity, type JwksUnavailable, Unauthorized, UNAUTHORIZED_MESSAGE } from "./identity.js"
 import { JwtVerifier } from "./jwt.js"
 import { sessionCookieName, verifySession } from "./session.js"
@@ -26,20 +27,55 @@ const devPerson = (config: AppConfigShape): Identity => ({
   kind: "person", auth: "email", identity: (config.env.devEmail ?? "").toLowerCase()
 })
 
-/** The person of a valid approval session cookie (dev-token mode), else null. */
-export const sessionPerson = (request: HttpServerRequest.HttpServerRequest, config: AppConfigShape) =>
-  Effect.map(Clock.currentTimeMillis, (now) => {
+/**
+ * A state-changing request with the cookie of a session that logout ended: 403 csrf-failed (the
+ * session that issued the form and its token is over). The reason is for the process log only.
+ */
+export class SessionEnded extends Schema.TaggedError<SessionEnded>()("SessionEnded", {
+  message: Schema.String,
+  reason: Schema.String
+}) {
+  get code(): "csrf-failed" {
+    return "csrf-failed"
+  }
+}
+
+export const SESSION_ENDED_MESSAGE = "the session that issued this form has ended; sign in again"
+
+/** The approval session cookie of a request (dev-token mode). */
+export type SessionState =
+  /** no cookie, or a forged, malformed or expired one */
+  | { readonly state: "none" }
+  /** a valid cookie whose session logout has ended */
+  | { readonly state: "ended" }
+  | { readonly state: "active"; readonly person: Identity; readonly sid: string; readonly exp: number }
+
+export const approvalSession = (
+  request: HttpServerRequest.HttpServerRequest,
+  config: AppConfigShape
+): Effect.Effect<SessionState, never, OpsStore> =>
+  Effect.gen(function*() {
     const value = request.cookies[sessionCookieName(config.file.public_url)]
-    if (value === undefined) return null
-    const sub = verifySession(Redacted.value(config.env.sessionSecret), value, now)
-    return sub === null ? null : ({ kind: "person", auth: "email", identity: sub } satisfies Identity)
+    if (value === undefined) return { state: "none" }
+    const session = verifySession(Redacted.value(config.env.sessionSecret), value, yield* Clock.currentTimeMillis)
+    if (session === null) return { state: "none" }
+    const ops = yield* OpsStore
+    if (yield* Effect.orDie(ops.sessionEnded(session.sid))) return { state: "ended" }
+    const person: Identity = { kind: "person", auth: "email", identity: session.sub }
+    return { state: "active", person, sid: session.sid, exp: session.exp }
   })
+
+/** The person of a valid approval session cookie whose session has not ended (dev-token mode), else null. */
+export const sessionPerson = (request: HttpServerRequest.HttpServerRequest, config: AppConfigShape) =>
+  Effect.map(approvalSession(request, config), (s) => (s.state === "active" ? s.person : null))
+
+const SAFE_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD"])
 
 export const authenticate = (
   request: HttpServerRequest.HttpServerRequest,
   channel: ChannelName,
   config: AppConfigShape
-): Effect.Effect<Identity, Unauthorized | JwksUnavailable, JwtVerifier> =>
+): Effect.Effect<Identity, Unauthorized | SessionEnded | JwksUnavailable, JwtVerifier | OpsStore> =>
   Effect.gen(function*() {
     const jwt = request.headers[JWT_HEADER]
     const bearer = bearerOf(request)
@@ -59,8 +95,12 @@ export const authenticate = (
     // dev-token mode
     if (channel === "approval") {
       if (bearer !== null || jwt !== undefined) return yield* unauthorized("approval takes the session cookie in dev-token mode")
-      const person = yield* sessionPerson(request, config)
-      return person ?? (yield* unauthorized("no valid session"))
+      const session = yield* approvalSession(request, config)
+      if (session.state === "active") return session.person
+      if (session.state === "none") return yield* unauthorized("no valid session")
+      // an ended session: a page read is not signed in; a state-changing request is refused
+      if (SAFE_METHODS.has(request.method)) return yield* unauthorized("ended session")
+      return yield* new SessionEnded({ message: SESSION_ENDED_MESSAGE, reason: "ended session" })
     }
     if (bearer === null) return yield* unauthorized("no credential")
     const devToken = channel === "mcp" ? config.env.devMcpToken : config.env.devApiToken

@@ -271,6 +271,8 @@ export const handle = <P, RP, R>(call: Call<P, RP, R>) => (request: HttpServerRe
     const identity = yield* Effect.either(authenticate(request, channel, config))
     if (identity._tag === "Left") {
       if (identity.left._tag === "JwksUnavailable") return yield* internal("jwks", identity.left)
+      // a logged-out session's cookie on a state-changing request (§5.3): its form and token are void
+      if (identity.left._tag === "SessionEnded") return yield* deny("csrf-failed", null, identity.left.reason, {}, identity.left.message)
       return yield* deny("unauthorized", null, identity.left.reason, wwwAuthenticate, identity.left.message)
     }
     const found = yield* ops.findActiveGrant(identity.right.auth, identity.right.identity).pipe(Effect.orDie)

@@ -1,6 +1,7 @@
 /**
- * OpsStore: ops.sqlite (architecture.md §4.2) — grants and backup_state. The only writer of
- * the file. Grants are never updated except to disable them (trigger grant-disable-only).
+ * OpsStore: ops.sqlite (architecture.md §4.2) — grants, backup_state, backup runs and the
+ * approval sessions ended by logout. The only writer of the file. Grants are never updated
+ * except to disable them (trigger grant-disable-only).
  */
 import { createHash, randomBytes } from "node:crypto"
 import { existsSync } from "node:fs"
@@ -297,9 +298,32 @@ export class OpsStore extends Effect.Service<OpsStore>()("Groundnote/OpsStore", 
         }
       })
 
+    /**
+     * Logout: the approval session `sid` is over until `exp` (its cookie's expiry, seconds since
+     * the epoch). One transaction: rows whose exp has passed are pruned (their cookies are
+     * refused by their own expiry), then the row is added; ending a session twice keeps the first row.
+     */
+    const endSession = Effect.fn("OpsStore.endSession")(function*(sid: string, exp: number) {
+      const now = yield* nowInstant
+      const nowSeconds = Math.floor(Date.parse(now) / 1000)
+      yield* sql.withTransaction(Effect.gen(function*() {
+        // the trigger refuses deleting a row that is not expired by the file's own clock either
+        yield* sql`DELETE FROM ended_session WHERE exp <= ${nowSeconds} AND exp <= CAST(strftime('%s', 'now') AS INTEGER)`.raw
+        yield* sql`INSERT INTO ended_session (sid, exp, ended_at) VALUES (${sid}, ${exp}, ${now}) ON CONFLICT (sid) DO NOTHING`.raw
+      }))
+    })
+
+    /** Whether logout ended the approval session `sid`. */
+    const sessionEnded = Effect.fn("OpsStore.sessionEnded")(function*(sid: string) {
+      const rows = yield* sql<{ n: number }>`SELECT count(*) AS n FROM ended_session WHERE sid = ${sid}`
+      return (rows[0]?.n ?? 0) > 0
+    })
+
     return {
       sql,
       file,
+      endSession,
+      sessionEnded,
       createGrant,
       listGrants,
       disableGrant,

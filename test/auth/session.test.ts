@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest"
 import { csrfOk, csrfToken, sameOrigin } from "../../src/auth/csrf.js"
-import { SESSION_SECONDS, sessionCookie, sessionCookieName, signSession, verifySession } from "../../src/auth/session.js"
+import { hmacBase64url } from "../../src/auth/tokens.js"
+import { SESSION_SECONDS, SID_RE, sessionCookie, sessionCookieName, signSession, verifySession } from "../../src/auth/session.js"
 
 const SECRET = "s".repeat(40)
 const NOW = Date.UTC(2026, 10, 30, 12)
@@ -14,8 +15,8 @@ describe("approval session cookie (§5.3)", () => {
   })
   it("carries the subject for 8 hours and is refused when expired, forged or malformed", () => {
     const v = signSession(SECRET, "dev@example.com", NOW)
-    expect(verifySession(SECRET, v, NOW)).toBe("dev@example.com")
-    expect(verifySession(SECRET, v, NOW + SESSION_SECONDS * 1000 - 1000)).toBe("dev@example.com")
+    expect(verifySession(SECRET, v, NOW)?.sub).toBe("dev@example.com")
+    expect(verifySession(SECRET, v, NOW + SESSION_SECONDS * 1000 - 1000)?.sub).toBe("dev@example.com")
     expect(verifySession(SECRET, v, NOW + SESSION_SECONDS * 1000)).toBeNull()
     expect(verifySession("t".repeat(40), v, NOW)).toBeNull()
     const [payload, mac] = v.split(".") as [string, string]
@@ -23,6 +24,36 @@ describe("approval session cookie (§5.3)", () => {
     expect(verifySession(SECRET, `${other}.${mac}`, NOW)).toBeNull()
     expect(verifySession(SECRET, payload, NOW)).toBeNull()
     expect(verifySession(SECRET, "garbage", NOW)).toBeNull()
+  })
+  it("carries a random session id of at least 128 bits (base64url) besides sub and exp", () => {
+    const a = signSession(SECRET, "dev@example.com", NOW)
+    const b = signSession(SECRET, "dev@example.com", NOW)
+    const payload = JSON.parse(Buffer.from(a.split(".")[0] ?? "", "base64url").toString("utf8")) as Record<string, unknown>
+    expect(Object.keys(payload).sort()).toEqual(["exp", "sid", "sub"])
+    expect(payload).toMatchObject({ sub: "dev@example.com", exp: NOW / 1000 + SESSION_SECONDS })
+    const sa = verifySession(SECRET, a, NOW)
+    const sb = verifySession(SECRET, b, NOW)
+    expect(sa).toEqual({ sub: "dev@example.com", sid: payload.sid, exp: NOW / 1000 + SESSION_SECONDS })
+    expect(sa?.sid).toMatch(SID_RE)
+    expect(Buffer.from(sa?.sid ?? "", "base64url").length).toBeGreaterThanOrEqual(16)
+    expect(sa?.sid).not.toBe(sb?.sid)
+  })
+  it("refuses a forged cookie: another sid or subject under the old MAC, a MAC of another secret, a signed payload without sid", () => {
+    const v = signSession(SECRET, "dev@example.com", NOW)
+    const [payload, mac] = v.split(".") as [string, string]
+    const parsed = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as { sub: string; sid: string; exp: number }
+    const encode = (o: unknown) => Buffer.from(JSON.stringify(o), "utf8").toString("base64url")
+    const otherSid = encode({ ...parsed, sid: "A".repeat(22) })
+    expect(verifySession(SECRET, `${otherSid}.${mac}`, NOW)).toBeNull()
+    expect(verifySession(SECRET, `${otherSid}.${hmacBase64url("t".repeat(40), otherSid)}`, NOW)).toBeNull()
+    // correctly signed, but without a session id (the cookie format before sessions could end) or with a short one
+    const noSid = encode({ sub: parsed.sub, exp: parsed.exp })
+    expect(verifySession(SECRET, `${noSid}.${hmacBase64url(SECRET, noSid)}`, NOW)).toBeNull()
+    const shortSid = encode({ ...parsed, sid: "abc" })
+    expect(verifySession(SECRET, `${shortSid}.${hmacBase64url(SECRET, shortSid)}`, NOW)).toBeNull()
+    // the same, correctly signed with a well-formed sid, is accepted: the refusals above are the forgeries
+    const fine = encode({ ...parsed, sid: "A".repeat(22) })
+    expect(verifySession(SECRET, `${fine}.${hmacBase64url(SECRET, fine)}`, NOW)).toEqual({ ...parsed, sid: "A".repeat(22) })
   })
 })
 

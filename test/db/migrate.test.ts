@@ -5,13 +5,16 @@ import { Effect, Exit } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { openConnection } from "../../src/db/connection.js"
 import { createPrivateFile } from "../../src/db/files.js"
-import { migrate, schemaVersion } from "../../src/db/migrate.js"
+import { latestVersion, migrate, schemaVersion } from "../../src/db/migrate.js"
 import { migration as m0001 } from "../../src/db/migrations/scope/0001-init.js"
 import { SCOPE_MIGRATIONS } from "../../src/db/migrations/scope/index.js"
 import { OPS_MIGRATIONS } from "../../src/db/migrations/ops/index.js"
 import type { Migration } from "../../src/db/migrations/types.js"
 import { tempDir } from "../support/env.js"
 import { fileHash } from "../support/run.js"
+
+/** The newest scope schema version this build knows. */
+const LATEST = latestVersion(SCOPE_MIGRATIONS)
 
 let dir: string
 let cleanup: () => void
@@ -50,10 +53,10 @@ describe("migration runner", () => {
   it("brings a new scope file to the latest version, one transaction per migration", async () => {
     const v = await withFile("s.sqlite", (sql, file) =>
       Effect.zipRight(migrate(sql, file, SCOPE_MIGRATIONS, { scope: "sales", now: T }), schemaVersion(sql)))
-    expect(v).toBe(4)
+    expect(v).toBe(LATEST)
     const ops = await withFile("o.sqlite", (sql, file) =>
       Effect.zipRight(migrate(sql, file, OPS_MIGRATIONS, { scope: null, now: T }), schemaVersion(sql)))
-    expect(ops).toBe(3)
+    expect(ops).toBe(4)
   })
 
   it("0002-graph keeps search_log and feedback rows and the foreign key, and equals a fresh file's schema", async () => {
@@ -91,7 +94,7 @@ describe("migration runner", () => {
         schema: yield* schemaOf(sql)
       }
     }))
-    expect(migrated).toMatchObject({ version: 4, meta: [{ key: "other", value: "kept" }], relation: [{ n: 0 }] })
+    expect(migrated).toMatchObject({ version: LATEST, meta: [{ key: "other", value: "kept" }], relation: [{ n: 0 }] })
     const fresh = await withFile("fresh4.sqlite", (sql, file) =>
       Effect.zipRight(migrate(sql, file, SCOPE_MIGRATIONS, { scope: "sales", now: T }), schemaOf(sql)))
     expect(migrated.schema).toEqual(fresh)
@@ -99,7 +102,7 @@ describe("migration runner", () => {
 
   it("a failing migration rolls back its transaction and keeps the version", async () => {
     const bad: Migration = {
-      version: 5, name: "0005-bad",
+      version: LATEST + 1, name: "9999-bad",
       statements: () => ["CREATE TABLE half_done (x INTEGER)", "INSERT INTO no_such_table VALUES (1)"]
     }
     const result = await withFile("b.sqlite", (sql, file) => Effect.gen(function*() {
@@ -108,18 +111,18 @@ describe("migration runner", () => {
       const tables = yield* sql<{ n: number }>`SELECT count(*) AS n FROM sqlite_master WHERE name = 'half_done'`
       return { failed: Exit.isFailure(exit), version: yield* schemaVersion(sql), tables: tables[0]?.n }
     }))
-    expect(result).toEqual({ failed: true, version: 4, tables: 0 })
+    expect(result).toEqual({ failed: true, version: LATEST, tables: 0 })
   })
 
   it("an unknown higher schema_version refuses to open and changes nothing", async () => {
     await withFile("h.sqlite", (sql, file) => Effect.zipRight(
       migrate(sql, file, SCOPE_MIGRATIONS, { scope: "sales", now: T }),
-      sql`UPDATE meta SET schema_version = 7`.raw
+      sql`UPDATE meta SET schema_version = 99`.raw
     ))
     const file = join(dir, "h.sqlite")
     const before = fileHash(file)
     const err = await withFile("h.sqlite", (sql, f) => Effect.flip(migrate(sql, f, SCOPE_MIGRATIONS, { scope: "sales", now: T })))
-    expect(err).toMatchObject({ _tag: "UnknownSchemaVersion", found: 7, known: 4 })
+    expect(err).toMatchObject({ _tag: "UnknownSchemaVersion", found: 99, known: LATEST })
     expect(fileHash(file)).toBe(before)
   })
 })

@@ -1,7 +1,9 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import { Effect, Option } from "effect"
+import { SqlError } from "@effect/sql/SqlError"
+import { Effect, Exit, Option } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { triggerMessage } from "../../src/db/errors.js"
 import { BEARER_RE, hashBearer, OpsStore } from "../../src/db/ops-store.js"
 import { tempDir, testConfig } from "../support/env.js"
 import { run, runFail } from "../support/run.js"
@@ -107,5 +109,63 @@ describe("backup_state", () => {
       return Option.map(yield* o.getBackupState("sales"), (s) => s.version_count)
     })))
     expect(counts).toEqual(Option.some(5))
+  })
+})
+
+describe("ended approval sessions (logout, architecture.md §5.3)", () => {
+  const sidA = "A".repeat(21) + "a"
+  const sidB = "B".repeat(21) + "b"
+  const inAnHour = () => Math.floor(Date.now() / 1000) + 3600
+
+  it("endSession records the sid until its exp; sessionEnded sees it, also after the file is opened again", async () => {
+    const exp = inAnHour()
+    const seen = await run(config, Effect.flatMap(ops, (o) => Effect.gen(function*() {
+      const before = yield* o.sessionEnded(sidA)
+      yield* o.endSession(sidA, exp)
+      return { before, a: yield* o.sessionEnded(sidA), b: yield* o.sessionEnded(sidB) }
+    })))
+    expect(seen).toEqual({ before: false, a: true, b: false })
+    // a new layer on the same data dir: the restarted service still knows the session is over
+    const reopened = await run(config, Effect.flatMap(ops, (o) => Effect.all([o.sessionEnded(sidA), o.sessionEnded(sidB)])))
+    expect(reopened).toEqual([true, false])
+    const rows = await run(config, Effect.flatMap(ops, (o) => o.sql<{ sid: string; exp: number; ended_at: string }>`SELECT * FROM ended_session`))
+    expect(rows).toEqual([{ sid: sidA, exp, ended_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) }])
+  })
+
+  it("ending a session twice keeps the first row", async () => {
+    const exp = inAnHour()
+    const rows = await run(config, Effect.flatMap(ops, (o) => Effect.gen(function*() {
+      yield* o.endSession(sidA, exp)
+      const first = yield* o.sql<{ ended_at: string }>`SELECT ended_at FROM ended_session`
+      yield* Effect.sleep("5 millis")
+      yield* o.endSession(sidA, exp + 10)
+      return { first, after: yield* o.sql<{ exp: number; ended_at: string }>`SELECT exp, ended_at FROM ended_session` }
+    })))
+    expect(rows.after).toEqual([{ exp, ended_at: rows.first[0]?.ended_at }])
+  })
+
+  it("rows are never updated and a row is deleted only after its exp: the next logout prunes expired rows", async () => {
+    const past = Math.floor(Date.now() / 1000) - 60
+    const result = await run(config, Effect.flatMap(ops, (o) => Effect.gen(function*() {
+      yield* o.endSession(sidA, inAnHour())
+      yield* o.sql`INSERT INTO ended_session (sid, exp, ended_at) VALUES (${sidB}, ${past}, '2026-01-01T00:00:00.000Z')`.raw
+      const update = yield* Effect.exit(o.sql`UPDATE ended_session SET exp = 1 WHERE sid = ${sidA}`.raw)
+      const deleteLive = yield* Effect.exit(o.sql`DELETE FROM ended_session WHERE sid = ${sidA}`.raw)
+      const badSid = yield* Effect.exit(o.endSession("short", inAnHour()))
+      const before = yield* o.sql<{ sid: string }>`SELECT sid FROM ended_session ORDER BY sid`
+      yield* o.endSession("C".repeat(22), inAnHour())
+      const after = yield* o.sql<{ sid: string }>`SELECT sid FROM ended_session ORDER BY sid`
+      return { update, deleteLive, badSid, before, after, stillEnded: yield* o.sessionEnded(sidA) }
+    })))
+    const refusedBy = (exit: Exit.Exit<unknown, unknown>) => {
+      if (Exit.isSuccess(exit) || exit.cause._tag !== "Fail" || !(exit.cause.error instanceof SqlError)) return "not refused"
+      return triggerMessage(exit.cause.error) ?? String((exit.cause.error.cause as { code?: unknown } | undefined)?.code)
+    }
+    expect(refusedBy(result.update)).toBe("append-only")
+    expect(refusedBy(result.deleteLive)).toBe("append-only")
+    expect(refusedBy(result.badSid)).toBe("SQLITE_CONSTRAINT_CHECK")
+    expect(result.before.map((r) => r.sid)).toEqual([sidA, sidB])
+    expect(result.after.map((r) => r.sid)).toEqual([sidA, "C".repeat(22)])
+    expect(result.stillEnded).toBe(true)
   })
 })

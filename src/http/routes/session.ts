@@ -1,17 +1,20 @@
 /**
  * GET/POST /approval/login and POST /approval/logout (architecture.md §5.3): dev-token mode
  * only (404 in cloudflare-access mode). Login attempts are limited per client address; logout
- * is state-changing and needs same origin and the csrf token.
+ * is state-changing and needs same origin and the csrf token. Logout ends the session: its sid
+ * is recorded in ops.sqlite until the cookie's expiry, so a copy of the cookie no longer counts
+ * (a state-changing request with it: 403 csrf-failed; a page: not signed in).
  */
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Clock, Effect, Option, Redacted } from "effect"
 import { pageResponse } from "../../approval/layout.js"
 import { loginPage as loginDocument } from "../../approval/login-page.js"
-import { sessionPerson } from "../../auth/credentials.js"
+import { approvalSession, SESSION_ENDED_MESSAGE, sessionPerson } from "../../auth/credentials.js"
 import { csrfOk } from "../../auth/csrf.js"
 import { sessionCookie, signSession } from "../../auth/session.js"
 import { sameSecret } from "../../auth/tokens.js"
 import { AppConfig } from "../../config/config.js"
+import { OpsStore } from "../../db/ops-store.js"
 import { errorResponse } from "../errors.js"
 import { clientAddress, RateLimiter } from "../rate-limit.js"
 
@@ -55,14 +58,18 @@ export const logout = Effect.gen(function*() {
   const config = yield* AppConfig
   if (config.env.authMode !== "dev-token") return notFound
   const request = yield* HttpServerRequest.HttpServerRequest
-  const person = yield* sessionPerson(request, config)
-  if (person === null) return errorResponse("unauthorized", { message: "a valid credential is required" })
+  const session = yield* approvalSession(request, config)
+  if (session.state === "none") return errorResponse("unauthorized", { message: "a valid credential is required" })
+  if (session.state === "ended") return errorResponse("csrf-failed", { message: SESSION_ENDED_MESSAGE })
   const form = yield* Effect.orElseSucceed(request.urlParamsBody, () => [] as ReadonlyArray<readonly [string, string]>)
   const ok = csrfOk({
-    secret: Redacted.value(config.env.sessionSecret), identity: person.identity, publicUrl: config.file.public_url,
+    secret: Redacted.value(config.env.sessionSecret), identity: session.person.identity, publicUrl: config.file.public_url,
     origin: request.headers.origin, secFetchSite: request.headers["sec-fetch-site"],
     token: request.headers.csrf ?? form.find(([k]) => k === "csrf")?.[1]
   })
   if (!ok) return errorResponse("csrf-failed", { message: "same-origin request with a valid csrf token required" })
+  const ops = yield* OpsStore
+  yield* Effect.orDie(ops.endSession(session.sid, session.exp))
+  yield* Effect.logInfo("session ended").pipe(Effect.annotateLogs({ channel: "approval", operation: "logout" }))
   return HttpServerResponse.redirect("/approval/login", { status: 303, headers: { "set-cookie": sessionCookie(config.file.public_url, "", 0) } })
 })
