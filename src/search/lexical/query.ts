@@ -584,12 +584,14 @@ const weightsOf = new WeakMap<Analysis, ReadonlyArray<number>>()
  * The weight of each term (coverage, step 6a): its IDF in the scope — the rules its word
  * alternatives match, else its stem alternatives; a phrase weighs as its rarest word. Read on
  * first use and kept with the analysis (the pool does not need them, possible_duplicates never
- * asks).
+ * asks); a single term is not counted (coverage = its share, whatever its weight).
  */
 export const termWeights = (sql: SqlClient, a: Analysis, o: LexicalOptions): Effect.Effect<ReadonlyArray<number>, SqlError> =>
   Effect.gen(function*() {
     const known = weightsOf.get(a)
     if (known !== undefined) return known
+    // one term: coverage is its share whatever its (positive) weight
+    if (a.terms.length === 1) return [1]
     const weights: Array<number> = []
     for (const t of a.terms) {
       const df = t.tokens.length > 1

@@ -10,9 +10,10 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import type { AppConfigShape } from "../../../src/config/config.js"
 import { openConnection } from "../../../src/db/connection.js"
 import { createPrivateFile, ensurePrivateDir } from "../../../src/db/files.js"
-import { migrate } from "../../../src/db/migrate.js"
+import { latestVersion, migrate } from "../../../src/db/migrate.js"
 import { migration as m0001 } from "../../../src/db/migrations/scope/0001-init.js"
 import { migration as m0002 } from "../../../src/db/migrations/scope/0002-graph.js"
+import { SCOPE_MIGRATIONS } from "../../../src/db/migrations/scope/index.js"
 import { ScopeStore, scopeFile } from "../../../src/db/scope-store.js"
 import { decide } from "../../../src/decision/decide.js"
 import { propose } from "../../../src/domain/proposals.js"
@@ -135,7 +136,7 @@ describe("lex_meta.build", () => {
       meta: sql`SELECT * FROM lex_meta`,
       doc: sql`SELECT * FROM lex_doc`
     }))
-    expect(migrated).toEqual({ version: [{ schema_version: 4 }], meta: [], doc: [] })
+    expect(migrated).toEqual({ version: [{ schema_version: latestVersion(SCOPE_MIGRATIONS) }], meta: [], doc: [] })
     const r = await search(config, { text: "Rechnung Müller" })
     expect(r.ids).toEqual(["sales-0001"])
     const built = await withSql(config, (sql) => sql<{ value: string }>`SELECT value FROM lex_meta WHERE key = 'build'`)
@@ -165,7 +166,7 @@ describe("lex_meta.build", () => {
       build: sql`SELECT * FROM lex_meta WHERE key = 'build'`,
       relation: relations(sql)
     }))
-    expect(migrated).toEqual({ version: [{ schema_version: 4 }], build: [], relation: [] })
+    expect(migrated).toEqual({ version: [{ schema_version: latestVersion(SCOPE_MIGRATIONS) }], build: [], relation: [] })
     await search(config, { text: "Rechnung" })
     expect(await withSql(config, relations)).toEqual(expected)
   })
