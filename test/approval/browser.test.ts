@@ -1,7 +1,7 @@
 /**
  * The approval pages in a real browser (Debian chromium driven by playwright-core), served by
  * the real server: a person signs in with the dev token and confirms, rejects and revokes
- * through the forms; refusals (another origin, no token, after logout, a stale version) write
+ * through the forms; refusals (another origin, no token, a cookie kept past logout, a stale version) write
  * nothing; an injection corpus renders inert. Screenshots of every page go to
  * test-output/screenshots/ for a person to look at.
  */
@@ -168,17 +168,23 @@ describe("refusals write nothing", () => {
     expect(await page.textContent("main")).toContain("csrf-failed")
     expect(await scopeCounts("sales")).toEqual(before)
   })
-  it("after logout the replayed form finds no session (401, the login page); nothing written", async () => {
+  it("after logout the replayed form with a kept copy of the cookie → 403 (the session has ended); nothing written", async () => {
     const id = await proposeRule({ statement: "After signing out nothing can be decided" })
     const other = await open()
     await other.goto(`${s.url}/approval/rules/${id}`)
+    const kept = (await context.cookies()).filter((c) => c.name === "gn_session")
+    expect(kept).toHaveLength(1)
     await page.goto(`${s.url}/approval`)
     await Promise.all([page.waitForURL("**/approval/login"), page.click("text=Sign out")])
     expect((await context.cookies()).filter((c) => c.name === "gn_session")).toEqual([])
+    // the cookie copied before logout is put back: logout ended its session on the server
+    await context.addCookies(kept)
     const before = await scopeCounts("sales")
-    expect(await submit(other, "text=Confirm version 1")).toBe(401)
-    expect(await other.textContent("main")).toContain("Nothing was saved")
+    expect(await submit(other, "text=Confirm version 1")).toBe(403)
+    expect(await other.textContent("main")).toContain("csrf-failed")
     expect(await scopeCounts("sales")).toEqual(before)
+    await other.goto(`${s.url}/approval`)
+    expect(new URL(other.url()).pathname).toBe("/approval/login")
     await other.close()
     // sign in again for the rest of the file
     await page.fill("#token", APPROVAL_TOKEN)
