@@ -12,6 +12,8 @@ import { OpsStore } from "./db/ops-store.js"
 import { ScopeStore } from "./db/scope-store.js"
 import { propose } from "./domain/proposals.js"
 import { storeSource } from "./domain/sources.js"
+import { createEntity } from "./graph/entities.js"
+import { proposeLink } from "./graph/links.js"
 
 export const DEMO_DIR = "./demo-data"
 export const DEMO_EMAIL = "demo@example.com"
@@ -118,7 +120,7 @@ export const seedDemo = Effect.gen(function*() {
     said_at: "2026-03-12T09:15:00Z", speaker: "Maria", relations: [{ kind: "product", name: "Hakenleiste schwarz", ref: null }],
     keywords: ["Lieferzeit", "Hakenleiste", "RAL 9005"], valid_from: "2026-03-12", supersedes: null
   }, by)
-  yield* propose({
+  const invoiceRule = yield* propose({
     scope: DEMO_SCOPE, kind: "rule", statement: "Invoices of Müller GmbH are paid within 30 days net",
     source: { kind: "mail", id: "mail:<demo-1@example.com>", quote: "Rechnungen der Müller GmbH zahlen wir innerhalb von 30 Tagen netto", link: null },
     said_at: "2026-03-12T09:15:00Z", speaker: "Maria", relations: [{ kind: "supplier", name: "Müller GmbH", ref: null }],
@@ -129,5 +131,13 @@ export const seedDemo = Effect.gen(function*() {
     source: { kind: "jamie", id: "jamie:weekly-2026-03-16", timestamp_s: 95, quote: "Customers in Austria get their invoices in English from now on", link: "https://jamie.example.com/m/demo" },
     said_at: "2026-03-16T08:01:35Z", speaker: "Maria", relations: [], keywords: ["Rechnung", "Österreich"], valid_from: "2026-03-16", supersedes: null
   }, by)
+  // a small entity tree, filed by an agent (unconfirmed until a person reviews it), and one proposed link
+  const org = yield* createEntity({ scope: DEMO_SCOPE, type: "organisation", name: "Acme GmbH", parent_id: null }, by)
+  const sales = yield* createEntity({ scope: DEMO_SCOPE, type: "department", name: "Vertrieb Nord", parent_id: org.id, aliases: ["VN"] }, by)
+  const supplier = yield* createEntity({ scope: DEMO_SCOPE, type: "organisation", name: "Müller GmbH", parent_id: sales.id }, by)
+  yield* proposeLink({
+    scope: DEMO_SCOPE, from_ref: invoiceRule.ref.replace(/@\d+$/, ""), to_ref: `entity/${supplier.id}`, type: "concerns",
+    confidence: 0.9, reason: "the rule names Müller GmbH as the supplier whose invoices it is about"
+  }, { grantId: person.id })
   return "token" in service ? service.token : null
 })

@@ -46,6 +46,7 @@ export const serve = (options: ServeOptions) =>
           `  dev person        ${DEMO_EMAIL}, scope ${DEMO_SCOPE}`,
           `  approval login    ${url}/approval/login`,
           `  API               ${url}/v1/status  (Authorization: Bearer <API bearer>)  ·  ${url}/openapi.json`,
+          `  MCP (agents)      ${url}/mcp  (Streamable HTTP, Authorization: Bearer <MCP bearer>; see docs/agents.md)`,
           `  ops (CLI)         GROUNDNOTE_DATA_DIR=${demo.dataDir} GROUNDNOTE_OPS_TOKEN=<ops token> groundnote status`,
           ...secrets
         ].join("\n"))
