@@ -1,15 +1,15 @@
 /**
  * entity_resolve (graph.md §5.2, §5.3; gaps.md §7): three recall passes over entity_fts (exact,
- * trigram, initials), the score of every recalled entity against the normalized key, and at most
- * five candidates with their full path. Also the similar-duplicate check of entity_create/update
- * (with excludeId and a type).
+ * trigram, initials; exact and initials through its key table entity_fts_key), the score of every
+ * recalled entity against the normalized key, and at most five candidates with their full path.
+ * Also the similar-duplicate check of entity_create/update (with excludeId and a type).
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import { ftsLiteral } from "../db/fts.js"
 import { RESOLVE_MAX_CANDIDATES, RESOLVE_MIN_SCORE } from "./config.js"
 import type { Candidate } from "./errors.js"
-import { charLength, initialsOf, isInitialsKey, normalize, scoreAgainst, trigrams } from "./normalize.js"
+import { isInitialsKey, normalize, scoreAgainst, trigrams } from "./normalize.js"
 import { pathsOf } from "./paths.js"
 
 export interface ResolveInput {
@@ -31,9 +31,6 @@ export const trigramQuery = (key: string): string | null => {
   const grams = trigrams(key)
   return grams.length === 0 ? null : grams.map(ftsLiteral).join(" OR ")
 }
-
-/** The LIKE pattern of the initials pass on "|name|alias|…": some part starting with the letters in order. */
-const initialsPattern = (key: string): string => `%|${Array.from(key).join("% ")}%`
 
 interface Row {
   readonly seq: number
@@ -60,15 +57,9 @@ export const resolve = Effect.fn("Graph.resolve")(function*(sql: SqlClient, inpu
   const limit = Math.max(1, Math.min(Math.trunc(input.limit ?? RESOLVE_MAX_CANDIDATES), RESOLVE_MAX_CANDIDATES))
   const seqs = new Set<number>()
 
-  // 1. exact: the normalized name or a normalized alias equals the key (a key of 3 or more
-  //    characters narrows through the index first; shorter keys such as "vn" read every row)
-  const aliasNeedle = `|${key}|`
-  const exact = charLength(key) >= 3
-    ? yield* sql<{ seq: number }>`SELECT f.rowid AS seq FROM entity_fts f
-        WHERE f.entity_fts MATCH ${ftsLiteral(key)}
-          AND (f.name = ${key} OR instr('|' || f.aliases || '|', ${aliasNeedle}) > 0)`
-    : yield* sql<{ seq: number }>`SELECT f.rowid AS seq FROM entity_fts f
-        WHERE f.name = ${key} OR instr('|' || f.aliases || '|', ${aliasNeedle}) > 0`
+  // 1. exact: the normalized name or a normalized alias equals the key, looked up in
+  //    entity_fts_key (fts.ts writes it beside every entity_fts row), keys of any length
+  const exact = yield* sql<{ seq: number }>`SELECT seq FROM entity_fts_key WHERE kind = 'exact' AND key = ${key}`
   for (const r of exact) seqs.add(r.seq)
 
   // 2. trigram: the 50 best-ranked rows among the current, non-archived entities of the type
@@ -84,11 +75,8 @@ export const resolve = Effect.fn("Graph.resolve")(function*(sql: SqlClient, inpu
 
   // 3. initials: a key of one token of 2–6 letters equal to the initials of a name or an alias
   if (isInitialsKey(key)) {
-    const rows = yield* sql<{ seq: number; name: string; aliases: string }>`SELECT f.rowid AS seq, f.name, f.aliases
-      FROM entity_fts f WHERE ('|' || f.name || '|' || f.aliases) LIKE ${initialsPattern(key)}`
-    for (const r of rows) {
-      if ([r.name, ...r.aliases.split("|")].some((s) => initialsOf(s) === key)) seqs.add(r.seq)
-    }
+    const rows = yield* sql<{ seq: number }>`SELECT seq FROM entity_fts_key WHERE kind = 'initials' AND key = ${key}`
+    for (const r of rows) seqs.add(r.seq)
   }
 
   if (seqs.size === 0) return [] as Array<Candidate>

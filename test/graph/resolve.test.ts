@@ -1,10 +1,16 @@
+import { join } from "node:path"
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
+import fc from "fast-check"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { openConnection } from "../../src/db/connection.js"
+import { createPrivateFile } from "../../src/db/files.js"
+import { migrate } from "../../src/db/migrate.js"
+import { SCOPE_MIGRATIONS } from "../../src/db/migrations/scope/index.js"
 import { ScopeStore } from "../../src/db/scope-store.js"
 import { DUPLICATE_SCORE } from "../../src/graph/config.js"
-import { rebuildEntityFts, syncEntityFts } from "../../src/graph/fts.js"
-import { normalize } from "../../src/graph/normalize.js"
+import { entityFtsKeys, rebuildEntityFts, syncEntityFts } from "../../src/graph/fts.js"
+import { initialsOf, isInitialsKey, normalize } from "../../src/graph/normalize.js"
 import { resolve, trigramQuery, type ResolveInput } from "../../src/graph/resolve.js"
 import { tempDir, testConfig } from "../support/env.js"
 import { run, sqlOf } from "../support/run.js"
@@ -278,5 +284,109 @@ describe("entity_fts (src/graph/fts.ts)", () => {
     expect(written).toBe(3)
     expect(await ftsRows()).toEqual(before)
     expect(before.map((r) => r.name)).toEqual(["acme", "alt", "strasse 1"].map(normalize))
+  })
+})
+
+describe("entity_fts_key (migration 0005, src/graph/fts.ts)", () => {
+  const keyRows = (sql: SqlClient) =>
+    sql<{ kind: string; key: string; seq: number }>`SELECT kind, key, seq FROM entity_fts_key ORDER BY seq, kind, key`
+  /** The rows entityFtsKeys gives for every entity_fts row, in the order of keyRows. */
+  const expectedKeys = (sql: SqlClient) =>
+    Effect.map(sql<{ rowid: number; name: string; aliases: string }>`SELECT rowid, name, aliases FROM entity_fts`, (rows) =>
+      rows.flatMap((r) => entityFtsKeys(r).map((k) => ({ kind: k.kind, key: k.key, seq: r.rowid })))
+        .sort((a, b) => a.seq - b.seq || a.kind.localeCompare(b.kind) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)))
+
+  it("entityFtsKeys: the name and every alias exactly, their initials of 2–6 characters, each pair once", () => {
+    expect(entityFtsKeys({ name: "vertrieb nord", aliases: "vn|sales north|vn" })).toEqual([
+      { kind: "exact", key: "vertrieb nord" }, { kind: "initials", key: "vn" }, { kind: "exact", key: "vn" },
+      { kind: "exact", key: "sales north" }, { kind: "initials", key: "sn" }
+    ])
+    expect(entityFtsKeys({ name: "it", aliases: "" })).toEqual([{ kind: "exact", key: "it" }])
+    expect(entityFtsKeys({ name: "a b c d e f g", aliases: "" })).toEqual([{ kind: "exact", key: "a b c d e f g" }])
+    expect(entityFtsKeys({ name: "", aliases: "|x" })).toEqual([{ kind: "exact", key: "x" }])
+  })
+
+  it("the writers keep it beside entity_fts; rebuildEntityFts writes the same rows", async () => {
+    await seed([{ name: "Vertrieb Nord", aliases: ["VN", "Sales North"] }, { name: "Alt", status: "archived" }, { name: "IT" }])
+    const rows = () => run(config, Effect.flatMap(sqlOf("sales"), (sql) => Effect.all([keyRows(sql), expectedKeys(sql)])))
+    const [seeded, expected] = await rows()
+    expect(seeded).toEqual([
+      { kind: "exact", key: "sales north", seq: 1 }, { kind: "exact", key: "vertrieb nord", seq: 1 }, { kind: "exact", key: "vn", seq: 1 },
+      { kind: "initials", key: "sn", seq: 1 }, { kind: "initials", key: "vn", seq: 1 },
+      { kind: "exact", key: "alt", seq: 2 }, { kind: "exact", key: "it", seq: 3 }
+    ])
+    expect(seeded).toEqual(expected)
+    // a sync replaces the keys of the entity: the old ones go
+    await run(config, Effect.flatMap(sqlOf("sales"), (sql) => syncEntityFts(sql, { seq: 1, name: "Vertrieb Nordost", aliases: ["VNO"] })))
+    const [synced, expectedSynced] = await rows()
+    expect(synced.filter((r) => r.seq === 1)).toEqual([
+      { kind: "exact", key: "vertrieb nordost", seq: 1 }, { kind: "exact", key: "vno", seq: 1 }, { kind: "initials", key: "vn", seq: 1 }
+    ])
+    expect(synced).toEqual(expectedSynced)
+    // the rebuild reads entity_current (still "Vertrieb Nord") and restores a deleted row's keys
+    await run(config, Effect.flatMap(sqlOf("sales"), (sql) => sql`DELETE FROM entity_fts_key WHERE seq = 2`.raw))
+    await run(config, Effect.flatMap(sqlOf("sales"), (sql) => rebuildEntityFts(sql)))
+    expect(await run(config, Effect.flatMap(sqlOf("sales"), keyRows))).toEqual(seeded)
+  })
+
+  it("0005 fills it from the entity_fts rows a file already has, as the writers would", async () => {
+    const file = join(dir, "old.sqlite")
+    createPrivateFile(file)
+    const texts = [
+      ["vertrieb nord", "vn|sales north"], ["mueller", ""], ["it", "edv"], ["a b", "||x y z"], ["strasse 1", "s1"],
+      ["ǆemal bey", "δ ε|日本 語"], ["k 10000", "k1"], ["alpha beta gamma delta epsilon zeta eta", "abgdezh|ab"]
+    ] as const
+    const got = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const sql = yield* openConnection(file)
+      const now = "2026-01-05T10:00:00Z"
+      yield* migrate(sql, file, SCOPE_MIGRATIONS.filter((m) => m.version <= 4), { scope: "sales", now })
+      for (const [i, [name, aliases]] of texts.entries()) {
+        yield* sql`INSERT INTO entity_fts (rowid, name, aliases) VALUES (${i + 1}, ${name}, ${aliases})`.raw
+      }
+      yield* migrate(sql, file, SCOPE_MIGRATIONS, { scope: "sales", now })
+      return { stored: yield* keyRows(sql), expected: yield* expectedKeys(sql) }
+    })))
+    expect(got.stored.length).toBeGreaterThan(texts.length)
+    expect(got.stored).toEqual(got.expected)
+  })
+
+  it("property: the exact and initials passes recall what the full reads of entity_fts recall", async () => {
+    const word = fc.constantFrom("vertrieb", "nord", "v", "n", "it", "müller", "straße", "ab", "a", "b", "ǆ", "日本", "k1", "gmbh", "x")
+    const text = fc.array(word, { minLength: 1, maxLength: 4 }).map((ws) => ws.join(" "))
+    const entity = fc.record({ name: text, aliases: fc.array(text, { maxLength: 3 }) })
+    let hits = 0
+    await fc.assert(fc.asyncProperty(fc.array(entity, { minLength: 1, maxLength: 12 }), fc.array(text, { minLength: 1, maxLength: 8 }), async (entities, keys) => {
+      const t = tempDir()
+      try {
+        const cfg = testConfig(t.dir)
+        await run(cfg, Effect.flatMap(ScopeStore, (s) => s.create("sales")))
+        const result = await run(cfg, Effect.gen(function*() {
+          const sql = yield* sqlOf("sales")
+          for (const [i, e] of entities.entries()) yield* syncEntityFts(sql, { seq: i + 1, name: e.name, aliases: e.aliases })
+          const out: Array<{ key: string; kind: string; viaKeys: Array<number>; viaScan: Array<number> }> = []
+          for (const q of [...keys, ...entities.map((e) => e.name), ...entities.flatMap((e) => e.aliases)]) {
+            const key = normalize(q)
+            if (key.length === 0) continue
+            // the reads of entity_fts before entity_fts_key (graph.md §5.2 passes 2 and 4, every row)
+            const exactScan = yield* sql<{ seq: number }>`SELECT rowid AS seq FROM entity_fts
+              WHERE name = ${key} OR instr('|' || aliases || '|', ${`|${key}|`}) > 0 ORDER BY rowid`
+            const exactKeys = yield* sql<{ seq: number }>`SELECT seq FROM entity_fts_key WHERE kind = 'exact' AND key = ${key} ORDER BY seq`
+            out.push({ key, kind: "exact", viaKeys: exactKeys.map((r) => r.seq), viaScan: exactScan.map((r) => r.seq) })
+            if (isInitialsKey(key)) {
+              const all = yield* sql<{ seq: number; name: string; aliases: string }>`SELECT rowid AS seq, name, aliases FROM entity_fts ORDER BY rowid`
+              const initialsScan = all.filter((r) => [r.name, ...r.aliases.split("|")].some((s) => initialsOf(s) === key)).map((r) => r.seq)
+              const initialsKeys = yield* sql<{ seq: number }>`SELECT seq FROM entity_fts_key WHERE kind = 'initials' AND key = ${key} ORDER BY seq`
+              out.push({ key, kind: "initials", viaKeys: initialsKeys.map((r) => r.seq), viaScan: initialsScan })
+            }
+          }
+          return out
+        }))
+        for (const r of result) expect(r.viaKeys, `${r.kind} ${r.key}`).toEqual(r.viaScan)
+        hits += result.filter((r) => r.viaScan.length > 0).length
+      } finally {
+        t.cleanup()
+      }
+    }), { numRuns: 40 })
+    expect(hits).toBeGreaterThan(40)
   })
 })
