@@ -179,13 +179,41 @@ interface NodeRow {
   readonly children: number
 }
 
-const CHILDREN_COUNT = `(SELECT count(*) FROM entity_closure g JOIN entity_current h ON h.id = g.descendant_id
-  WHERE g.ancestor_id = k.id AND g.depth = 1 AND h.status <> 'archived')`
+type PageRow = Omit<NodeRow, "children">
+
+/** A node while the answer is built: children is filled in once its level is counted. */
+type Building = { -readonly [K in keyof TreeNode]: TreeNode[K] } & { shown: number }
+
+/**
+ * "e is not archived" without reading its current version: archived is terminal (trigger
+ * terminal-state, no version follows an archived one), so an entity is archived now exactly when
+ * one of its versions is; the partial index entity_version_archived (migration 0005) holds those.
+ */
+const notArchived = (column: string): string =>
+  `NOT EXISTS (SELECT 1 FROM entity_version a WHERE a.id = ${column} AND a.status = 'archived')`
+
+/**
+ * Non-archived direct children of each of the (at most 200) nodes of a tree answer (graph.md §6
+ * children), from entity_closure alone. Nodes without children are absent from the map.
+ */
+const treeChildCounts = (sql: SqlClient, ids: ReadonlyArray<string>) =>
+  ids.length === 0
+    ? Effect.succeed(new Map<string, number>())
+    : Effect.map(
+      sql<{ id: string; n: number }>`SELECT c.ancestor_id AS id, count(*) AS n FROM entity_closure c
+        WHERE c.ancestor_id IN ${sql.in([...ids])} AND c.depth = 1 AND ${sql.literal(notArchived("c.descendant_id"))}
+        GROUP BY c.ancestor_id`,
+      (rows) => new Map(rows.map((r) => [r.id, r.n]))
+    )
 
 /**
  * entity_tree (graph.md §6): level 1 = one page of 50 direct children (top level without
  * parent); levels 2…depth add, node by node in order, up to 50 children each while the answer
  * holds fewer than 200 nodes. Every node carries children and hidden_children.
+ *
+ * Only what the answer shows is read in full: the children of a level are read for the parents
+ * that will show some (each shows min(50, children) in order until 200 nodes), and children are
+ * counted for the nodes put into the answer.
  */
 export const entityTree = Effect.fn("Entities.tree")(function*(
   sql: SqlClient,
@@ -208,57 +236,70 @@ export const entityTree = Effect.fn("Entities.tree")(function*(
     path = yield* pathOf(sql, q.parent)
   }
   const offset = (page - 1) * TREE_PAGE_SIZE
-  const first = q.parent === null
-    ? yield* sql<NodeRow>`SELECT k.id, k.name, k.type, k.status, k.parent_id, ${sql.literal(CHILDREN_COUNT)} AS children
+  const firstPage = q.parent === null
+    ? yield* sql<PageRow>`SELECT k.id, k.name, k.type, k.status, k.parent_id
         FROM entity_current k WHERE k.parent_id IS NULL AND k.status <> 'archived'
         ORDER BY lower(k.name), k.id LIMIT ${TREE_PAGE_SIZE} OFFSET ${offset}`
-    : yield* sql<NodeRow>`SELECT k.id, k.name, k.type, k.status, k.parent_id, ${sql.literal(CHILDREN_COUNT)} AS children
+    : yield* sql<PageRow>`SELECT k.id, k.name, k.type, k.status, k.parent_id
         FROM entity_closure c JOIN entity_current k ON k.id = c.descendant_id
         WHERE c.ancestor_id = ${q.parent} AND c.depth = 1 AND k.status <> 'archived'
         ORDER BY lower(k.name), k.id LIMIT ${TREE_PAGE_SIZE} OFFSET ${offset}`
+  const firstCounts = yield* treeChildCounts(sql, firstPage.map((r) => r.id))
   const levelRows = q.parent === null
     ? yield* sql<{ level: number; count: number }>`SELECT c.depth + 1 AS level, count(*) AS count
-        FROM entity_current t JOIN entity_closure c ON c.ancestor_id = t.id JOIN entity_current k ON k.id = c.descendant_id
-        WHERE t.parent_id IS NULL AND t.status <> 'archived' AND c.depth BETWEEN 0 AND ${depth - 1} AND k.status <> 'archived'
+        FROM entity_current t JOIN entity_closure c ON c.ancestor_id = t.id
+        WHERE t.parent_id IS NULL AND t.status <> 'archived' AND c.depth BETWEEN 0 AND ${depth - 1}
+          AND ${sql.literal(notArchived("c.descendant_id"))}
         GROUP BY c.depth ORDER BY c.depth`
     : yield* sql<{ level: number; count: number }>`SELECT c.depth AS level, count(*) AS count
-        FROM entity_closure c JOIN entity_current k ON k.id = c.descendant_id
-        WHERE c.ancestor_id = ${q.parent} AND c.depth BETWEEN 1 AND ${depth} AND k.status <> 'archived'
+        FROM entity_closure c
+        WHERE c.ancestor_id = ${q.parent} AND c.depth BETWEEN 1 AND ${depth} AND ${sql.literal(notArchived("c.descendant_id"))}
         GROUP BY c.depth ORDER BY c.depth`
   const total = levelRows.find((l) => l.level === 1)?.count ?? 0
 
-  const nodes: Array<TreeNode & { shown: number }> = first.map((r) => ({ ...r, level: 1, hidden_children: 0, shown: 0 }))
-  const byId = new Map(nodes.map((n) => [n.id, n]))
+  const nodes: Array<Building> = firstPage.map((r) => ({
+    ...r, children: firstCounts.get(r.id) ?? 0, level: 1, hidden_children: 0, shown: 0
+  }))
   let frontier = nodes.slice()
   for (let level = 2; level <= depth && nodes.length < TREE_MAX_NODES && frontier.length > 0; level++) {
-    const parents = frontier.filter((n) => n.children > 0).map((n) => n.id)
+    // the parents that show children on this level: in order, each min(50, children), until 200
+    const parents: Array<string> = []
+    let room = TREE_MAX_NODES - nodes.length
+    for (const n of frontier) {
+      if (room <= 0) break
+      if (n.children > 0) {
+        parents.push(n.id)
+        room -= Math.min(TREE_PAGE_SIZE, n.children)
+      }
+    }
     if (parents.length === 0) break
-    const rows = yield* sql<NodeRow & { rn: number }>`SELECT * FROM (
-        SELECT k.id, k.name, k.type, k.status, k.parent_id, ${sql.literal(CHILDREN_COUNT)} AS children,
+    const rows = yield* sql<PageRow & { rn: number }>`SELECT * FROM (
+        SELECT k.id, k.name, k.type, k.status, k.parent_id,
           row_number() OVER (PARTITION BY c.ancestor_id ORDER BY lower(k.name), k.id) AS rn
         FROM entity_closure c JOIN entity_current k ON k.id = c.descendant_id
         WHERE c.ancestor_id IN ${sql.in(parents)} AND c.depth = 1 AND k.status <> 'archived')
       WHERE rn <= ${TREE_PAGE_SIZE} ORDER BY parent_id, rn`
-    const under = new Map<string, Array<NodeRow>>()
+    const under = new Map<string, Array<PageRow>>()
     for (const r of rows) {
       const key = r.parent_id ?? ""
       under.set(key, [...(under.get(key) ?? []), r])
     }
-    const added: Array<TreeNode & { shown: number }> = []
+    const added: Array<Building> = []
     walk: for (const parent of frontier) {
       for (const r of under.get(parent.id) ?? []) {
         if (nodes.length >= TREE_MAX_NODES) break walk
-        const node = { id: r.id, name: r.name, type: r.type, status: r.status, parent_id: r.parent_id, children: r.children, level, hidden_children: 0, shown: 0 }
+        const node: Building = { id: r.id, name: r.name, type: r.type, status: r.status, parent_id: r.parent_id, children: 0, level, hidden_children: 0, shown: 0 }
         nodes.push(node)
         added.push(node)
-        byId.set(node.id, node)
         parent.shown += 1
       }
     }
+    const counts = yield* treeChildCounts(sql, added.map((n) => n.id))
+    for (const n of added) n.children = counts.get(n.id) ?? 0
     frontier = added
   }
   const out: Array<TreeNode> = nodes.map(({ shown, ...n }) => ({ ...n, hidden_children: n.children - shown }))
-  const nextPage = offset + first.length < total ? page + 1 : null
+  const nextPage = offset + firstPage.length < total ? page + 1 : null
   const answer: TreeAnswer = {
     scope: q.scope,
     parent: q.parent,
