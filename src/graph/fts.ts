@@ -43,12 +43,19 @@ export const entityFtsKeys = (columns: { readonly name: string; readonly aliases
   return [...out.values()]
 }
 
-const insertRow = (sql: SqlClient, seq: number, c: { readonly name: string; readonly aliases: string }) =>
+/** Rows per INSERT statement of a rebuild (three or four bound values each). */
+const BATCH = 500
+
+/** Inserts entity_fts rows and their keys, a batch of rows per statement. */
+const insertRows = (sql: SqlClient, rows: ReadonlyArray<{ readonly seq: number; readonly name: string; readonly aliases: string }>) =>
   Effect.gen(function*() {
-    yield* sql`INSERT INTO entity_fts (rowid, name, aliases) VALUES (${seq}, ${c.name}, ${c.aliases})`.raw
-    const keys = entityFtsKeys(c)
-    if (keys.length > 0) {
-      yield* sql`INSERT INTO entity_fts_key ${sql.insert(keys.map((k) => ({ kind: k.kind, key: k.key, seq })))}`.raw
+    for (let i = 0; i < rows.length; i += BATCH) {
+      const batch = rows.slice(i, i + BATCH)
+      yield* sql`INSERT INTO entity_fts ${sql.insert(batch.map((r) => ({ rowid: r.seq, name: r.name, aliases: r.aliases })))}`.raw
+    }
+    const keys = rows.flatMap((r) => entityFtsKeys(r).map((k) => ({ kind: k.kind, key: k.key, seq: r.seq })))
+    for (let i = 0; i < keys.length; i += BATCH) {
+      yield* sql`INSERT INTO entity_fts_key ${sql.insert(keys.slice(i, i + BATCH))}`.raw
     }
   })
 
@@ -57,7 +64,7 @@ export const syncEntityFts = Effect.fn("Graph.syncEntityFts")(function*(sql: Sql
   const c = entityFtsColumns(entity.name, entity.aliases)
   yield* sql`DELETE FROM entity_fts WHERE rowid = ${entity.seq}`.raw
   yield* sql`DELETE FROM entity_fts_key WHERE seq = ${entity.seq}`.raw
-  yield* insertRow(sql, entity.seq, c)
+  yield* insertRows(sql, [{ seq: entity.seq, ...c }])
 }, Effect.orDie)
 
 /**
@@ -75,8 +82,6 @@ const rebuildRows = (sql: SqlClient) => Effect.gen(function*() {
     SELECT e.seq, c.name, c.aliases FROM entity e JOIN entity_current c ON c.id = e.id ORDER BY e.seq`
   yield* sql`DELETE FROM entity_fts`.raw
   yield* sql`DELETE FROM entity_fts_key`.raw
-  for (const r of rows) {
-    yield* insertRow(sql, r.seq, entityFtsColumns(r.name, JSON.parse(r.aliases) as Array<string>))
-  }
+  yield* insertRows(sql, rows.map((r) => ({ seq: r.seq, ...entityFtsColumns(r.name, JSON.parse(r.aliases) as Array<string>) })))
   return rows.length
 })
