@@ -207,13 +207,29 @@ const treeChildCounts = (sql: SqlClient, ids: ReadonlyArray<string>) =>
     )
 
 /**
+ * One page of the non-archived direct children of `parent` (the top level when null), ordered
+ * by lower(name), id. The current versions come in that order through entity_version_child
+ * (migration 0005) and the read stops after the page. A direct child is an entity whose current
+ * parent_id is `parent`: the closure's depth-1 rows, which closure.ts keeps equal to them.
+ */
+const childPage = (sql: SqlClient, parent: string | null, limit: number, offset: number) =>
+  parent === null
+    ? sql<PageRow>`SELECT k.id, k.name, k.type, k.status, k.parent_id
+        FROM entity_current k WHERE k.parent_id IS NULL AND k.status <> 'archived'
+        ORDER BY lower(k.name), k.id LIMIT ${limit} OFFSET ${offset}`
+    : sql<PageRow>`SELECT k.id, k.name, k.type, k.status, k.parent_id
+        FROM entity_current k WHERE k.parent_id = ${parent} AND k.status <> 'archived'
+        ORDER BY lower(k.name), k.id LIMIT ${limit} OFFSET ${offset}`
+
+/**
  * entity_tree (graph.md §6): level 1 = one page of 50 direct children (top level without
  * parent); levels 2…depth add, node by node in order, up to 50 children each while the answer
  * holds fewer than 200 nodes. Every node carries children and hidden_children.
  *
- * Only what the answer shows is read in full: the children of a level are read for the parents
- * that will show some (each shows min(50, children) in order until 200 nodes), and children are
- * counted for the nodes put into the answer.
+ * Only what the answer shows is read: children are read for the parents that show some (each
+ * shows min(50, children) in order until 200 nodes) — all of them for a parent with at most 50,
+ * the first 50 in order for a larger one (at most four per level) — and children are counted for
+ * the nodes put into the answer.
  */
 export const entityTree = Effect.fn("Entities.tree")(function*(
   sql: SqlClient,
@@ -236,14 +252,7 @@ export const entityTree = Effect.fn("Entities.tree")(function*(
     path = yield* pathOf(sql, q.parent)
   }
   const offset = (page - 1) * TREE_PAGE_SIZE
-  const firstPage = q.parent === null
-    ? yield* sql<PageRow>`SELECT k.id, k.name, k.type, k.status, k.parent_id
-        FROM entity_current k WHERE k.parent_id IS NULL AND k.status <> 'archived'
-        ORDER BY lower(k.name), k.id LIMIT ${TREE_PAGE_SIZE} OFFSET ${offset}`
-    : yield* sql<PageRow>`SELECT k.id, k.name, k.type, k.status, k.parent_id
-        FROM entity_closure c JOIN entity_current k ON k.id = c.descendant_id
-        WHERE c.ancestor_id = ${q.parent} AND c.depth = 1 AND k.status <> 'archived'
-        ORDER BY lower(k.name), k.id LIMIT ${TREE_PAGE_SIZE} OFFSET ${offset}`
+  const firstPage = yield* childPage(sql, q.parent, TREE_PAGE_SIZE, offset)
   const firstCounts = yield* treeChildCounts(sql, firstPage.map((r) => r.id))
   const levelRows = q.parent === null
     ? yield* sql<{ level: number; count: number }>`SELECT c.depth + 1 AS level, count(*) AS count
@@ -263,30 +272,32 @@ export const entityTree = Effect.fn("Entities.tree")(function*(
   let frontier = nodes.slice()
   for (let level = 2; level <= depth && nodes.length < TREE_MAX_NODES && frontier.length > 0; level++) {
     // the parents that show children on this level: in order, each min(50, children), until 200
-    const parents: Array<string> = []
+    const small: Array<string> = []
+    const large: Array<string> = []
     let room = TREE_MAX_NODES - nodes.length
     for (const n of frontier) {
       if (room <= 0) break
       if (n.children > 0) {
-        parents.push(n.id)
+        if (n.children > TREE_PAGE_SIZE) large.push(n.id)
+        else small.push(n.id)
         room -= Math.min(TREE_PAGE_SIZE, n.children)
       }
     }
-    if (parents.length === 0) break
-    const rows = yield* sql<PageRow & { rn: number }>`SELECT * FROM (
-        SELECT k.id, k.name, k.type, k.status, k.parent_id,
-          row_number() OVER (PARTITION BY c.ancestor_id ORDER BY lower(k.name), k.id) AS rn
-        FROM entity_closure c JOIN entity_current k ON k.id = c.descendant_id
-        WHERE c.ancestor_id IN ${sql.in(parents)} AND c.depth = 1 AND k.status <> 'archived')
-      WHERE rn <= ${TREE_PAGE_SIZE} ORDER BY parent_id, rn`
+    if (small.length + large.length === 0) break
     const under = new Map<string, Array<PageRow>>()
-    for (const r of rows) {
-      const key = r.parent_id ?? ""
-      under.set(key, [...(under.get(key) ?? []), r])
+    if (small.length > 0) {
+      const rows = yield* sql<PageRow>`SELECT k.id, k.name, k.type, k.status, k.parent_id
+        FROM entity_current k WHERE k.parent_id IN ${sql.in(small)} AND k.status <> 'archived'
+        ORDER BY k.parent_id, lower(k.name), k.id`
+      for (const r of rows) {
+        const key = r.parent_id ?? ""
+        under.set(key, [...(under.get(key) ?? []), r])
+      }
     }
+    for (const id of large) under.set(id, [...(yield* childPage(sql, id, TREE_PAGE_SIZE, 0))])
     const added: Array<Building> = []
     walk: for (const parent of frontier) {
-      for (const r of under.get(parent.id) ?? []) {
+      for (const r of (under.get(parent.id) ?? []).slice(0, TREE_PAGE_SIZE)) {
         if (nodes.length >= TREE_MAX_NODES) break walk
         const node: Building = { id: r.id, name: r.name, type: r.type, status: r.status, parent_id: r.parent_id, children: 0, level, hidden_children: 0, shown: 0 }
         nodes.push(node)

@@ -3,8 +3,10 @@
  * "Graph: performance"). Nothing here is part of the record; all of it follows from
  * entity_version and entity_fts.
  *
- * - entity_version_top: the versions without a parent, so the top level of entity_tree is found
- *   without reading every version.
+ * - entity_version_child: the versions by parent in the order of entity_tree (lower(name), id), so
+ *   a page of children (the top level: parent_id IS NULL) is read in order and stops after the
+ *   page instead of reading and sorting every child; versions that are no longer current are
+ *   skipped by the view's check.
  * - entity_version_archived: the archived versions. Archived is terminal (trigger terminal-state:
  *   no version follows an archived one), so an entity is archived now exactly when it has a row
  *   here; the tree counts non-archived children and levels from entity_closure and this index
@@ -32,7 +34,7 @@ export const migration: Migration = {
   version: 5,
   name: "0005-graph-read",
   statements: () => [
-    `CREATE INDEX IF NOT EXISTS entity_version_top ON entity_version(id) WHERE parent_id IS NULL`,
+    `CREATE INDEX IF NOT EXISTS entity_version_child ON entity_version(parent_id, lower(name), id)`,
     `CREATE INDEX IF NOT EXISTS entity_version_archived ON entity_version(id) WHERE status = 'archived'`,
     `CREATE TABLE IF NOT EXISTS entity_fts_key (
       kind TEXT NOT NULL CHECK (kind IN ('exact','initials')),
