@@ -3,7 +3,7 @@
  * aliases joined by "|" of the entity's current version. This module is its only writer (AT5);
  * the entity writers call syncEntityFts in the transaction of every version they write.
  *
- * Beside it, entity_fts_key (migration 0005) holds the lookup keys of each row for the exact and
+ * Beside it, entity_fts_key (migration 0002-graph) holds the lookup keys of each row for the exact and
  * initials passes of resolve: written here only, always together with the entity_fts row.
  */
 import type { SqlClient } from "@effect/sql/SqlClient"

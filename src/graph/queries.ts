@@ -187,7 +187,7 @@ type Building = { -readonly [K in keyof TreeNode]: TreeNode[K] } & { shown: numb
 /**
  * "e is not archived" without reading its current version: archived is terminal (trigger
  * terminal-state, no version follows an archived one), so an entity is archived now exactly when
- * one of its versions is; the partial index entity_version_archived (migration 0005) holds those.
+ * one of its versions is; the partial index entity_version_archived (migration 0002-graph) holds those.
  */
 const notArchived = (column: string): string =>
   `NOT EXISTS (SELECT 1 FROM entity_version a WHERE a.id = ${column} AND a.status = 'archived')`
@@ -209,7 +209,7 @@ const treeChildCounts = (sql: SqlClient, ids: ReadonlyArray<string>) =>
 /**
  * One page of the non-archived direct children of `parent` (the top level when null), ordered
  * by lower(name), id. The current versions come in that order through entity_version_child
- * (migration 0005) and the read stops after the page. A direct child is an entity whose current
+ * (migration 0002-graph) and the read stops after the page. A direct child is an entity whose current
  * parent_id is `parent`: the closure's depth-1 rows, which closure.ts keeps equal to them.
  */
 const childPage = (sql: SqlClient, parent: string | null, limit: number, offset: number) =>

@@ -82,24 +82,6 @@ describe("migration runner", () => {
     expect(norm(migrated.schema)).toEqual(norm(fresh))
   })
 
-  it("0004-relation-index adds lex_relation, drops lex_meta.build (the next search rebuilds) and equals a fresh file's schema", async () => {
-    const migrated = await withFile("at3.sqlite", (sql, file) => Effect.gen(function*() {
-      yield* migrate(sql, file, SCOPE_MIGRATIONS.filter((m) => m.version <= 3), { scope: "sales", now: T })
-      yield* sql`INSERT INTO lex_meta (key, value) VALUES ('build', 'gn-lex-1'), ('other', 'kept')`.raw
-      yield* migrate(sql, file, SCOPE_MIGRATIONS, { scope: "sales", now: T })
-      return {
-        version: yield* schemaVersion(sql),
-        meta: yield* sql`SELECT key, value FROM lex_meta ORDER BY key`,
-        relation: yield* sql`SELECT count(*) AS n FROM lex_relation`,
-        schema: yield* schemaOf(sql)
-      }
-    }))
-    expect(migrated).toMatchObject({ version: LATEST, meta: [{ key: "other", value: "kept" }], relation: [{ n: 0 }] })
-    const fresh = await withFile("fresh4.sqlite", (sql, file) =>
-      Effect.zipRight(migrate(sql, file, SCOPE_MIGRATIONS, { scope: "sales", now: T }), schemaOf(sql)))
-    expect(migrated.schema).toEqual(fresh)
-  })
-
   it("a failing migration rolls back its transaction and keeps the version", async () => {
     const bad: Migration = {
       version: LATEST + 1, name: "9999-bad",

@@ -1,12 +1,7 @@
-import { join } from "node:path"
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import fc from "fast-check"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { openConnection } from "../../src/db/connection.js"
-import { createPrivateFile } from "../../src/db/files.js"
-import { migrate } from "../../src/db/migrate.js"
-import { SCOPE_MIGRATIONS } from "../../src/db/migrations/scope/index.js"
 import { ScopeStore } from "../../src/db/scope-store.js"
 import { DUPLICATE_SCORE } from "../../src/graph/config.js"
 import { entityFtsKeys, rebuildEntityFts, syncEntityFts } from "../../src/graph/fts.js"
@@ -287,7 +282,7 @@ describe("entity_fts (src/graph/fts.ts)", () => {
   })
 })
 
-describe("entity_fts_key (migration 0005, src/graph/fts.ts)", () => {
+describe("entity_fts_key (migration 0002-graph, src/graph/fts.ts)", () => {
   const keyRows = (sql: SqlClient) =>
     sql<{ kind: string; key: string; seq: number }>`SELECT kind, key, seq FROM entity_fts_key ORDER BY seq, kind, key`
   /** The rows entityFtsKeys gives for every entity_fts row, in the order of keyRows. */
@@ -327,27 +322,6 @@ describe("entity_fts_key (migration 0005, src/graph/fts.ts)", () => {
     await run(config, Effect.flatMap(sqlOf("sales"), (sql) => sql`DELETE FROM entity_fts_key WHERE seq = 2`.raw))
     await run(config, Effect.flatMap(sqlOf("sales"), (sql) => rebuildEntityFts(sql)))
     expect(await run(config, Effect.flatMap(sqlOf("sales"), keyRows))).toEqual(seeded)
-  })
-
-  it("0005 fills it from the entity_fts rows a file already has, as the writers would", async () => {
-    const file = join(dir, "old.sqlite")
-    createPrivateFile(file)
-    const texts = [
-      ["vertrieb nord", "vn|sales north"], ["mueller", ""], ["it", "edv"], ["a b", "||x y z"], ["strasse 1", "s1"],
-      ["ǆemal bey", "δ ε|日本 語"], ["k 10000", "k1"], ["alpha beta gamma delta epsilon zeta eta", "abgdezh|ab"]
-    ] as const
-    const got = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-      const sql = yield* openConnection(file)
-      const now = "2026-01-05T10:00:00Z"
-      yield* migrate(sql, file, SCOPE_MIGRATIONS.filter((m) => m.version <= 4), { scope: "sales", now })
-      for (const [i, [name, aliases]] of texts.entries()) {
-        yield* sql`INSERT INTO entity_fts (rowid, name, aliases) VALUES (${i + 1}, ${name}, ${aliases})`.raw
-      }
-      yield* migrate(sql, file, SCOPE_MIGRATIONS, { scope: "sales", now })
-      return { stored: yield* keyRows(sql), expected: yield* expectedKeys(sql) }
-    })))
-    expect(got.stored.length).toBeGreaterThan(texts.length)
-    expect(got.stored).toEqual(got.expected)
   })
 
   it("property: the exact and initials passes recall what the full reads of entity_fts recall", async () => {

@@ -33,7 +33,7 @@ export const LEX_SCHEMA: ReadonlyArray<string> = [
 ]
 
 /**
- * lex_relation (migration 0004-relation-index): one row per distinct relation of an indexed rule,
+ * lex_relation (migration 0003-lexical): one row per distinct relation of an indexed rule,
  * kind and the name in Unicode lower case (String.prototype.toLowerCase), with the version's
  * said_at. Derived data like the lex_* tables (same writes, same rebuild): it makes the
  * same-relation group of a bundle an indexed lookup instead of a scan of every current version.

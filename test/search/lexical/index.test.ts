@@ -48,7 +48,7 @@ const snapshot = (sql: SqlClient) =>
 const rebuildNow = (sql: SqlClient) => Effect.flatMap(LexicalIndex, (lex) => lex.rebuild(sql))
 
 describe("schema", () => {
-  it("0003-lexical and 0004-relation-index create the contract's tables with the schema module's SQL", async () => {
+  it("0003-lexical creates the contract's tables with the schema module's SQL", async () => {
     const config = lexConfig(dir)
     await seed(config, [])
     const tables = await withSql(config, (sql) =>
@@ -141,34 +141,6 @@ describe("lex_meta.build", () => {
     expect(r.ids).toEqual(["sales-0001"])
     const built = await withSql(config, (sql) => sql<{ value: string }>`SELECT value FROM lex_meta WHERE key = 'build'`)
     expect(built).toEqual([{ value: "gn-lex-1;stem=1;decompound=1;normalize=1;trigram=0;languages=de,en" }])
-  })
-
-  it("0004 on a file with built lexical tables drops the build: the first search fills lex_relation", async () => {
-    const config = lexConfig(dir)
-    await seed(config, [
-      ruleReq("Rechnungen der Müller GmbH gehen an die Buchhaltung", ["Rechnung"], { relations: [{ kind: "customer", name: "Müller GmbH", ref: null }] }),
-      ruleReq("Müller GmbH zahlt in 30 Tagen", [], { relations: [{ kind: "customer", name: "MÜLLER GMBH", ref: null }] })
-    ])
-    const relations = (sql: SqlClient) => sql`SELECT * FROM lex_relation ORDER BY seq`
-    const expected = await withSql(config, relations)
-    expect(expected).toEqual([
-      { kind: "customer", name: "müller gmbh", seq: 1, said_at: "2026-03-12T09:15:00Z" },
-      { kind: "customer", name: "müller gmbh", seq: 2, said_at: "2026-03-12T09:15:00Z" }
-    ])
-    // the same file as 0003 left it: built lexical tables, no lex_relation (schema_version 3)
-    await withSql(config, (sql) => Effect.all([
-      sql`DROP TABLE lex_relation`.raw,
-      sql`UPDATE meta SET schema_version = 3`.raw
-    ], { discard: true }))
-    // every run opens the file anew: the store migrates it to 0004 before the first statement
-    const migrated = await withSql(config, (sql) => Effect.all({
-      version: sql<{ schema_version: number }>`SELECT schema_version FROM meta`,
-      build: sql`SELECT * FROM lex_meta WHERE key = 'build'`,
-      relation: relations(sql)
-    }))
-    expect(migrated).toEqual({ version: [{ schema_version: latestVersion(SCOPE_MIGRATIONS) }], build: [], relation: [] })
-    await search(config, { text: "Rechnung" })
-    expect(await withSql(config, relations)).toEqual(expected)
   })
 
   it("a change of stem, decompound, normalize, trigram or languages rebuilds on the next search or write", async () => {

@@ -160,6 +160,17 @@ export const migration: Migration = {
      WHEN NEW.id IS NOT (SELECT scope FROM meta) || '-r' || printf('%04d', NEW.seq)
      BEGIN SELECT RAISE(ABORT, 'review-id-not-in-scope'); END`,
 
-    ...["entity", "entity_version", "review"].flatMap(appendOnlyPair)
+    ...["entity", "entity_version", "review"].flatMap(appendOnlyPair),
+
+    // derived read structures, no record (docs/decisions.md, "Graph: performance"): children in the
+    // tree's order, archived versions, and the exact/initials keys of entity_fts (written by src/graph/fts.ts)
+    `CREATE INDEX entity_version_child ON entity_version(parent_id, lower(name), id)`,
+    `CREATE INDEX entity_version_archived ON entity_version(id) WHERE status = 'archived'`,
+    `CREATE TABLE entity_fts_key (
+      kind TEXT NOT NULL CHECK (kind IN ('exact','initials')),
+      key TEXT NOT NULL CHECK (length(key) > 0),
+      seq INTEGER NOT NULL,
+      PRIMARY KEY (kind, key, seq)) WITHOUT ROWID`,
+    `CREATE INDEX entity_fts_key_seq ON entity_fts_key(seq)`
   ]
 }
