@@ -163,9 +163,11 @@ export const migration: Migration = {
     ...["entity", "entity_version", "review"].flatMap(appendOnlyPair),
 
     // derived read structures, no record (docs/decisions.md, "Graph: performance"): children in the
-    // tree's order, archived versions, and the exact/initials keys of entity_fts (written by src/graph/fts.ts)
+    // tree's order, archived versions, a rule's links by from_ref at any validity (link_to's twin),
+    // and the exact/initials keys of entity_fts (written by src/graph/fts.ts)
     `CREATE INDEX entity_version_child ON entity_version(parent_id, lower(name), id)`,
     `CREATE INDEX entity_version_archived ON entity_version(id) WHERE status = 'archived'`,
+    `CREATE INDEX link_from ON link(from_ref, type)`,
     `CREATE TABLE entity_fts_key (
       kind TEXT NOT NULL CHECK (kind IN ('exact','initials')),
       key TEXT NOT NULL CHECK (length(key) > 0),
