@@ -8,6 +8,22 @@ import { nowInstant } from "../../domain/time.js"
 import { VERSION } from "../../version.js"
 import { Api } from "../api.js"
 
+/**
+ * Each scope of a grant-wide call with its rule counts, or available: false when it cannot be
+ * opened (GET /v1/status and the MCP tool list_scopes).
+ */
+export const scopeCounts = (scopes: ReadonlyArray<string>) =>
+  Effect.flatMap(ScopeStore, (store) =>
+    Effect.forEach(scopes, (scope) =>
+      Effect.gen(function*() {
+        const opened = yield* Effect.either(store.use(scope))
+        if (opened._tag === "Left") return { scope, available: false, rules: null }
+        const rows = yield* opened.right.sql<{ status: string; n: number }>`
+          SELECT status, count(*) AS n FROM current_version WHERE status <> 'rejected' GROUP BY status`
+        const count = (s: string) => rows.find((r) => r.status === s)?.n ?? 0
+        return { scope, available: true, rules: { proposed: count("proposed"), confirmed: count("confirmed"), superseded: count("superseded") } }
+      })))
+
 export const statusCall = handle({
   channel: "api",
   operation: "status",
@@ -16,16 +32,7 @@ export const statusCall = handle({
   run: (_, ctx) =>
     Effect.gen(function*() {
       const config = yield* AppConfig
-      const store = yield* ScopeStore
-      const scopes = yield* Effect.forEach(ctx.scopes, (scope) =>
-        Effect.gen(function*() {
-          const opened = yield* Effect.either(store.use(scope))
-          if (opened._tag === "Left") return { scope, available: false, rules: null }
-          const rows = yield* opened.right.sql<{ status: string; n: number }>`
-            SELECT status, count(*) AS n FROM current_version WHERE status <> 'rejected' GROUP BY status`
-          const count = (s: string) => rows.find((r) => r.status === s)?.n ?? 0
-          return { scope, available: true, rules: { proposed: count("proposed"), confirmed: count("confirmed"), superseded: count("superseded") } }
-        }))
+      const scopes = yield* scopeCounts(ctx.scopes)
       return {
         status: 200,
         body: {

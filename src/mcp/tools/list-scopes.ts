@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import * as z from "zod"
 import { CHANNEL_RIGHTS, spec } from "../../auth/scope-check.js"
 import { AppConfig } from "../../config/config.js"
-import { ScopeStore } from "../../db/scope-store.js"
+import { scopeCounts } from "../../http/routes/status.js"
 import { toolResult } from "../result.js"
 import { callTool, type ToolContext } from "./context.js"
 
@@ -24,16 +24,7 @@ export const listScopesSpec = spec({
   run: (_, ctx) =>
     Effect.gen(function*() {
       const config = yield* AppConfig
-      const store = yield* ScopeStore
-      const scopes = yield* Effect.forEach(ctx.scopes, (scope) =>
-        Effect.gen(function*() {
-          const opened = yield* Effect.either(store.use(scope))
-          if (opened._tag === "Left") return { scope, available: false, rules: null }
-          const rows = yield* opened.right.sql<{ status: string; n: number }>`
-            SELECT status, count(*) AS n FROM current_version WHERE status <> 'rejected' GROUP BY status`
-          const count = (s: string) => rows.find((r) => r.status === s)?.n ?? 0
-          return { scope, available: true, rules: { proposed: count("proposed"), confirmed: count("confirmed"), superseded: count("superseded") } }
-        }))
+      const scopes = yield* scopeCounts(ctx.scopes)
       return {
         status: 200,
         body: { scopes, rights: ctx.grant.rights.filter((r) => CHANNEL_RIGHTS.mcp.includes(r)), entity_types: config.file.graph.entity_types },
