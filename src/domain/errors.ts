@@ -4,7 +4,7 @@
  * contain SQL, paths of the data dir or source text.
  */
 import { ParseResult, Schema } from "effect"
-import type { GraphRefusal } from "../graph/errors.js"
+import { type GraphRefusal, graphErrorBody } from "../graph/errors.js"
 
 export const ERROR_STATUS = {
   "validation-failed": 400,
@@ -199,19 +199,7 @@ export interface ErrorBodyOut {
 
 /** The ErrorBody of §6.6 for a domain error; a graph refusal gives its GraphErrorBody (graph.md §8). */
 export const toErrorBody = (e: DomainError): ErrorBodyOut => {
-  if (e._tag === "GraphRefusal") {
-    return {
-      error: e.code,
-      message: e.message,
-      ...(e.current === undefined ? {} : { current: e.current }),
-      ...(e.issues === undefined ? {} : { issues: e.issues }),
-      remedy: e.remedy,
-      next: e.next,
-      ...(e.candidates === undefined ? {} : { candidates: e.candidates }),
-      ...(e.paths === undefined ? {} : { paths: e.paths }),
-      ...(e.limit === undefined ? {} : { limit: e.limit })
-    }
-  }
+  if (e._tag === "GraphRefusal") return graphErrorBody(e) as ErrorBodyOut
   const body: ErrorBodyOut = {
     error: e.code,
     message: e.message
