@@ -17,7 +17,7 @@ import { Effect, Layer, Logger, LogLevel, ManagedRuntime, Redacted } from "effec
 import type { AppConfigShape } from "../src/config/config.js"
 import { OpsStore } from "../src/db/ops-store.js"
 import { ScopeStore } from "../src/db/scope-store.js"
-import { formatRuleId } from "../src/domain/ids.js"
+import { formatRuleId } from "../src/contracts/ids.js"
 import { publicListener, servicesLayer } from "../src/http/server.js"
 import { LexicalIndex } from "../src/search/lexical/index.js"
 import { benchConfig } from "./config.js"

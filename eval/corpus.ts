@@ -8,8 +8,8 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Schema } from "effect"
 import type { ProposalRequest } from "../src/domain/proposal-schemas.js"
-import { Day, Instant, Link } from "../src/domain/schemas.js"
-import { JamieId, MailId, ScopeName } from "../src/domain/ids.js"
+import { Day, Instant, Link } from "../src/contracts/schemas.js"
+import { JamieId, MailId, ScopeName } from "../src/contracts/ids.js"
 import type { SourceRequest } from "../src/domain/source-schemas.js"
 
 const NonEmpty = Schema.String.pipe(Schema.minLength(1))

@@ -7,7 +7,7 @@
 import { Effect } from "effect"
 import { ScopeStore } from "../src/db/scope-store.js"
 import { decide } from "../src/decision/decide.js"
-import { parseRuleRef } from "../src/domain/ids.js"
+import { parseRuleRef } from "../src/contracts/ids.js"
 import { propose } from "../src/domain/proposals.js"
 import { storeSource } from "../src/domain/sources.js"
 import { type Corpus, rulesOf, scopesOf, sourcesOf, toProposalRequest, toSourceRequest } from "./corpus.js"

@@ -3,7 +3,7 @@
  * times, sizes. Pure functions; every one returns Html built by the escaper.
  */
 import { formatTimestamp } from "../domain/provenance.js"
-import { dayIn, localDateTime } from "../domain/time.js"
+import { dayIn, localDateTime } from "../contracts/time.js"
 import { type Html, html } from "./html.js"
 
 /** Calendar days in `zone` from `instant` to `nowMs` (0 = today). */

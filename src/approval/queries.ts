@@ -6,7 +6,7 @@
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import { OpsStore } from "../db/ops-store.js"
-import { parseRuleRef } from "../domain/ids.js"
+import { parseRuleRef } from "../contracts/ids.js"
 import { possibleDuplicates } from "../domain/proposals.js"
 import { provenanceOf } from "../domain/provenance.js"
 import { allVersions, lastReviewedAt, type RuleVersionRow } from "../domain/rules.js"

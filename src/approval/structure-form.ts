@@ -8,7 +8,7 @@
 import { HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import type { CallContext } from "../auth/scope-check.js"
-import { type DomainError, ERROR_STATUS, toErrorBody } from "../domain/errors.js"
+import { type DomainError, ERROR_STATUS, toErrorBody } from "../contracts/errors.js"
 import { archiveEntity, formToArchive, parseArchive } from "../structure/archive.js"
 import { applyReview, formToReview, parseReview } from "../structure/review.js"
 import { viewerOf } from "./context.js"

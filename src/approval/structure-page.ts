@@ -7,7 +7,7 @@
  * type, confidence and reason. Forms: confirm / revert (entity, target = the current version),
  * confirm / reject (link), archive (with the version); each with the csrf token.
  */
-import type { Candidate, PathItem } from "../graph/errors.js"
+import type { Candidate, PathItem } from "../contracts/errors.js"
 import type { PendingEnd, PendingEntityVersion, PendingItem, PendingLink } from "../graph/review-schemas.js"
 import { badge, type Clockwork, plural, when } from "./format.js"
 import { type Html, html, join, safeHref, segment } from "./html.js"

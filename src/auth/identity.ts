@@ -3,7 +3,7 @@
  * (auth access-service or bearer). Only an active grant turns an identity into rights.
  */
 import { Schema } from "effect"
-import type { GrantAuth } from "../domain/grant-schemas.js"
+import type { GrantAuth } from "../contracts/grants.js"
 
 export type ChannelName = "mcp" | "api" | "approval"
 

@@ -6,7 +6,7 @@
 import { readFile } from "node:fs/promises"
 import { resolve } from "node:path"
 import { Effect, Either, Layer, Redacted, Schema } from "effect"
-import { issuesOf, type Issue } from "../domain/errors.js"
+import { issuesOf, type Issue } from "../contracts/errors.js"
 import { AppConfig, type AppConfigShape, type AuthMode, type Env } from "./config.js"
 import { ConfigFile } from "./schema.js"
 

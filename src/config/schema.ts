@@ -4,9 +4,9 @@
  */
 import { isAbsolute } from "node:path"
 import { Schema } from "effect"
-import { GraphConfig } from "../graph/config.js"
-import { Day } from "../domain/schemas.js"
-import { ScopeName } from "../domain/ids.js"
+import { GraphConfig } from "./graph.js"
+import { Day } from "../contracts/schemas.js"
+import { ScopeName } from "../contracts/ids.js"
 import { LexicalConfig } from "./lexical.js"
 
 export const isIanaZone = (zone: string): boolean => {

@@ -9,7 +9,7 @@ import { join } from "node:path"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option } from "effect"
 import { AppConfig } from "../config/config.js"
-import { GrantExists, NotFound, ValidationFailed } from "../domain/errors.js"
+import { GrantExists, NotFound, ValidationFailed } from "../contracts/errors.js"
 import {
   type Grant,
   type GrantAuth,
@@ -18,8 +18,8 @@ import {
   type GrantOut,
   type Right,
   RIGHTS_ORDER
-} from "../domain/grant-schemas.js"
-import { nowInstant } from "../domain/time.js"
+} from "../contracts/grants.js"
+import { nowInstant } from "../contracts/time.js"
 import { openConnection } from "./connection.js"
 import { StoreOpenError } from "./errors.js"
 import { createPrivateFile, ensurePrivateDir } from "./files.js"

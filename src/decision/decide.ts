@@ -17,11 +17,11 @@ import {
   ValidationFailed,
   validationFailed,
   VersionOutdated
-} from "../domain/errors.js"
-import { RULE_ID_RE, ruleRef, scopeOfRuleId } from "../domain/ids.js"
-import { STRICT } from "../domain/schemas.js"
+} from "../contracts/errors.js"
+import { RULE_ID_RE, ruleRef, scopeOfRuleId } from "../contracts/ids.js"
+import { STRICT } from "../contracts/schemas.js"
 import { currentVersion, type RuleVersionRow } from "../domain/rules.js"
-import { nowInstant } from "../domain/time.js"
+import { nowInstant } from "../contracts/time.js"
 import { type Change, DecisionRequest, type DecisionResult, IMMUTABLE_CHANGE_FIELDS } from "../domain/decision-schemas.js"
 
 /** The deciding person: grant id and the e-mail from the verified credential. */

@@ -1,7 +1,7 @@
 /** Decision schemas (architecture.md §6.4). */
 import { Schema } from "effect"
-import { RuleId } from "./ids.js"
-import { Day, Instant, Keywords, Relation, RuleKind } from "./schemas.js"
+import { RuleId } from "../contracts/ids.js"
+import { Day, Instant, Keywords, Relation, RuleKind } from "../contracts/schemas.js"
 
 const Reason = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(1000))
 const Version = Schema.Number.pipe(Schema.int(), Schema.positive())

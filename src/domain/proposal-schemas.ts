@@ -1,7 +1,7 @@
 /** Proposal schemas (architecture.md §6.3). */
 import { Schema } from "effect"
-import { JamieId, MailId, RuleId, RuleRef, ScopeName } from "./ids.js"
-import { Day, Instant, Keywords, Link, Relation, RuleKind } from "./schemas.js"
+import { JamieId, MailId, RuleId, RuleRef, ScopeName } from "../contracts/ids.js"
+import { Day, Instant, Keywords, Link, Relation, RuleKind } from "../contracts/schemas.js"
 
 /**
  * Text stored in rule_version: SQLite's length() stops at a NUL character, so a NUL would slip

@@ -10,13 +10,13 @@ import { syncRuleFts } from "../db/fts.js"
 import { ScopeStore } from "../db/scope-store.js"
 import { LexicalIndex } from "../search/lexical/index.js"
 import { runStageA } from "../search/stage-a.js"
-import { QuoteNotFound, ReferenceUnknown, SourceUnknown } from "./errors.js"
-import { formatRuleId, ruleRef, scopeOfRuleId } from "./ids.js"
+import { QuoteNotFound, ReferenceUnknown, SourceUnknown } from "../contracts/errors.js"
+import { formatRuleId, ruleRef, scopeOfRuleId } from "../contracts/ids.js"
 import type { ProposalCreated, ProposalRequest } from "./proposal-schemas.js"
 import { JAMIE_WINDOW_S, jamieQuoteFound, mailQuoteFound } from "./quote-check.js"
-import type { Channel } from "./schemas.js"
+import type { Channel } from "../contracts/schemas.js"
 import { ensureManualSource } from "./sources.js"
-import { nowInstant, todayIn } from "./time.js"
+import { nowInstant, todayIn } from "../contracts/time.js"
 
 export interface Proposer {
   readonly grantId: string

@@ -5,7 +5,7 @@
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
-import { attachmentRef, sourceRef } from "./ids.js"
+import { attachmentRef, sourceRef } from "../contracts/ids.js"
 import { JAMIE_WINDOW_S } from "./quote-check.js"
 import type { RuleVersionRow } from "./rules.js"
 import type { AttachmentRow, SourceRow } from "./sources.js"

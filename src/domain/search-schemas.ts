@@ -1,7 +1,7 @@
 /** Search request and response (architecture.md §6.5, graph.md §11). */
 import { Schema } from "effect"
-import { ENTITY_ID_RE, RuleId, RuleRef, ScopeName, scopeOfGraphId } from "./ids.js"
-import { Day, Instant, Relation, RelationKind } from "./schemas.js"
+import { ENTITY_ID_RE, RuleId, RuleRef, ScopeName, scopeOfGraphId } from "../contracts/ids.js"
+import { Day, Instant, Relation, RelationKind } from "../contracts/schemas.js"
 
 export const SearchRequest = Schema.Struct({
   scopes: Schema.Array(ScopeName).pipe(Schema.minItems(1), Schema.maxItems(20)),

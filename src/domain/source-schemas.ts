@@ -1,7 +1,7 @@
 /** Source schemas (architecture.md §6.2, §6.2a). */
 import { Schema } from "effect"
-import { JamieId, MailId, ScopeName } from "./ids.js"
-import { Instant, Link } from "./schemas.js"
+import { JamieId, MailId, ScopeName } from "../contracts/ids.js"
+import { Instant, Link } from "../contracts/schemas.js"
 
 export const AttachmentIn = Schema.Struct({
   filename: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(500)),

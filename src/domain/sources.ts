@@ -7,10 +7,13 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import { ScopeStore } from "../db/scope-store.js"
 import { canonicalJson } from "./canonical-json.js"
-import { NotFound, SOURCE_CONFLICT_MESSAGE, SourceConflict } from "./errors.js"
-import { attachmentRef, manualSourceId } from "./ids.js"
+import { NotFound, SourceConflict } from "../contracts/errors.js"
+import { attachmentRef, manualSourceId } from "../contracts/ids.js"
 import type { AttachmentOut, SourceInclude, SourceOut, SourceRequest, SourceStored } from "./source-schemas.js"
-import { nowInstant } from "./time.js"
+import { nowInstant } from "../contracts/time.js"
+
+/** One generic message whatever the reason (architecture.md §6.2); the reason goes to the log. */
+export const SOURCE_CONFLICT_MESSAGE = "a source with this id is already stored in this scope and differs from this request"
 
 export const sha256Hex = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex")
 

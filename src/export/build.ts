@@ -19,7 +19,7 @@ import { createHash } from "node:crypto"
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
-import { localDateTime } from "../domain/time.js"
+import { localDateTime } from "../contracts/time.js"
 import { escapeForeign, foreignBlock, normalizeNewlines } from "./escape.js"
 
 export interface ExportFile {

@@ -2,7 +2,7 @@
  * The `next` rules of graph.md §8: pure functions, at most three entries each, in the contract's
  * order. A `why` names entity ids only (never names: those may be foreign text).
  */
-import type { Candidate, Next } from "./errors.js"
+import type { Candidate, Next } from "../contracts/errors.js"
 
 export const MAX_NEXT = 3
 

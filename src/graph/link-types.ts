@@ -6,8 +6,8 @@
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Schema } from "effect"
-import { ENTITY_ID_RE, RULE_ID_RE, ScopeName } from "../domain/ids.js"
-import { Instant } from "../domain/schemas.js"
+import { ENTITY_ID_RE, RULE_ID_RE, ScopeName } from "../contracts/ids.js"
+import { Instant } from "../contracts/schemas.js"
 
 export const PROPOSABLE_TYPES = ["concerns", "belongs_to", "contradicts", "mentions", "same_as"] as const
 export const COMPUTED_TYPES = ["replies_to", "attachment_of", "sourced_from", "supersedes"] as const

@@ -7,10 +7,10 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import { AppConfig } from "../config/config.js"
 import { ScopeStore } from "../db/scope-store.js"
-import { formatLinkId } from "../domain/ids.js"
-import { nowInstant } from "../domain/time.js"
+import { formatLinkId } from "../contracts/ids.js"
+import { nowInstant } from "../contracts/time.js"
 import { linkOut, type LinkRow, linkStatus, type Verdict } from "./counted.js"
-import { type Next, type PathItem, refuse } from "./errors.js"
+import { type Next, type PathItem, refuse } from "../contracts/errors.js"
 import {
   type EndKind,
   endKindOf,

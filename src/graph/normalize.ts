@@ -4,7 +4,7 @@
  * entity against a key. Pure functions; the recall passes are in resolve.ts.
  */
 import { Schema } from "effect"
-import type { CandidateMatch } from "./errors.js"
+import type { CandidateMatch } from "../contracts/errors.js"
 
 /** Trailing tokens dropped by normalize while at least one token remains (graph.md §5.1). */
 export const LEGAL_FORMS: ReadonlySet<string> = new Set([

@@ -4,7 +4,7 @@
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
-import type { PathItem } from "./errors.js"
+import type { PathItem } from "../contracts/errors.js"
 
 /** Full path of one entity from the top level down, the entity itself last; [] when unknown. */
 export const pathOf = (sql: SqlClient, id: string): Effect.Effect<Array<PathItem>> =>

@@ -5,7 +5,7 @@
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import { TREE_MAX_DEPTH, TREE_MAX_NODES, TREE_PAGE_SIZE } from "./config.js"
-import { type Next, type PathItem, refuse } from "./errors.js"
+import { type Next, type PathItem, refuse } from "../contracts/errors.js"
 import { nextForTree, nextForTreeDepth, nextForUnknown } from "./guidance.js"
 import { pathOf, pathsOf } from "./paths.js"
 import type { EntityOut, EntityStatus, EntityVersionOut, TreeNode } from "./schemas.js"

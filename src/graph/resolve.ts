@@ -8,7 +8,7 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import { ftsLiteral } from "../db/fts.js"
 import { RESOLVE_MAX_CANDIDATES, RESOLVE_MIN_SCORE } from "./config.js"
-import type { Candidate } from "./errors.js"
+import type { Candidate } from "../contracts/errors.js"
 import { isInitialsKey, normalize, scoreAgainst, trigrams } from "./normalize.js"
 import { pathsOf } from "./paths.js"
 

@@ -4,9 +4,9 @@
  * HttpApi can name them without importing src/structure/** (AT2b).
  */
 import { Schema } from "effect"
-import { ENTITY_ID_RE } from "../domain/ids.js"
-import { Instant } from "../domain/schemas.js"
-import { PathItem } from "./errors.js"
+import { ENTITY_ID_RE } from "../contracts/ids.js"
+import { Instant } from "../contracts/schemas.js"
+import { PathItem } from "../contracts/errors.js"
 import { LINK_REF_RE, LinkStatus } from "./link-types.js"
 
 /** entity/<id>@<n>: an entity version (the version is required). */

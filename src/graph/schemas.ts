@@ -3,10 +3,10 @@
  * and after normalization (graph.md §5.3, BoundedName); aliases_remove keeps only the raw bound.
  */
 import { Schema } from "effect"
-import { ENTITY_ID_RE, ScopeName } from "../domain/ids.js"
-import { Day } from "../domain/schemas.js"
-import { EntityType } from "./config.js"
-import { Next, PathItem } from "./errors.js"
+import { ENTITY_ID_RE, ScopeName } from "../contracts/ids.js"
+import { Day } from "../contracts/schemas.js"
+import { EntityType } from "../config/graph.js"
+import { Next, PathItem } from "../contracts/errors.js"
 import { BoundedName, BoundedQuery, normalize } from "./normalize.js"
 
 export const EntityId = Schema.String.pipe(Schema.pattern(ENTITY_ID_RE, { message: () => "must be an entity id <scope>-e<nnnn>" }))

@@ -4,15 +4,7 @@
  */
 import { HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
-import { ERROR_STATUS, type ErrorCode, type Issue } from "../domain/errors.js"
-
-export interface ErrorBodyOut {
-  readonly error: string
-  readonly message?: string
-  readonly current?: string
-  readonly issues?: ReadonlyArray<Issue>
-  readonly remedy?: string
-}
+import { ERROR_STATUS, type ErrorBodyOut, type ErrorCode } from "../contracts/errors.js"
 
 export const errorResponse = (
   code: ErrorCode,

@@ -6,8 +6,8 @@
 import { createHash } from "node:crypto"
 import { HttpIncomingMessage, type HttpServerRequest } from "@effect/platform"
 import { Effect, Option, type ParseResult, Schema } from "effect"
-import { ValidationFailed, validationFailed } from "../domain/errors.js"
-import { STRICT } from "../domain/schemas.js"
+import { ValidationFailed, validationFailed } from "../contracts/errors.js"
+import { STRICT } from "../contracts/schemas.js"
 
 export const KIB = 1024
 export const MIB = 1024 * 1024

@@ -1,6 +1,6 @@
 /** Query-parameter schemas shared by the routes (architecture.md §6: limit 1–200, after = rule id). */
 import { Schema } from "effect"
-import { RuleId } from "../domain/ids.js"
+import { RuleId } from "../contracts/ids.js"
 
 export const Limit = Schema.optionalWith(
   Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200)),

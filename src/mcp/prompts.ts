@@ -9,7 +9,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import type { GetPromptResult } from "@modelcontextprotocol/sdk/types.js"
 import * as z from "zod"
-import { JAMIE_ID_RE, MAIL_ID_MAX, MAIL_ID_RE } from "../domain/ids.js"
+import { JAMIE_ID_RE, MAIL_ID_MAX, MAIL_ID_RE } from "../contracts/ids.js"
 import { frame, newBoundary, UNTRUSTED_PREAMBLE } from "../security/model-output.js"
 import { scopeName } from "./tools/schemas.js"
 

@@ -9,7 +9,7 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import type { CallResult } from "../auth/scope-check.js"
-import type { ErrorCode } from "../domain/errors.js"
+import type { ErrorCode } from "../contracts/errors.js"
 import { annotateForeign, renderResultForModel } from "../security/model-output.js"
 
 export type ToolKind = "core" | "graph"

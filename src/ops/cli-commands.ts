@@ -7,7 +7,7 @@
  */
 import { Args, Command, Options, ValidationError } from "@effect/cli"
 import { Cause, Console, Effect, Exit, Option } from "effect"
-import type { GrantOut } from "../domain/grant-schemas.js"
+import type { GrantOut } from "../contracts/grants.js"
 import type { CliRouteName } from "./cli-routes.js"
 import { type CliError, opsRequest, resolveOps } from "./ops-client.js"
 

@@ -13,7 +13,7 @@
  * with its statement and line always stays.
  */
 import { Schema } from "effect"
-import { Day, Instant } from "../domain/schemas.js"
+import { Day, Instant } from "../contracts/schemas.js"
 import {
   Abstained,
   type Bundle,
@@ -23,7 +23,7 @@ import {
   type SearchResponse,
   StageState
 } from "../domain/search-schemas.js"
-import { ScopeName } from "../domain/ids.js"
+import { ScopeName } from "../contracts/ids.js"
 
 export const SEARCH_COMPACT_MAX_CHARS = 30_000
 export const RELATED_TITLE_CHARS = 120

@@ -5,8 +5,8 @@
  */
 import { Clock, Effect } from "effect"
 import { ScopeStore } from "../db/scope-store.js"
-import { NotFound } from "../domain/errors.js"
-import { parseRuleRef, scopeOfRuleId } from "../domain/ids.js"
+import { NotFound } from "../contracts/errors.js"
+import { parseRuleRef, scopeOfRuleId } from "../contracts/ids.js"
 import type { FeedbackRequest } from "../domain/search-schemas.js"
 
 export const FEEDBACK_NOT_FOUND = "no such search"

@@ -15,7 +15,7 @@
  * attachments (text_origin none), which the shown entries alone cannot tell past 5.
  */
 import type { Group, GroupKind, Head } from "../domain/search-schemas.js"
-import { dayIn } from "../domain/time.js"
+import { dayIn } from "../contracts/time.js"
 
 /** The head fields the line reads. */
 export type LineHead = Pick<Head, "kind" | "status" | "date" | "title" | "age_days" | "recheck">

@@ -6,7 +6,7 @@
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
-import type { PathItem } from "../graph/errors.js"
+import type { PathItem } from "../contracts/errors.js"
 import type { LinkRow } from "../graph/counted.js"
 import { endKindOf, entityIdOfEnd, linkRef, parseAttachmentEnd, ruleIdOfEnd } from "../graph/link-types.js"
 import { pathsOf } from "../graph/paths.js"

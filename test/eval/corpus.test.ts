@@ -5,7 +5,7 @@
  */
 import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import { formatRuleId } from "../../src/domain/ids.js"
+import { formatRuleId } from "../../src/contracts/ids.js"
 import { ProposalRequest } from "../../src/domain/proposal-schemas.js"
 import { jamieWindow, MIN_QUOTE_CHARS, normalizeQuote } from "../../src/domain/quote-check.js"
 import { SearchRequest } from "../../src/domain/search-schemas.js"

@@ -1,6 +1,6 @@
 /** The next rules of graph.md §8: at most three entries, in the contract's order, ids only. */
 import { describe, expect, it } from "vitest"
-import type { Candidate } from "../../src/graph/errors.js"
+import type { Candidate } from "../../src/contracts/errors.js"
 import {
   MAX_NEXT, nextForCycle, nextForDuplicate, nextForResolve, nextForTree, nextForTreeDepth, nextForUnknown, nextForWrite
 } from "../../src/graph/guidance.js"

@@ -5,7 +5,7 @@
 import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { ScopeStore } from "../../src/db/scope-store.js"
-import type { GraphRefusal } from "../../src/graph/errors.js"
+import type { GraphRefusal } from "../../src/contracts/errors.js"
 import type { LinkRequest } from "../../src/graph/link-types.js"
 import { proposeLink } from "../../src/graph/links.js"
 import { tempDir, testConfig } from "../support/env.js"

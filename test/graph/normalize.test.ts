@@ -1,7 +1,7 @@
 import { Either, ParseResult, Schema } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { validationFailed } from "../../src/domain/errors.js"
+import { validationFailed } from "../../src/contracts/errors.js"
 import {
   BoundedName,
   BoundedQuery,
@@ -116,7 +116,7 @@ describe("BoundedName and BoundedQuery (graph.md §5.3 bounds)", () => {
     if (Either.isRight(r)) throw new Error("expected a refusal")
     const refusal = validationFailed(r.left, "entity")
     expect(refusal.code).toBe("validation-failed")
-    expect(refusal.issues[0]?.path).toBe("name")
+    expect(refusal.issues?.[0]?.path).toBe("name")
     expect(messageOf(BoundedQuery, s)).toContain("after normalization")
     // one character less after normalization passes
     expect(Either.isRight(decode(BoundedName, `${"a".repeat(181)} \uFDFA`))).toBe(true)

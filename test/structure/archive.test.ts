@@ -5,8 +5,8 @@
 import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { ScopeStore } from "../../src/db/scope-store.js"
-import { todayIn } from "../../src/domain/time.js"
-import type { GraphRefusal } from "../../src/graph/errors.js"
+import { todayIn } from "../../src/contracts/time.js"
+import type { GraphRefusal } from "../../src/contracts/errors.js"
 import { proposeLink } from "../../src/graph/links.js"
 import { archiveEntity, parseArchive } from "../../src/structure/archive.js"
 import { tempDir, testConfig } from "../support/env.js"
@@ -99,7 +99,7 @@ describe("archive", () => {
   it("the request: version required, reason optional, nothing else", async () => {
     const bad = await run(config, Effect.either(parseArchive({ version: 0, extra: 1 })))
     expect(bad._tag).toBe("Left")
-    if (bad._tag === "Left") expect(bad.left.issues.map((i) => i.path).sort()).toEqual(["extra", "version"])
+    if (bad._tag === "Left") expect((bad.left.issues ?? []).map((i) => i.path).sort()).toEqual(["extra", "version"])
     const ok = await run(config, parseArchive({ version: 2, reason: "gone" }))
     expect(ok).toEqual({ version: 2, reason: "gone" })
   })

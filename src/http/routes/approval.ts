@@ -22,8 +22,8 @@ import { loadRulePage } from "../../approval/views.js"
 import { handle } from "../../auth/scope-check.js"
 import { AppConfig } from "../../config/config.js"
 import { ScopeStore } from "../../db/scope-store.js"
-import { NotFound } from "../../domain/errors.js"
-import { RULE_ID_RE, ruleRef, ScopeName, scopeOfRuleId } from "../../domain/ids.js"
+import { NotFound } from "../../contracts/errors.js"
+import { RULE_ID_RE, ruleRef, ScopeName, scopeOfRuleId } from "../../contracts/ids.js"
 import { decodeStrict } from "../input.js"
 
 const Page = Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100_000)), { default: () => 1 })

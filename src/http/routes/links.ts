@@ -6,9 +6,9 @@
  */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Schema } from "effect"
-import type { Grant } from "../../domain/grant-schemas.js"
+import type { Grant } from "../../contracts/grants.js"
 import { handle, spec } from "../../auth/scope-check.js"
-import { ScopeName } from "../../domain/ids.js"
+import { ScopeName } from "../../contracts/ids.js"
 import { listLinks } from "../../graph/link-list.js"
 import { Endpoint, endpointScopes, LinkRequest, linkRef } from "../../graph/link-types.js"
 import { proposeLink } from "../../graph/links.js"

@@ -2,7 +2,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { handle, spec } from "../../auth/scope-check.js"
-import { NotFound } from "../../domain/errors.js"
+import { NotFound } from "../../contracts/errors.js"
 import { FeedbackRequest, SearchRequest } from "../../domain/search-schemas.js"
 import { feedbackScopes, FEEDBACK_NOT_FOUND, recordFeedback } from "../../search/feedback.js"
 import { search } from "../../search/search.js"

@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { handle } from "../../auth/scope-check.js"
 import { AppConfig } from "../../config/config.js"
 import { ScopeStore } from "../../db/scope-store.js"
-import { nowInstant } from "../../domain/time.js"
+import { nowInstant } from "../../contracts/time.js"
 import { VERSION } from "../../version.js"
 import { Api } from "../api.js"
 

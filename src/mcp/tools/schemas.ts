@@ -4,8 +4,8 @@
  * decodes again, so a call passes exactly what the same /v1 request would pass.
  */
 import * as z from "zod"
-import { ENTITY_ID_RE, JAMIE_ID_RE, MAIL_ID_MAX, MAIL_ID_RE, RULE_ID_RE, RULE_REF_RE, SCOPE_NAME_RE } from "../../domain/ids.js"
-import { isCalendarDay, isInstant, LINK_MAX } from "../../domain/schemas.js"
+import { ENTITY_ID_RE, JAMIE_ID_RE, MAIL_ID_MAX, MAIL_ID_RE, RULE_ID_RE, RULE_REF_RE, SCOPE_NAME_RE } from "../../contracts/ids.js"
+import { isCalendarDay, isInstant, LINK_MAX } from "../../contracts/schemas.js"
 import { ENDPOINT_MAX, endKindOf, PROPOSABLE_TYPES } from "../../graph/link-types.js"
 import { charLength, normalize } from "../../graph/normalize.js"
 

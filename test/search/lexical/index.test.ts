@@ -19,7 +19,7 @@ import { decide } from "../../../src/decision/decide.js"
 import { propose } from "../../../src/domain/proposals.js"
 import { storeSource } from "../../../src/domain/sources.js"
 import { LexicalIndex } from "../../../src/search/lexical/index.js"
-import { LEX_RELATION_SCHEMA, LEX_SCHEMA } from "../../../src/search/lexical/schema.js"
+import { migration as lexicalMigration } from "../../../src/db/migrations/scope/0003-lexical.js"
 import { tempDir } from "../../support/env.js"
 import { mailSource } from "../../support/fixtures.js"
 import { run, sqlOf } from "../../support/run.js"
@@ -48,7 +48,7 @@ const snapshot = (sql: SqlClient) =>
 const rebuildNow = (sql: SqlClient) => Effect.flatMap(LexicalIndex, (lex) => lex.rebuild(sql))
 
 describe("schema", () => {
-  it("0003-lexical creates the contract's tables with the schema module's SQL", async () => {
+  it("0003-lexical creates the contract's tables with its own SQL", async () => {
     const config = lexConfig(dir)
     await seed(config, [])
     const tables = await withSql(config, (sql) =>
@@ -58,7 +58,8 @@ describe("schema", () => {
       "lex_doc", "lex_meta", "lex_relation", "lex_relation_seq", "lex_stem", "lex_stem_vocab", "lex_tri", "lex_word", "lex_word_vocab"
     ])
     for (const t of tables) {
-      expect([...LEX_SCHEMA, ...LEX_RELATION_SCHEMA].some((s) => s.replace(/\s+/g, " ") === t.sql.replace(/\s+/g, " ")), t.name).toBe(true)
+      const statements = lexicalMigration.statements({ scope: null, now: "" }).map((s) => (typeof s === "string" ? s : s.sql))
+      expect(statements.some((s) => s.replace(/\s+/g, " ") === t.sql.replace(/\s+/g, " ")), t.name).toBe(true)
     }
   })
 })

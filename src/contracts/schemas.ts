@@ -65,14 +65,5 @@ export type RuleKind = typeof RuleKind.Type
 export const Channel = Schema.Literal("mcp", "api", "approval")
 export type Channel = typeof Channel.Type
 
-export const ErrorBody = Schema.Struct({
-  error: Schema.String,
-  message: Schema.optional(Schema.String),
-  current: Schema.optional(Schema.String),
-  issues: Schema.optional(Schema.Array(Schema.Unknown)),
-  remedy: Schema.optional(Schema.String)
-})
-export type ErrorBody = typeof ErrorBody.Type
-
 /** Strict parse options: `.strict()` of the contract = excess properties are errors. */
 export const STRICT = { onExcessProperty: "error", errors: "all" } as const

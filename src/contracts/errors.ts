@@ -1,0 +1,256 @@
+/**
+ * The one error vocabulary (architecture.md §6.6, gaps.md §4, graph.md §8): the contract's codes
+ * with their HTTP status, one way to make a coded error (CodedError), and the body every refusal
+ * answers with (ErrorBody; a graph refusal's GraphErrorBody is its extension). Every channel (the
+ * public listener, /mcp, the approval pages, the ops socket) renders refusals from here.
+ * Messages never contain SQL, paths of the data dir or source text.
+ */
+import { ParseResult, Schema } from "effect"
+
+export const ERROR_STATUS = {
+  "validation-failed": 400,
+  "multiple-scopes-without-flag": 400,
+  "source-immutable": 400,
+  "reason-missing": 400,
+  "unauthorized": 401,
+  "channel-not-allowed": 403,
+  "scope-not-allowed": 403,
+  "csrf-failed": 403,
+  "not-found": 404,
+  "already-decided": 409,
+  "version-outdated": 409,
+  "source-conflict": 409,
+  "duplicate-candidate": 409,
+  "cycle": 409,
+  "has-children": 409,
+  "backup-running": 409,
+  "backup-directory-invalid": 409,
+  "export-directory-invalid": 409,
+  "backup-state-missing": 409,
+  "scope-exists": 409,
+  "grant-exists": 409,
+  "payload-too-large": 413,
+  "quote-not-found": 422,
+  "source-unknown": 422,
+  "reference-unknown": 422,
+  "secret-detected": 422,
+  "scope-mismatch": 422,
+  "parent-archived": 422,
+  "depth-limit": 422,
+  "entity-archived": 422,
+  "rate-limited": 429,
+  "internal": 500,
+  "scope-locked": 503
+} as const
+export type ErrorCode = keyof typeof ERROR_STATUS
+
+export const isErrorCode = (s: string): s is ErrorCode => Object.hasOwn(ERROR_STATUS, s)
+
+export interface Issue {
+  readonly path: string
+  readonly message: string
+}
+const IssueSchema = Schema.Struct({ path: Schema.String, message: Schema.String })
+
+// ---------------------------------------------------------------------------------------------
+// The bodies
+
+/** ErrorBody (architecture.md §6.1). */
+export const ErrorBody = Schema.Struct({
+  error: Schema.String,
+  message: Schema.optional(Schema.String),
+  current: Schema.optional(Schema.String),
+  issues: Schema.optional(Schema.Array(Schema.Unknown)),
+  remedy: Schema.optional(Schema.String)
+})
+export type ErrorBody = typeof ErrorBody.Type
+
+export const PathItem = Schema.Struct({ id: Schema.String, name: Schema.String, type: Schema.String })
+export type PathItem = typeof PathItem.Type
+
+/** A tool or prompt name the agent may call next, and why (≤ 3 per answer). */
+export const Next = Schema.Struct({ tool: Schema.String, why: Schema.String })
+export type Next = typeof Next.Type
+
+export const CandidateMatch = Schema.Literal("exact", "alias", "tokens", "typo", "initials", "similar")
+export type CandidateMatch = typeof CandidateMatch.Type
+
+export const Candidate = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  type: Schema.String,
+  status: Schema.Literal("active", "unconfirmed", "archived"),
+  aliases: Schema.Array(Schema.String),
+  path: Schema.Array(Schema.String),
+  score: Schema.Number,
+  match: CandidateMatch
+})
+export type Candidate = typeof Candidate.Type
+
+const CyclePaths = Schema.Struct({ entity: Schema.Array(PathItem), target: Schema.Array(PathItem) })
+
+/** GraphErrorBody (graph.md §8): ErrorBody with remedy required, next, and per code candidates, paths or limit. */
+export const GraphErrorBody = Schema.Struct({
+  ...ErrorBody.fields,
+  remedy: Schema.String,
+  next: Schema.Array(Next).pipe(Schema.maxItems(3)),
+  candidates: Schema.optional(Schema.Array(Candidate).pipe(Schema.maxItems(5))),
+  paths: Schema.optional(CyclePaths),
+  limit: Schema.optional(Schema.Number)
+})
+export type GraphErrorBody = typeof GraphErrorBody.Type
+
+/** The body of any refusal as it is written: ErrorBody, or GraphErrorBody for a graph refusal. */
+export interface ErrorBodyOut {
+  error: ErrorCode
+  message?: string
+  current?: string
+  issues?: ReadonlyArray<Issue>
+  remedy?: string
+  next?: ReadonlyArray<Next>
+  candidates?: ReadonlyArray<Candidate>
+  paths?: { readonly entity: ReadonlyArray<PathItem>; readonly target: ReadonlyArray<PathItem> }
+  limit?: number
+}
+
+// ---------------------------------------------------------------------------------------------
+// Coded errors
+
+/** What every coded error carries; the optional parts are those of ErrorBodyOut. */
+const CodedFields = {
+  message: Schema.String,
+  current: Schema.optional(Schema.String),
+  issues: Schema.optional(Schema.Array(IssueSchema)),
+  remedy: Schema.optional(Schema.String),
+  next: Schema.optional(Schema.Array(Next)),
+  candidates: Schema.optional(Schema.Array(Candidate)),
+  paths: Schema.optional(CyclePaths),
+  limit: Schema.optional(Schema.Number)
+}
+type CodedInit = Schema.Struct.Constructor<typeof CodedFields>
+
+/**
+ * The one way to make a coded error: a tagged error class with the contract's code, e.g.
+ * `class NotFound extends CodedError("NotFound", "not-found") {}`; `new NotFound({ message })`.
+ */
+export const CodedError = <const Tag extends string, const Code extends ErrorCode>(tag: Tag, code: Code) => {
+  class Coded extends Schema.TaggedError<Coded>()(tag, CodedFields) {
+    static readonly code: Code = code
+    get code(): Code {
+      return code
+    }
+  }
+  return Coded
+}
+
+export class ValidationFailed extends CodedError("ValidationFailed", "validation-failed") {}
+export class SourceImmutable extends CodedError("SourceImmutable", "source-immutable") {}
+export class ReasonMissing extends CodedError("ReasonMissing", "reason-missing") {}
+export class NotFound extends CodedError("NotFound", "not-found") {}
+export class AlreadyDecided extends CodedError("AlreadyDecided", "already-decided") {}
+export class VersionOutdated extends CodedError("VersionOutdated", "version-outdated") {}
+export class SourceConflict extends CodedError("SourceConflict", "source-conflict") {}
+export class QuoteNotFound extends CodedError("QuoteNotFound", "quote-not-found") {}
+export class SourceUnknown extends CodedError("SourceUnknown", "source-unknown") {}
+export class ReferenceUnknown extends CodedError("ReferenceUnknown", "reference-unknown") {}
+export class ScopeExists extends CodedError("ScopeExists", "scope-exists") {}
+export class GrantExists extends CodedError("GrantExists", "grant-exists") {}
+export class CsrfFailed extends CodedError("CsrfFailed", "csrf-failed") {}
+export class PayloadTooLarge extends CodedError("PayloadTooLarge", "payload-too-large") {}
+
+/** A scope that cannot be opened (architecture.md §4.3): 503, the scope named for the log. */
+export class ScopeLocked extends Schema.TaggedError<ScopeLocked>()("ScopeLocked", {
+  message: Schema.String,
+  scope: Schema.String
+}) {
+  get code(): "scope-locked" {
+    return "scope-locked"
+  }
+}
+
+/** Any refusal of a graph operation, with the contract's code and the guidance envelope (graph.md §8). */
+export class GraphRefusal extends Schema.TaggedError<GraphRefusal>()("GraphRefusal", {
+  ...CodedFields,
+  errorCode: Schema.String,
+  remedy: Schema.String,
+  next: Schema.Array(Next)
+}) {
+  get code(): ErrorCode {
+    return this.errorCode as ErrorCode
+  }
+}
+
+export type DomainError =
+  | ValidationFailed
+  | SourceImmutable
+  | ReasonMissing
+  | NotFound
+  | AlreadyDecided
+  | VersionOutdated
+  | SourceConflict
+  | QuoteNotFound
+  | SourceUnknown
+  | ReferenceUnknown
+  | ScopeLocked
+  | ScopeExists
+  | GrantExists
+  | CsrfFailed
+  | PayloadTooLarge
+  | GraphRefusal
+
+/** True for any coded error (a tagged error whose code is one of the contract's). */
+export const isDomainError = (e: unknown): e is DomainError =>
+  typeof e === "object" && e !== null && "_tag" in e && "code" in e &&
+  typeof (e as { code: unknown }).code === "string" && isErrorCode((e as { code: string }).code)
+
+export interface RefusalInit extends Omit<CodedInit, "next"> {
+  readonly remedy: string
+  readonly next?: ReadonlyArray<Next>
+}
+
+/** A graph refusal: the code, its message and remedy, at most 3 next steps and 5 candidates. */
+export const refuse = (code: ErrorCode, init: RefusalInit): GraphRefusal =>
+  new GraphRefusal({
+    ...init,
+    errorCode: code,
+    next: (init.next ?? []).slice(0, 3),
+    ...(init.candidates === undefined ? {} : { candidates: init.candidates.slice(0, 5) })
+  })
+
+/** The body of a coded error: ErrorBody, extended to GraphErrorBody where the error carries guidance. */
+export const toErrorBody = (e: DomainError): ErrorBodyOut => {
+  const body: ErrorBodyOut = { error: e.code, message: e.message }
+  if ("current" in e && e.current !== undefined) body.current = e.current
+  if ("issues" in e && e.issues !== undefined) body.issues = e.issues
+  if ("remedy" in e && e.remedy !== undefined) body.remedy = e.remedy
+  if ("next" in e && e.next !== undefined) body.next = e.next
+  if ("candidates" in e && e.candidates !== undefined) body.candidates = e.candidates
+  if ("paths" in e && e.paths !== undefined) body.paths = e.paths
+  if ("limit" in e && e.limit !== undefined) body.limit = e.limit
+  return body
+}
+
+/** The GraphErrorBody of a graph refusal (its remedy and next are always there). */
+export const graphErrorBody = (e: GraphRefusal): GraphErrorBody => toErrorBody(e) as GraphErrorBody
+
+// ---------------------------------------------------------------------------------------------
+// Validation issues
+
+const pathText = (path: ReadonlyArray<PropertyKey>): string =>
+  path.length === 0 ? "(root)" : path.map((p) => (typeof p === "number" ? `[${p}]` : String(p))).join(".").replace(/\.\[/g, "[")
+
+/** Turns a schema parse error into issues that name the path of every problem. */
+export const issuesOf = (error: ParseResult.ParseError): Array<Issue> =>
+  ParseResult.ArrayFormatter.formatErrorSync(error).map((i) => ({
+    path: pathText(i.path),
+    message: i._tag === "Unexpected" ? "unknown key (remove it)" : i.message
+  }))
+
+export const validationFailed = (error: ParseResult.ParseError, what: string): ValidationFailed => {
+  const issues = issuesOf(error)
+  const first = issues[0]
+  return new ValidationFailed({
+    message: first === undefined ? `${what} is invalid` : `${what} is invalid: ${first.path}: ${first.message}`,
+    issues
+  })
+}
