@@ -16,7 +16,8 @@ import { ScopeStore } from "../src/db/scope-store.js"
 import { propose } from "../src/domain/proposals.js"
 import type { ProposalRequest } from "../src/domain/proposal-schemas.js"
 import { storeSource } from "../src/domain/sources.js"
-import { publicListener, servicesLayer } from "../src/http/server.js"
+import { publicListener } from "../src/http/server.js"
+import { ServicesLive } from "../src/services.js"
 import { benchConfig } from "./config.js"
 
 const PROPOSALS = 500
@@ -64,7 +65,7 @@ export const approvalBench = async (): Promise<void> => {
   const base = benchConfig(dir, { public_url: `http://127.0.0.1:${port}`, limits: { decisions_per_minute: 100_000 } }, port)
   const config = { ...base, env: { ...base.env, devEmail: EMAIL } }
   const runtime = ManagedRuntime.make(publicListener("127.0.0.1", port).pipe(
-    Layer.provideMerge(servicesLayer(config)),
+    Layer.provideMerge(ServicesLive(config)),
     Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
   ))
   const url = `http://127.0.0.1:${port}`

@@ -14,7 +14,8 @@ import { OpsStore } from "../src/db/ops-store.js"
 import { ScopeStore } from "../src/db/scope-store.js"
 import { propose } from "../src/domain/proposals.js"
 import { storeSource } from "../src/domain/sources.js"
-import { publicListener, servicesLayer } from "../src/http/server.js"
+import { publicListener } from "../src/http/server.js"
+import { ServicesLive } from "../src/services.js"
 
 const CONCURRENCY = 16
 const SECONDS = 3
@@ -47,7 +48,7 @@ const load = async (make: (i: number) => Promise<Response>): Promise<Result> => 
 export const httpBench = async (): Promise<void> => {
   const dir = mkdtempSync(join(tmpdir(), "gn-bench-http-"))
   const runtime = ManagedRuntime.make(publicListener("127.0.0.1", 0).pipe(
-    Layer.provideMerge(servicesLayer(config(dir))),
+    Layer.provideMerge(ServicesLive(config(dir))),
     Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
   ))
   try {

@@ -18,7 +18,8 @@ import type { AppConfigShape } from "../src/config/config.js"
 import { OpsStore } from "../src/db/ops-store.js"
 import { ScopeStore } from "../src/db/scope-store.js"
 import { formatRuleId } from "../src/contracts/ids.js"
-import { publicListener, servicesLayer } from "../src/http/server.js"
+import { publicListener } from "../src/http/server.js"
+import { ServicesLive } from "../src/services.js"
 import { LexicalIndex } from "../src/search/lexical/index.js"
 import { benchConfig } from "./config.js"
 
@@ -95,7 +96,7 @@ const load = async (call: (i: number) => Promise<{ ok: boolean; chars: number }>
 export const mcpBench = async (): Promise<void> => {
   const dir = mkdtempSync(join(tmpdir(), "gn-bench-mcp-"))
   const runtime = ManagedRuntime.make(publicListener("127.0.0.1", 0).pipe(
-    Layer.provideMerge(servicesLayer(config(dir))),
+    Layer.provideMerge(ServicesLive(config(dir))),
     Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
   ))
   const clients: Array<Client> = []

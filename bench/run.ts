@@ -9,15 +9,16 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { SqlClient } from "@effect/sql/SqlClient"
-import { Effect, Layer, Logger, LogLevel } from "effect"
-import { AppConfig, type AppConfigShape } from "../src/config/config.js"
+import { Effect, Logger, LogLevel } from "effect"
+import { type AppConfigShape } from "../src/config/config.js"
 import { benchConfig } from "./config.js"
-import { OpsStore } from "../src/db/ops-store.js"
 import { ScopeStore } from "../src/db/scope-store.js"
 import { formatRuleId } from "../src/contracts/ids.js"
 import type { ProposalRequest } from "../src/domain/proposal-schemas.js"
-import { possibleDuplicates, propose } from "../src/domain/proposals.js"
-import { LexicalIndex, LexicalIndexLive } from "../src/search/lexical/index.js"
+import { propose } from "../src/domain/proposals.js"
+import { RuleIndex } from "../src/domain/rule-index.js"
+import { ServicesLive } from "../src/services.js"
+import { LexicalIndex } from "../src/search/lexical/index.js"
 import { mailQuoteFound } from "../src/domain/quote-check.js"
 import { storeSource } from "../src/domain/sources.js"
 import { approvalBench } from "./approval.js"
@@ -119,10 +120,10 @@ const runAt = (existing: number, n: number) =>
         const quoteCheck = yield* measure(n, (i) => Effect.sync(() => mailQuoteFound(MAIL_LINES[i % MAIL_LINES.length] ?? "", MAIL_TEXT)))
         const duplicates = yield* measure(n, (i) => {
           const r = request(i)
-          return possibleDuplicates(sql, r, 0, "2026-03-12")
+          return Effect.flatMap(RuleIndex, (index) => index.possibleDuplicates(sql, r, 0, "2026-03-12"))
         })
         return { existing, n, proposals, bare, bareFts, quoteCheck, duplicates }
-      }).pipe(Effect.provide(Layer.merge(ScopeStore.Default, LexicalIndexLive).pipe(Layer.provideMerge(OpsStore.Default), Layer.provideMerge(Layer.succeed(AppConfig, config(dir))))), Effect.scoped)
+      }).pipe(Effect.provide(ServicesLive(config(dir))), Effect.scoped)
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

@@ -7,17 +7,17 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { SqlClient } from "@effect/sql/SqlClient"
-import { Effect, Layer, Logger, LogLevel } from "effect"
-import { AppConfig, type AppConfigShape } from "../src/config/config.js"
+import { Effect, Logger, LogLevel } from "effect"
+import { type AppConfigShape } from "../src/config/config.js"
 import { benchConfig } from "./config.js"
 import { ftsLiteral } from "../src/db/fts.js"
-import { OpsStore } from "../src/db/ops-store.js"
 import { ScopeStore } from "../src/db/scope-store.js"
 import { formatRuleId } from "../src/contracts/ids.js"
 import { parseRuleRef } from "../src/contracts/ids.js"
 import type { RuleVersionRow } from "../src/domain/rules.js"
 import { buildBundle } from "../src/search/bundle.js"
-import { LexicalIndex, LexicalIndexLive } from "../src/search/lexical/index.js"
+import { LexicalIndex } from "../src/search/lexical/index.js"
+import { ServicesLive } from "../src/services.js"
 import { search } from "../src/search/search.js"
 import { stageA } from "../src/search/stage-a.js"
 
@@ -139,10 +139,7 @@ export const searchBench = async (sizes: ReadonlyArray<number> = [1_000, 10_000,
   for (const n of sizes) {
     const dir = mkdtempSync(join(tmpdir(), "gn-bench-search-"))
     try {
-      const layer = ScopeStore.Default.pipe(
-        Layer.provideMerge(OpsStore.Default), Layer.provideMerge(LexicalIndexLive),
-        Layer.provideMerge(Layer.succeed(AppConfig, config(dir)))
-      )
+      const layer = ServicesLive(config(dir))
       const r = await Effect.runPromise(runAt(n).pipe(Effect.provide(layer), Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Warning)))
       rows.push({ n, median: r.full.median, p95: r.full.p95, a: r.a.median, floor: r.floor.median })
       console.log(`${String(n).padEnd(7)} | ${r.full.median.toFixed(1).padStart(10)} / ${r.full.p95.toFixed(1).padStart(9)} | ${r.a.median.toFixed(1).padStart(9)} / ${r.a.p95.toFixed(1).padStart(9)} | ${r.bundles.median.toFixed(1).padStart(12)} / ${r.bundles.p95.toFixed(1).padStart(11)} | ${r.floor.median.toFixed(2).padStart(9)} / ${r.floor.p95.toFixed(2).padStart(7)} | ${(r.full.median / Math.max(r.floor.median, 0.01)).toFixed(1).padStart(25)} | ${(r.rebuilt / 1000).toFixed(1).padStart(9)}`)

@@ -12,15 +12,14 @@ import { randomUUID } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Clock, Effect, Layer, Logger, LogLevel, Redacted, Schema } from "effect"
+import { Clock, Effect, Logger, LogLevel, Redacted, Schema } from "effect"
 import type { Duration } from "effect"
-import { AppConfig, type AppConfigShape } from "../src/config/config.js"
+import { type AppConfigShape } from "../src/config/config.js"
 import { ConfigFile } from "../src/config/schema.js"
-import { OpsStore } from "../src/db/ops-store.js"
 import { ScopeStore } from "../src/db/scope-store.js"
 import { parseRuleRef } from "../src/contracts/ids.js"
 import { SearchRequest } from "../src/domain/search-schemas.js"
-import { LexicalIndexLive } from "../src/search/lexical/index.js"
+import { ServicesLive } from "../src/services.js"
 import { interleave, search } from "../src/search/search.js"
 import { baselineMatch, bm25Top } from "./baseline.js"
 import { type Corpus, type CorpusQuery, EVAL_NOW, parseRelation, QUERY_CATEGORIES, queryText, readCorpus, rulesOf, scopesOf } from "./corpus.js"
@@ -77,10 +76,7 @@ const evalConfig = (dataDir: string, scopes: ReadonlyArray<string>, features: Pa
   }
 })
 
-const layerFor = (config: AppConfigShape) => {
-  const stores = ScopeStore.Default.pipe(Layer.provideMerge(OpsStore.Default), Layer.provideMerge(Layer.succeed(AppConfig, config)))
-  return LexicalIndexLive.pipe(Layer.provideMerge(stores))
-}
+const layerFor = (config: AppConfigShape) => ServicesLive(config)
 
 /** The SearchRequest of a corpus query (defaults filled in by the service's schema). */
 const searchRequestOf = (q: CorpusQuery): SearchRequest => {

@@ -1,15 +1,17 @@
 /**
- * Composition root of the service: one MainLive. Config and start refusals first, then the
- * stores, then the public listener on GROUNDNOTE_HOST:GROUNDNOTE_PORT (/v1, /approval session
- * routes, /healthz, /openapi.json); the approval pages and /mcp are mounted by their issues.
+ * Composition root of the service: config and start refusals first, then ServicesLive (the stores
+ * and every layer of the design card), the ops listener on <data dir>/ops.sock and the public
+ * listener on GROUNDNOTE_HOST:GROUNDNOTE_PORT (/v1, /mcp, the approval pages, /healthz,
+ * /openapi.json).
  */
 import { Console, Effect, Layer } from "effect"
 import { checkDataDirPermissions, checkOpsSocketPath } from "./config/data-dir.js"
 import { loadConfig } from "./config/load.js"
-import { publicListener, servicesLayer } from "./http/server.js"
-import { OpsListenerLive } from "./ops/listener.js"
+import { publicListener } from "./http/server.js"
+import { OpsListenerLive } from "./http/ops-listener.js"
 import { DEMO_EMAIL, DEMO_SCOPE, prepareDemoDir, seedDemo } from "./demo.js"
 import { JsonLoggerLive } from "./logging.js"
+import { ServicesLive } from "./services.js"
 import { VERSION } from "./version.js"
 
 export interface ServeOptions {
@@ -25,7 +27,7 @@ export const serve = (options: ServeOptions) =>
     yield* checkOpsSocketPath(config.env.dataDir)
     // The ops listener first: a socket served by another process refuses start before any port opens.
     const app = Layer.merge(OpsListenerLive, publicListener(config.env.host, config.env.port)).pipe(
-      Layer.provideMerge(servicesLayer(config))
+      Layer.provideMerge(ServicesLive(config))
     )
     yield* Effect.gen(function*() {
       if (demo !== null) {

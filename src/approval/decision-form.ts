@@ -6,7 +6,7 @@
  */
 import { HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
-import type { CallContext } from "../auth/scope-check.js"
+import { CurrentCaller } from "../auth/caller.js"
 import { applyDecision, parseDecision } from "../decision/decide.js"
 import { ERROR_STATUS, type DomainError, toErrorBody } from "../contracts/errors.js"
 import { ruleRef } from "../contracts/ids.js"
@@ -39,8 +39,9 @@ export const refusedOutcome = (e: DomainError, form: Readonly<Record<string, str
 }
 
 /** Runs the decision of a form post; `raw` is the form as a DecisionRequest (keywords split, relations parsed). */
-export const decideFromForm = (ruleId: string, raw: unknown, form: Readonly<Record<string, string>>, ctx: CallContext) =>
+export const decideFromForm = (ruleId: string, raw: unknown, form: Readonly<Record<string, string>>) =>
   Effect.gen(function*() {
+    const ctx = yield* CurrentCaller
     const decided = yield* Effect.flatMap(parseDecision(raw), (req) =>
       applyDecision(ruleId, req, { grantId: ctx.grant.id, identity: ctx.identity.identity })).pipe(
       // a failure of our own storage stays a 500 of the pipeline

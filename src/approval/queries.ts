@@ -7,7 +7,7 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import { OpsStore } from "../db/ops-store.js"
 import { parseRuleRef } from "../contracts/ids.js"
-import { possibleDuplicates } from "../domain/proposals.js"
+import { RuleIndex } from "../domain/rule-index.js"
 import { provenanceOf } from "../domain/provenance.js"
 import { allVersions, lastReviewedAt, type RuleVersionRow } from "../domain/rules.js"
 import { rejectedSimilar } from "./rejected-similar.js"
@@ -97,7 +97,7 @@ export const ruleDetail = (sql: SqlClient, ruleId: string, today: string) =>
       FROM decision WHERE rule_id = ${ruleId} ORDER BY id`
     const provenance = yield* provenanceOf(sql, current)
     const keywords = JSON.parse(current.keywords) as Array<string>
-    const duplicateRefs = yield* possibleDuplicates(sql, { statement: current.statement, keywords }, head.seq, today)
+    const duplicateRefs = yield* (yield* RuleIndex).possibleDuplicates(sql, { statement: current.statement, keywords }, head.seq, today)
     const duplicates = yield* Effect.forEach(duplicateRefs, (ref) => neighbour(sql, parseRuleRef(ref)?.id ?? ""))
     const rejected = yield* rejectedSimilar(sql, { statement: current.statement, keywords }, head.seq)
     const reviewedAt = yield* lastReviewedAt(sql, ruleId)

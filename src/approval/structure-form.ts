@@ -7,7 +7,7 @@
  */
 import { HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
-import type { CallContext } from "../auth/scope-check.js"
+import { type Caller, CurrentCaller } from "../auth/caller.js"
 import { type DomainError, ERROR_STATUS, toErrorBody } from "../contracts/errors.js"
 import { archiveEntity, formToArchive, parseArchive } from "../structure/archive.js"
 import { applyReview, formToReview, parseReview } from "../structure/review.js"
@@ -35,7 +35,7 @@ const landing = (scope: string, back: string | null, done: DoneKind, target: str
 }
 
 /** A refusal of a structure form: the page it came from, with the refusal and its status. */
-const refusedPage = (scope: string, back: string | null, e: DomainError, form: Readonly<Record<string, string>>, ctx: CallContext) =>
+const refusedPage = (scope: string, back: string | null, e: DomainError, form: Readonly<Record<string, string>>, ctx: Caller) =>
   Effect.gen(function*() {
     const viewer = yield* viewerOf(ctx.identity.identity, ctx.grant.id)
     const status = ERROR_STATUS[e.code]
@@ -49,8 +49,9 @@ const refusedPage = (scope: string, back: string | null, e: DomainError, form: R
   })
 
 /** POST /v1/reviews from a form of the structure page or a rule page. */
-export const reviewFromForm = (scope: string, form: Readonly<Record<string, string>>, ctx: CallContext) =>
+export const reviewFromForm = (scope: string, form: Readonly<Record<string, string>>) =>
   Effect.gen(function*() {
+    const ctx = yield* CurrentCaller
     const back = backOf(form)
     const done = yield* Effect.flatMap(parseReview(formToReview(form)), (req) =>
       applyReview(req, { grantId: ctx.grant.id, identity: ctx.identity.identity })).pipe(
@@ -64,8 +65,9 @@ export const reviewFromForm = (scope: string, form: Readonly<Record<string, stri
   })
 
 /** POST /v1/entities/:id/archive from a form of the structure page. */
-export const archiveFromForm = (id: string, scope: string, form: Readonly<Record<string, string>>, ctx: CallContext) =>
+export const archiveFromForm = (id: string, scope: string, form: Readonly<Record<string, string>>) =>
   Effect.gen(function*() {
+    const ctx = yield* CurrentCaller
     const done = yield* Effect.flatMap(parseArchive(formToArchive(form)), (req) =>
       archiveEntity(id, req, { grantId: ctx.grant.id, identity: ctx.identity.identity })).pipe(
       Effect.catchTag("SqlError", (e) => Effect.die(e)),

@@ -4,10 +4,11 @@
  * cookie counts only while logout has not ended its session (OpsStore.sessionEnded).
  */
 import type { HttpServerRequest } from "@effect/platform"
-import { Clock, Effect, Redacted, Schema } from "effect"
+import { Clock, Effect, Redacted } from "effect"
 import type { AppConfigShape } from "../config/config.js"
 import { BEARER_RE, hashBearer, OpsStore } from "../db/ops-store.js"
-import { type ChannelName, type Identity, type JwksUnavailable, Unauthorized, UNAUTHORIZED_MESSAGE } from "./identity.js"
+import { SessionEnded, Unauthorized } from "../contracts/errors.js"
+import { type ChannelName, type Identity, type JwksUnavailable, UNAUTHORIZED_MESSAGE } from "./identity.js"
 import { JwtVerifier } from "./jwt.js"
 import { sessionCookieName, verifySession } from "./session.js"
 import { sameSecret } from "./tokens.js"
@@ -26,19 +27,6 @@ const bearerOf = (request: HttpServerRequest.HttpServerRequest): string | null =
 const devPerson = (config: AppConfigShape): Identity => ({
   kind: "person", auth: "email", identity: (config.env.devEmail ?? "").toLowerCase()
 })
-
-/**
- * A state-changing request with the cookie of a session that logout ended: 403 csrf-failed (the
- * session that issued the form and its token is over). The reason is for the process log only.
- */
-export class SessionEnded extends Schema.TaggedError<SessionEnded>()("SessionEnded", {
-  message: Schema.String,
-  reason: Schema.String
-}) {
-  get code(): "csrf-failed" {
-    return "csrf-failed"
-  }
-}
 
 export const SESSION_ENDED_MESSAGE = "the session that issued this form has ended; sign in again"
 

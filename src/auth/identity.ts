@@ -14,16 +14,6 @@ export interface Identity {
   readonly identity: string
 }
 
-/** 401 unauthorized: no valid credential. The reason is for the process log only. */
-export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
-  message: Schema.String,
-  reason: Schema.String
-}) {
-  get code(): "unauthorized" {
-    return "unauthorized"
-  }
-}
-
 /** The key set could not be fetched: 500 internal, never 401 (architecture.md §6.6). */
 export class JwksUnavailable extends Schema.TaggedError<JwksUnavailable>()("JwksUnavailable", {
   reason: Schema.String

@@ -6,7 +6,8 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { createRemoteJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose"
 import { AppConfig } from "../config/config.js"
-import { type ChannelName, type Identity, JwksUnavailable, UNAUTHORIZED_MESSAGE, Unauthorized } from "./identity.js"
+import { Unauthorized } from "../contracts/errors.js"
+import { type ChannelName, type Identity, JwksUnavailable, UNAUTHORIZED_MESSAGE } from "./identity.js"
 
 /** The request header that carries the Access JWT (gaps.md §2). */
 export const ACCESS_JWT_HEADER = "cf-access-jwt-assertion"

@@ -125,7 +125,15 @@ const CodedFields = {
   next: Schema.optional(Schema.Array(Next)),
   candidates: Schema.optional(Schema.Array(Candidate)),
   paths: Schema.optional(CyclePaths),
-  limit: Schema.optional(Schema.Number)
+  limit: Schema.optional(Schema.Number),
+  /** 429: whole seconds until the next try (the Retry-After header, not the body) */
+  retryAfter: Schema.optional(Schema.Number),
+  /** the scope a refusal is about, for the process log (not the body) */
+  scope: Schema.optional(Schema.String),
+  /** why, for the process log only (never the body) */
+  reason: Schema.optional(Schema.String),
+  /** the grant a refusal of step 1 is about, for the process log (not the body) */
+  grantId: Schema.optional(Schema.String)
 }
 type CodedInit = Schema.Struct.Constructor<typeof CodedFields>
 
@@ -156,17 +164,19 @@ export class ReferenceUnknown extends CodedError("ReferenceUnknown", "reference-
 export class ScopeExists extends CodedError("ScopeExists", "scope-exists") {}
 export class GrantExists extends CodedError("GrantExists", "grant-exists") {}
 export class CsrfFailed extends CodedError("CsrfFailed", "csrf-failed") {}
+export class ChannelNotAllowed extends CodedError("ChannelNotAllowed", "channel-not-allowed") {}
+export class ScopeNotAllowed extends CodedError("ScopeNotAllowed", "scope-not-allowed") {}
+export class MultipleScopes extends CodedError("MultipleScopes", "multiple-scopes-without-flag") {}
 export class PayloadTooLarge extends CodedError("PayloadTooLarge", "payload-too-large") {}
 
-/** A scope that cannot be opened (architecture.md §4.3): 503, the scope named for the log. */
-export class ScopeLocked extends Schema.TaggedError<ScopeLocked>()("ScopeLocked", {
-  message: Schema.String,
-  scope: Schema.String
-}) {
-  get code(): "scope-locked" {
-    return "scope-locked"
-  }
-}
+/** A scope that cannot be opened (architecture.md §4.3): 503; `scope` names it for the log. */
+export class ScopeLocked extends CodedError("ScopeLocked", "scope-locked") {}
+/** No valid credential or no active grant (401); `reason` is for the process log. */
+export class Unauthorized extends CodedError("Unauthorized", "unauthorized") {}
+/** A state-changing request with the cookie of a session that logout ended (§5.3): 403 csrf-failed. */
+export class SessionEnded extends CodedError("SessionEnded", "csrf-failed") {}
+/** Over a limit (429); `retryAfter` is the Retry-After header in whole seconds. */
+export class RateLimited extends CodedError("RateLimited", "rate-limited") {}
 
 /** Any refusal of a graph operation, with the contract's code and the guidance envelope (graph.md §8). */
 export class GraphRefusal extends Schema.TaggedError<GraphRefusal>()("GraphRefusal", {
@@ -192,9 +202,15 @@ export type DomainError =
   | SourceUnknown
   | ReferenceUnknown
   | ScopeLocked
+  | Unauthorized
+  | SessionEnded
+  | RateLimited
   | ScopeExists
   | GrantExists
   | CsrfFailed
+  | ChannelNotAllowed
+  | ScopeNotAllowed
+  | MultipleScopes
   | PayloadTooLarge
   | GraphRefusal
 
@@ -239,12 +255,28 @@ export const graphErrorBody = (e: GraphRefusal): GraphErrorBody => toErrorBody(e
 const pathText = (path: ReadonlyArray<PropertyKey>): string =>
   path.length === 0 ? "(root)" : path.map((p) => (typeof p === "number" ? `[${p}]` : String(p))).join(".").replace(/\.\[/g, "[")
 
+const ACTUAL = /, actual ([\s\S]*)$/
+
+/**
+ * The message of one schema issue, with the value it quotes (", actual …") cut to `quote`
+ * characters, or left out with 0: an error never echoes a large or foreign value.
+ */
+export const issueMessage = (issue: ParseResult.ArrayFormatterIssue, quote: number): string => {
+  if (issue._tag === "Unexpected") return "unknown key (remove it)"
+  const m = ACTUAL.exec(issue.message)
+  if (m === null) return issue.message
+  const head = issue.message.slice(0, m.index)
+  if (quote === 0) return head
+  const actual = m[1] ?? ""
+  return actual.length <= quote ? issue.message : `${head}, actual ${actual.slice(0, quote)}…`
+}
+
+/** How many characters of an invalid value an error message quotes. */
+export const QUOTED_VALUE_CHARS = 100
+
 /** Turns a schema parse error into issues that name the path of every problem. */
 export const issuesOf = (error: ParseResult.ParseError): Array<Issue> =>
-  ParseResult.ArrayFormatter.formatErrorSync(error).map((i) => ({
-    path: pathText(i.path),
-    message: i._tag === "Unexpected" ? "unknown key (remove it)" : i.message
-  }))
+  ParseResult.ArrayFormatter.formatErrorSync(error).map((i) => ({ path: pathText(i.path), message: issueMessage(i, QUOTED_VALUE_CHARS) }))
 
 export const validationFailed = (error: ParseResult.ParseError, what: string): ValidationFailed => {
   const issues = issuesOf(error)

@@ -3,6 +3,7 @@
  * (gaps.md §1): same shapes, same constraints, same field names.
  */
 import { Schema } from "effect"
+import { RuleId } from "./ids.js"
 
 const DAY_RE = /^\d{4}-\d{2}-\d{2}$/
 const INSTANT_RE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?Z$/
@@ -67,3 +68,11 @@ export type Channel = typeof Channel.Type
 
 /** Strict parse options: `.strict()` of the contract = excess properties are errors. */
 export const STRICT = { onExcessProperty: "error", errors: "all" } as const
+
+/** A page of a list (architecture.md §6): limit 1–200 (default 100), after = the last rule id of the previous page. */
+export const PageLimit = Schema.optionalWith(Schema.Number.pipe(Schema.int(), Schema.between(1, 200)), { default: () => 100 })
+export const After = Schema.optional(RuleId)
+
+/** The seq of the rule named by `after` (0 without): pages are ordered by seq. */
+export const afterSeq = (after: string | undefined): number =>
+  after === undefined ? 0 : Number(/-(\d{4,})$/.exec(after)?.[1] ?? 0)

@@ -206,5 +206,6 @@ export class ScopeStore extends Effect.Service<ScopeStore>()("Groundnote/ScopeSt
     )
 
     return { use, write, read, create, states, configured } as const
-  })
+  }),
+  dependencies: [OpsStore.Default]
 }) {}

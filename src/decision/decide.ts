@@ -7,7 +7,6 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect, type ParseResult, Schema } from "effect"
 import { ftsColumns, syncRuleFts } from "../db/fts.js"
 import { ScopeStore } from "../db/scope-store.js"
-import { LexicalIndex } from "../search/lexical/index.js"
 import {
   AlreadyDecided,
   NotFound,
@@ -21,6 +20,7 @@ import {
 import { RULE_ID_RE, ruleRef, scopeOfRuleId } from "../contracts/ids.js"
 import { STRICT } from "../contracts/schemas.js"
 import { currentVersion, type RuleVersionRow } from "../domain/rules.js"
+import { RuleIndex } from "../domain/rule-index.js"
 import { nowInstant } from "../contracts/time.js"
 import { type Change, DecisionRequest, type DecisionResult, IMMUTABLE_CHANGE_FIELDS } from "../domain/decision-schemas.js"
 
@@ -96,7 +96,7 @@ export const applyDecision = Effect.fn("Decision.apply")(function*(ruleId: strin
   const notFound = new NotFound({ message: `no rule ${ruleId}` })
   if (!RULE_ID_RE.test(ruleId)) return yield* notFound
   const store = yield* ScopeStore
-  const lex = yield* LexicalIndex
+  const index = yield* RuleIndex
   const scope = scopeOfRuleId(ruleId)
   if (!store.configured.includes(scope)) return yield* notFound
   const now = yield* nowInstant
@@ -131,7 +131,7 @@ export const applyDecision = Effect.fn("Decision.apply")(function*(ruleId: strin
               superseded_by: ruleId, reason: `superseded by ${ruleId}`, changed_by: person.grantId, changed_at: now
             })
             yield* syncRuleFts(sql, pred.rule_id)
-            yield* lex.reindexRule(sql, pred.rule_id)
+            yield* index.reindexRule(sql, pred.rule_id)
           }
           break
         }
@@ -155,7 +155,7 @@ export const applyDecision = Effect.fn("Decision.apply")(function*(ruleId: strin
       yield* sql`INSERT INTO decision (rule_id, version, kind, decided_by, decided_by_identity, decided_at, reason, new_version)
         VALUES (${ruleId}, ${cur.version}, ${req.decision}, ${person.grantId}, ${person.identity}, ${now}, ${reason}, ${newVersion})`.raw
       yield* syncRuleFts(sql, ruleId)
-      yield* lex.reindexRule(sql, ruleId)
+      yield* index.reindexRule(sql, ruleId)
       if (req.decision === "reject") {
         const rows = yield* sql<{ seq: number }>`SELECT seq FROM rule WHERE id = ${ruleId}`
         const c = ftsColumns(cur)

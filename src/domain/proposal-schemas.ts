@@ -1,7 +1,7 @@
 /** Proposal schemas (architecture.md §6.3). */
 import { Schema } from "effect"
 import { JamieId, MailId, RuleId, RuleRef, ScopeName } from "../contracts/ids.js"
-import { Day, Instant, Keywords, Link, Relation, RuleKind } from "../contracts/schemas.js"
+import { After, Day, Instant, Keywords, Link, PageLimit, Relation, RuleKind } from "../contracts/schemas.js"
 
 /**
  * Text stored in rule_version: SQLite's length() stops at a NUL character, so a NUL would slip
@@ -69,3 +69,7 @@ export const ProposalSummary = Schema.Struct({
   approval_url: Schema.String
 })
 export type ProposalSummary = typeof ProposalSummary.Type
+
+/** GET /v1/proposals: the open proposals of a scope, in pages ordered by seq. */
+export const ListProposalsInput = Schema.Struct({ scope: ScopeName, limit: PageLimit, after: After })
+export type ListProposalsInput = typeof ListProposalsInput.Type

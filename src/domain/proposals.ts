@@ -8,12 +8,11 @@ import { Effect } from "effect"
 import { AppConfig } from "../config/config.js"
 import { syncRuleFts } from "../db/fts.js"
 import { ScopeStore } from "../db/scope-store.js"
-import { LexicalIndex } from "../search/lexical/index.js"
-import { runStageA } from "../search/stage-a.js"
 import { QuoteNotFound, ReferenceUnknown, SourceUnknown } from "../contracts/errors.js"
 import { formatRuleId, ruleRef, scopeOfRuleId } from "../contracts/ids.js"
 import type { ProposalCreated, ProposalRequest } from "./proposal-schemas.js"
 import { JAMIE_WINDOW_S, jamieQuoteFound, mailQuoteFound } from "./quote-check.js"
+import { RuleIndex } from "./rule-index.js"
 import type { Channel } from "../contracts/schemas.js"
 import { ensureManualSource } from "./sources.js"
 import { nowInstant, todayIn } from "../contracts/time.js"
@@ -63,28 +62,13 @@ const checkSupersedes = (sql: SqlClient, scope: string, supersedes: string | nul
   })
 
 /**
- * possible_duplicates (§6.3): stage a over the same scope with text = statement, terms =
- * keywords, proposals included, the new rule left out; the top 3 as rule/<id>@<n>.
- */
-export const possibleDuplicates = (
-  sql: SqlClient,
-  proposal: { readonly statement: string; readonly keywords: ReadonlyArray<string> },
-  excludeSeq: number,
-  targetDay: string
-) =>
-  Effect.map(
-    runStageA(sql, { text: proposal.statement, terms: proposal.keywords }, { includeProposals: true, targetDay, excludeSeq }),
-    (result) => result.pool.slice(0, 3).map((h) => ruleRef(h.rule_id, h.version))
-  )
-
-/**
  * Order: source exists (source-unknown), quote check (quote-not-found), supersedes
  * (reference-unknown); then one transaction: rule, version 1 proposed, FTS row.
  */
 export const propose = Effect.fn("Proposals.propose")(function*(req: ProposalRequest, by: Proposer) {
   const store = yield* ScopeStore
   const config = yield* AppConfig
-  const lex = yield* LexicalIndex
+  const index = yield* RuleIndex
   const now = yield* nowInstant
   const today = yield* todayIn(config.file.zone)
   return yield* store.write(req.scope, ({ sql }) =>
@@ -106,8 +90,8 @@ export const propose = Effect.fn("Proposals.propose")(function*(req: ProposalReq
           ${req.valid_from}, NULL, ${req.supersedes}, NULL, 'proposed', ${`proposed via ${by.channel}`},
           ${by.grantId}, ${now})`.raw
       yield* syncRuleFts(sql, id)
-      yield* lex.reindexRule(sql, id)
-      const duplicates = yield* possibleDuplicates(sql, req, seq, today)
+      yield* index.reindexRule(sql, id)
+      const duplicates = yield* index.possibleDuplicates(sql, req, seq, today)
       const created: ProposalCreated = {
         ref: ruleRef(id, 1),
         status: "proposed",

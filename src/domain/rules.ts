@@ -98,3 +98,28 @@ export const listCurrent = (sql: SqlClient, f: ListFilter) =>
       ORDER BY r.seq LIMIT ${f.limit + 1}`,
     (rows) => ({ rows: rows.slice(0, f.limit), more: rows.length > f.limit })
   )
+
+/** created_at of each rule (rule.created_at) for the given ids. */
+export const createdAtOf = (sql: SqlClient, ids: ReadonlyArray<string>) =>
+  Effect.map(
+    ids.length === 0 ? Effect.succeed([]) : sql<{ id: string; created_at: string }>`SELECT id, created_at FROM rule WHERE id IN ${sql.in([...ids])}`,
+    (rows) => new Map(rows.map((r) => [r.id, r.created_at]))
+  )
+
+/** The rejected rules of a scope with when and why (GET /v1/rejected), newest first. */
+export const rejectedRows = (sql: SqlClient) =>
+  sql<RuleVersionRow & { decided_at: string; decision_reason: string | null }>`
+    SELECT v.*, d.decided_at, d.reason AS decision_reason FROM rule r
+      JOIN current_version v ON v.rule_id = r.id
+      JOIN decision d ON d.rule_id = r.id AND d.kind = 'reject'
+    WHERE v.status = 'rejected' ORDER BY r.seq DESC`
+
+/** Current rules of a scope by status, rejected left out (GET /v1/status, list_scopes). */
+export const ruleCounts = (sql: SqlClient) =>
+  Effect.map(
+    sql<{ status: string; n: number }>`SELECT status, count(*) AS n FROM current_version WHERE status <> 'rejected' GROUP BY status`,
+    (rows) => {
+      const count = (s: string) => rows.find((r) => r.status === s)?.n ?? 0
+      return { proposed: count("proposed"), confirmed: count("confirmed"), superseded: count("superseded") }
+    }
+  )

@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { ENTITY_ID_RE, RuleId, RuleRef, ScopeName, scopeOfGraphId } from "../contracts/ids.js"
 import { Day, Instant, Relation, RelationKind } from "../contracts/schemas.js"
 
-export const SearchRequest = Schema.Struct({
+const SearchRequestFields = {
   scopes: Schema.Array(ScopeName).pipe(Schema.minItems(1), Schema.maxItems(20)),
   cross_scope: Schema.optionalWith(Schema.Boolean, { default: () => false }),
   text: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(20_000))),
@@ -13,13 +13,25 @@ export const SearchRequest = Schema.Struct({
   include_proposals: Schema.optionalWith(Schema.Boolean, { default: () => false }),
   limit: Schema.optionalWith(Schema.Number.pipe(Schema.int(), Schema.between(1, 50)), { default: () => 10 }),
   entity: Schema.optional(Schema.String.pipe(Schema.pattern(ENTITY_ID_RE, { message: () => "must be an entity id <scope>-e<nnnn>" })))
-}).pipe(
-  Schema.filter((r) => r.text !== undefined || (r.terms?.length ?? 0) > 0 || { path: ["text"], message: "give text or at least one term" }),
-  Schema.filter((r) =>
-    r.entity === undefined || (r.scopes.length === 1 && scopeOfGraphId(r.entity) === r.scopes[0]) ||
-    { path: ["entity"], message: "entity needs exactly one scope, the entity's own" })
-)
+}
+type SearchFields = Schema.Struct.Type<typeof SearchRequestFields>
+
+const someQuery = (r: Pick<SearchFields, "text" | "terms">) =>
+  r.text !== undefined || (r.terms?.length ?? 0) > 0 || { path: ["text"], message: "give text or at least one term" }
+const entityOfItsScope = (r: Pick<SearchFields, "entity" | "scopes">) =>
+  r.entity === undefined || (r.scopes.length === 1 && scopeOfGraphId(r.entity) === r.scopes[0]) ||
+  { path: ["entity"], message: "entity needs exactly one scope, the entity's own" }
+
+export const SearchRequest = Schema.Struct(SearchRequestFields).pipe(Schema.filter(someQuery), Schema.filter(entityOfItsScope))
 export type SearchRequest = typeof SearchRequest.Type
+
+/** The compact form or the full SearchResponse (the MCP tool search_rules only, §6.5). */
+export const Detail = Schema.Literal("compact", "full")
+/** search_rules: SearchRequest plus detail (default compact). */
+export const SearchRulesRequest = Schema.Struct({ ...SearchRequestFields, detail: Schema.optional(Detail) }).pipe(
+  Schema.filter(someQuery),
+  Schema.filter(entityOfItsScope)
+)
 
 export const StageState = Schema.Struct({
   state: Schema.Literal("ran", "off", "failed", "budget", "not-allowed"),
@@ -93,8 +105,16 @@ export const SearchResponse = Schema.Struct({
 })
 export type SearchResponse = typeof SearchResponse.Type
 
-export const FeedbackRequest = Schema.Struct({
+const FeedbackFields = {
   bundles: Schema.Array(Schema.Struct({ ref: RuleRef, verdict: Schema.Literal("relevant", "irrelevant") })).pipe(Schema.maxItems(50)),
   missing: Schema.Array(RuleRef).pipe(Schema.maxItems(50))
-}).pipe(Schema.filter((f) => f.bundles.length + f.missing.length > 0 || { path: ["bundles"], message: "give at least one verdict or missing ref" }))
+}
+const someFeedback = (f: { readonly bundles: ReadonlyArray<unknown>; readonly missing: ReadonlyArray<unknown> }) =>
+  f.bundles.length + f.missing.length > 0 || { path: ["bundles"], message: "give at least one verdict or missing ref" }
+
+export const FeedbackRequest = Schema.Struct(FeedbackFields).pipe(Schema.filter(someFeedback))
 export type FeedbackRequest = typeof FeedbackRequest.Type
+
+/** The feedback of one search: its search_id (the path of POST /v1/search/:search_id/feedback) and the verdicts. */
+export const FeedbackInput = Schema.Struct({ search_id: Schema.String, ...FeedbackFields }).pipe(Schema.filter(someFeedback))
+export type FeedbackInput = typeof FeedbackInput.Type

@@ -67,11 +67,13 @@ export type SourceRequest = typeof SourceRequest.Type
 export const SourceStored = Schema.Struct({ created: Schema.Boolean, id: Schema.String })
 export type SourceStored = typeof SourceStored.Type
 
-export const SourceQuery = Schema.Struct({
+/** GET /v1/sources/:id (§6.2a): the source id, its scope and what to include besides the metadata. */
+export const ReadSourceInput = Schema.Struct({
+  id: Schema.String,
   scope: ScopeName,
   include: Schema.optional(Schema.String)
 })
-export type SourceQuery = typeof SourceQuery.Type
+export type ReadSourceInput = typeof ReadSourceInput.Type
 
 export const SOURCE_INCLUDES = ["text", "attachments"] as const
 export type SourceInclude = (typeof SOURCE_INCLUDES)[number]

@@ -125,6 +125,15 @@ export const LinkRequest = Schema.Struct({
 }).pipe(Schema.filter((r) => r.from_ref !== r.to_ref || { path: ["to_ref"], message: "a link needs two different ends" }))
 export type LinkRequest = typeof LinkRequest.Type
 
+/** GET /v1/links: the links of one item; grouped (an entity only) is everything about it and below it; 50 a page. */
+export const ListLinksInput = Schema.Struct({
+  scope: ScopeName,
+  ref: Endpoint,
+  grouped: Schema.optional(Schema.Boolean),
+  page: Schema.optionalWith(Schema.Number.pipe(Schema.int(), Schema.between(1, 100_000)), { default: () => 1 })
+})
+export type ListLinksInput = typeof ListLinksInput.Type
+
 /** Rule and entity ids of an endpoint, for the scope check: ids of other scopes. */
 export const endpointScopes = (refs: ReadonlyArray<string>): Array<string> =>
   refs.map(scopeOfEndpoint).filter((s): s is string => s !== null)

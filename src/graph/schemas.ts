@@ -55,14 +55,20 @@ export const UpdateEntityRequest = Schema.Struct({
 })
 export type UpdateEntityRequest = typeof UpdateEntityRequest.Type
 
-const PositiveIntString = Schema.NumberFromString.pipe(Schema.int(), Schema.greaterThanOrEqualTo(1))
+const PositiveInt = Schema.Number.pipe(Schema.int(), Schema.greaterThanOrEqualTo(1))
+
+/** POST /v1/entities/:id/move and …/update: the entity id of the path with the request. */
+export const MoveEntityInput = Schema.Struct({ id: Schema.String, ...MoveEntityRequest.fields })
+export type MoveEntityInput = typeof MoveEntityInput.Type
+export const UpdateEntityInput = Schema.Struct({ id: Schema.String, ...UpdateEntityRequest.fields })
+export type UpdateEntityInput = typeof UpdateEntityInput.Type
 
 /** GET /v1/entities: depth accepts any value ≥ 1 so that above 3 the answer carries the remedy. */
 export const TreeQuery = Schema.Struct({
   scope: ScopeName,
   parent: Schema.optional(EntityId),
-  depth: Schema.optional(PositiveIntString),
-  page: Schema.optional(PositiveIntString)
+  depth: Schema.optional(PositiveInt),
+  page: Schema.optional(PositiveInt)
 })
 export type TreeQuery = typeof TreeQuery.Type
 
@@ -73,7 +79,9 @@ export const ResolveQuery = Schema.Struct({
 })
 export type ResolveQuery = typeof ResolveQuery.Type
 
-export const ReadEntityQuery = Schema.Struct({ scope: Schema.optional(ScopeName) })
+/** GET /v1/entities/:id: the scope defaults to the id's own. */
+export const ReadEntityInput = Schema.Struct({ id: Schema.String, scope: Schema.optional(ScopeName) })
+export type ReadEntityInput = typeof ReadEntityInput.Type
 
 /** graph.md §8; `version` (the current version number) is ours, for review targets. */
 export const EntityOut = Schema.Struct({

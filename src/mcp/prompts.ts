@@ -9,9 +9,8 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import type { GetPromptResult } from "@modelcontextprotocol/sdk/types.js"
 import * as z from "zod"
-import { JAMIE_ID_RE, MAIL_ID_MAX, MAIL_ID_RE } from "../contracts/ids.js"
+import { JAMIE_ID_RE, MAIL_ID_MAX, MAIL_ID_RE, SCOPE_NAME_RE } from "../contracts/ids.js"
 import { frame, newBoundary, UNTRUSTED_PREAMBLE } from "../security/model-output.js"
-import { scopeName } from "./tools/schemas.js"
 
 export const PROMPT_NAMES = ["create_level", "file_incoming_mail", "assign_document", "restructure", "where_does_this_belong"] as const
 
@@ -23,6 +22,7 @@ export const ENDPOINT_RE = new RegExp([
   /^entity\/[a-z][a-z0-9-]{1,39}-e\d{4,}$/
 ].map((r) => `(?:${r.source})`).join("|"))
 
+const scopeName = z.string().regex(SCOPE_NAME_RE, "must match ^[a-z][a-z0-9-]{1,39}$")
 const name = z.string().min(1).max(200)
 const text1000 = z.string().min(1).max(1000)
 const description = z.string().min(1).max(2000)

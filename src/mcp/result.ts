@@ -10,14 +10,14 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import type { CallResult } from "../auth/scope-check.js"
 import type { ErrorCode } from "../contracts/errors.js"
-import { annotateForeign, renderResultForModel } from "../security/model-output.js"
+import type { ModelOutputShape } from "../security/model-output.js"
 
 export type ToolKind = "core" | "graph"
 
 /** A successful result: structured content and its model text (one boundary per response). */
-export const toolResult = (value: object, boundary?: string): CallToolResult => ({
-  content: [{ type: "text", text: renderResultForModel(value, boundary === undefined ? {} : { boundary }) }],
-  structuredContent: annotateForeign(value) as Record<string, unknown>
+export const toolResult = (output: ModelOutputShape, value: object, boundary?: string): CallToolResult => ({
+  content: [{ type: "text", text: output.render(value, boundary === undefined ? {} : { boundary }) }],
+  structuredContent: output.annotate(value) as Record<string, unknown>
 })
 
 export interface PlainError {
@@ -36,15 +36,15 @@ const plainError = (body: PlainError): CallToolResult => ({
 const INTERNAL_REMEDY = "Something failed inside Groundnote. Tell the person; do not repeat the call."
 
 /** The isError result of a refused or failed call. */
-export const errorResult = (result: Exclude<CallResult, { _tag: "Done" }>, kind: ToolKind): CallToolResult => {
+export const errorResult = (output: ModelOutputShape, result: Exclude<CallResult, { _tag: "Done" }>, kind: ToolKind): CallToolResult => {
   if (result._tag === "Internal") {
-    return kind === "core" ? plainError({ error: "internal" }) : { ...toolResult({ error: "internal", remedy: INTERNAL_REMEDY, next: [] }), isError: true }
+    return kind === "core" ? plainError({ error: "internal" }) : { ...toolResult(output, { error: "internal", remedy: INTERNAL_REMEDY, next: [] }), isError: true }
   }
   const requestId = result.requestId === null ? {} : { request_id: result.requestId }
   // a graph refusal, or a refusal of the scope check on a graph operation (runCall puts it in the
   // envelope {error, remedy, next}): the GraphErrorBody, framed like a result
   if (kind === "graph" || result.body.remedy !== undefined) {
-    return { ...toolResult({ error: result.code, ...result.body, ...requestId }), isError: true }
+    return { ...toolResult(output, { error: result.code, ...result.body, ...requestId }), isError: true }
   }
   return plainError({ error: result.code, ...(result.body.current === undefined ? {} : { current: result.body.current }), ...requestId })
 }

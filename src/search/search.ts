@@ -14,7 +14,7 @@ import type { Bundle, SearchRequest, SearchResponse, StageState } from "../domai
 import { dayIn } from "../contracts/time.js"
 import { isCounted, type LinkRow, openOn, type Verdict } from "../graph/counted.js"
 import { buildBundle } from "./bundle.js"
-import { stagesOf } from "./stage.js"
+import { SearchStages, stageState } from "./stage.js"
 import type { LexicalIndex } from "./lexical/index.js"
 import { explainHit, stageA, type StageAResult } from "./stage-a.js"
 
@@ -213,9 +213,7 @@ export const search = Effect.fn("Search.search")(function*(req: SearchRequest, s
   const targetDay = req.as_of ?? dayIn(config.file.zone, yield* Clock.currentTimeMillis)
   const results = yield* Effect.forEach(scopes, (scope) =>
     Effect.flatMap(store.use(scope), (h) => h.sql.withTransaction(searchScope(h.sql, scope, req, targetDay))))
-  const stages = stagesOf(config)
-  const stageState = (name: "b" | "c"): StageState =>
-    stages.find((s) => s.name === name)?.availability(scopes[0] ?? "") ?? { state: "ran", duration_ms: null, reason: null }
+  const { stages } = yield* SearchStages
   const terms: Array<string> = []
   const variants: Record<string, Array<string>> = {}
   for (const r of results) {
@@ -231,8 +229,8 @@ export const search = Effect.fn("Search.search")(function*(req: SearchRequest, s
     scopes,
     stages: {
       a: { state: "ran", duration_ms: results.reduce((ms, r) => ms + (r.stageA.duration_ms ?? 0), 0), reason: null },
-      b: stageState("b"),
-      c: stageState("c")
+      b: stageState(stages, "b", scopes[0] ?? ""),
+      c: stageState(stages, "c", scopes[0] ?? "")
     },
     query: { terms, variants },
     bundles,

@@ -3,8 +3,13 @@
  * Both report ran | off | failed | budget | not-allowed; not running is never an error.
  * Until their issue is built a stage reports `off` ("disabled in config") when the config
  * switches it off, and `failed` ("not available in this build") when the config switches it on.
+ *
+ * The stages reach search() through the SearchStages layer (the design card's SearchStages): the
+ * live layer builds them from the configuration; a test provides other stages (one that fails,
+ * times out or is off) without touching the configuration.
  */
-import type { AppConfigShape } from "../config/config.js"
+import { Context, Effect, Layer } from "effect"
+import { AppConfig, type AppConfigShape } from "../config/config.js"
 import type { StageState } from "../domain/search-schemas.js"
 
 export interface SearchStage {
@@ -41,3 +46,28 @@ export const stagesOf = (config: AppConfigShape): ReadonlyArray<SearchStage> => 
     }
   ]
 }
+
+/** The stages b and c of this process (architecture.md §7.8). */
+export interface SearchStagesShape {
+  readonly stages: ReadonlyArray<SearchStage>
+}
+
+export class SearchStages extends Context.Tag("Groundnote/SearchStages")<SearchStages, SearchStagesShape>() {}
+
+export const FAILED_INTERNAL: StageState = { state: "failed", duration_ms: null, reason: "internal error" }
+
+/** The state a stage reports for a scope; a stage that throws has failed (never the search). */
+export const stageState = (stages: ReadonlyArray<SearchStage>, name: SearchStage["name"], scope: string): StageState => {
+  const stage = stages.find((s) => s.name === name)
+  if (stage === undefined) return OFF
+  try {
+    return stage.availability(scope) ?? { state: "ran", duration_ms: null, reason: null }
+  } catch {
+    return FAILED_INTERNAL
+  }
+}
+
+export const SearchStagesLive: Layer.Layer<SearchStages, never, AppConfig> = Layer.effect(
+  SearchStages,
+  Effect.map(AppConfig, (config) => ({ stages: stagesOf(config) }))
+)

@@ -20,6 +20,7 @@
  * every record with a ref.
  */
 import { randomBytes } from "node:crypto"
+import { Context, Layer } from "effect"
 
 /** The fixed preamble of every text that carries untrusted blocks. */
 export const UNTRUSTED_PREAMBLE =
@@ -364,3 +365,21 @@ export const renderResultForModel = (value: unknown, options: RenderOptions = {}
   const body = lines.join("\n")
   return framed ? `${UNTRUSTED_PREAMBLE}\n\n${body}` : body
 }
+
+/**
+ * ModelOutput (the design card's layer): how results reach a model. The MCP door renders every
+ * result through it; the live layer is this module's renderer, a test may provide another.
+ */
+export interface ModelOutputShape {
+  readonly render: (value: unknown, options?: RenderOptions) => string
+  readonly annotate: <T>(value: T) => T
+  readonly boundary: () => string
+}
+
+export class ModelOutput extends Context.Tag("Groundnote/ModelOutput")<ModelOutput, ModelOutputShape>() {}
+
+export const ModelOutputLive: Layer.Layer<ModelOutput> = Layer.succeed(ModelOutput, {
+  render: renderResultForModel,
+  annotate: annotateForeign,
+  boundary: newBoundary
+})

@@ -9,7 +9,8 @@ import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import type { AppConfigShape } from "../../src/config/config.js"
 import { OpsStore } from "../../src/db/ops-store.js"
 import { ScopeStore } from "../../src/db/scope-store.js"
-import { publicListener, servicesLayer } from "../../src/http/server.js"
+import { publicListener } from "../../src/http/server.js"
+import { ServicesLive } from "../../src/services.js"
 import { tempDir, testConfig } from "../support/env.js"
 import type { Stores } from "../support/run.js"
 import type { TestServer } from "../support/server.js"
@@ -52,7 +53,7 @@ export const startApprovalServer = async (o: {
     ...base,
     env: { ...base.env, devApiToken: Redacted.make(DEV_API), devApprovalToken: Redacted.make(APPROVAL_TOKEN), sessionSecret: Redacted.make(SESSION_SECRET), devEmail: DEV_EMAIL }
   }
-  const runtime = ManagedRuntime.make(publicListener("127.0.0.1", port).pipe(Layer.provideMerge(servicesLayer(config))))
+  const runtime = ManagedRuntime.make(publicListener("127.0.0.1", port).pipe(Layer.provideMerge(ServicesLive(config))))
   await runtime.runPromise(HttpServer.HttpServer.pipe((e) => e))
   const run = <A, E>(effect: Effect.Effect<A, E, Stores>) => runtime.runPromise(effect as Effect.Effect<never, never, never>) as Promise<A>
   const feeder = await run(Effect.gen(function*() {

@@ -24,6 +24,10 @@ import {
   checkAT5,
   checkAT6,
   checkAT6Routes,
+  checkAdapters,
+  checkLayers,
+  folderEdges,
+  isAdapter,
   filesWithString,
   formatViolation,
   importClosure,
@@ -41,6 +45,7 @@ import { MCP_TOOLS } from "../../src/mcp/server.js"
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
 const exists = (rel: string): boolean => fs.existsSync(path.join(ROOT, rel))
 const graph: SourceGraph = buildSourceGraph(ROOT)
+const readRoot = (file: string): string => fs.readFileSync(path.join(ROOT, file), "utf8")
 
 const expectNone = (violations: ReadonlyArray<Violation>): void => {
   expect(violations.map(formatViolation)).toEqual([])
@@ -144,9 +149,11 @@ describe("architecture (src/)", () => {
         expect(mcpRegistrations(graph).some((r) => r.file === file), `registrations in ${file}`).toBe(true)
       }
     }
-    // known present: the scanner sees every tool and prompt name the server lists (tools/list, prompts/list)
+    // known present: the scanner sees every tool and prompt name the server lists (tools/list, prompts/list),
+    // as a registration's literal or as the `name: "…"` of a tool spec that AT4 falls back to
     if (exists("src/mcp/server.ts")) {
-      const names = mcpRegistrations(graph).flatMap((r) => r.names ?? [])
+      const specNames = [...graph.files.values()].filter((f) => f.path.startsWith("src/mcp/")).flatMap((f) => f.nameProperties.map((p) => p.text))
+      const names = [...mcpRegistrations(graph).flatMap((r) => r.names ?? []), ...specNames]
       for (const name of [...MCP_TOOLS, ...PROMPT_NAMES]) expect(names, name).toContain(name)
       expect([...MCP_TOOLS, ...PROMPT_NAMES].filter((n) => /confirm|reject|revoke|review|decide|approve|archive|revert/.test(n))).toEqual([])
     }
@@ -168,6 +175,23 @@ describe("architecture (src/)", () => {
 
   it("AT6: the CLI route table holds no approval-channel route except GET /v1/export/:scope", () => {
     expectNone(checkAT6Routes(graph))
+  })
+
+  it("layers: no import cycle between the top-level folders of src/ (runtime imports, static and dynamic)", () => {
+    expectNone(checkLayers(graph))
+    // known present: the layers the design card names, in their direction
+    const edges = folderEdges(graph)
+    expect(edges.get("http")?.has("operations")).toBe(true)
+    expect(edges.get("mcp")?.has("operations")).toBe(true)
+    expect(edges.get("operations")?.has("auth")).toBe(true)
+    expect(edges.get("auth")?.has("transport")).toBe(true)
+    expect(edges.get("domain")?.has("contracts")).toBe(true)
+    expect(edges.get("contracts")).toBeUndefined()
+  })
+
+  it("routes and tools are thin adapters: no SQL and no schema of their own", () => {
+    expectNone(checkAdapters(graph, readRoot))
+    expect([...graph.files.keys()].filter(isAdapter).length).toBeGreaterThan(20)
   })
 })
 
@@ -192,6 +216,7 @@ const fixture = (files: Readonly<Record<string, string>>): SourceGraph => {
 }
 
 const rulesOf = (vs: ReadonlyArray<Violation>): Array<string> => vs.map((v) => `${v.rule} ${v.file}`)
+const readIn = (g: SourceGraph) => (file: string): string => fs.readFileSync(path.join(g.root ?? ROOT, file), "utf8")
 
 describe("scanner self-tests", () => {
   it("parses imports, exports, type imports, dynamic imports and strings", () => {
@@ -441,5 +466,36 @@ describe("scanner self-tests", () => {
       ].join("\n")
     })
     expect(checkAT6Routes(g).map((v) => v.line)).toEqual([5, 6, 7, 8, 9])
+  })
+
+  it("LAYERS reports a cycle between top-level folders (also through a third folder and a dynamic import), not type-only imports", () => {
+    const g = fixture({
+      "src/a/x.ts": `import { y } from "../b/y.js"`,
+      "src/b/y.ts": `import { z } from "../c/z.js"\nexport const y = 1`,
+      "src/c/z.ts": `const a = await import("../a/x.js")\nexport const z = 1`,
+      "src/d/t.ts": `import type { T } from "../e/u.js"\nexport type D = T`,
+      "src/e/u.ts": `import { d } from "../d/v.js"\nexport type T = 1`,
+      "src/d/v.ts": `export const d = 1`,
+      "src/main.ts": `import { y } from "./b/y.js"`
+    })
+    const vs = checkLayers(g)
+    expect(vs.map((v) => v.file)).toEqual(["src/{a,b,c}"])
+    expect(vs[0]?.message).toContain("src/c/z.ts")
+    expect(checkLayers(fixture({ "src/a/x.ts": `import "../b/y.js"`, "src/b/y.ts": `export {}` }))).toEqual([])
+  })
+
+  it("ADAPTER reports SQL and schemas of their own in routes and tools, not elsewhere", () => {
+    const g = fixture({
+      "src/http/routes/a.ts": "const q = sql`SELECT id FROM rule`",
+      "src/http/routes/b.ts": `import * as z from "zod"\nexport const s = z.string()`,
+      "src/mcp/tools/c.ts": `import { Schema } from "effect"\nexport const s = Schema.String.pipe(Schema.minLength(2))`,
+      "src/mcp/tools/d.ts": `import { Schema } from "effect"\nimport { RuleRef } from "../../contracts/ids.js"\nexport const s = Schema.Struct({ ref: RuleRef })`,
+      "src/domain/e.ts": "import { Schema } from \"effect\"\nexport const s = Schema.String\nconst q = `SELECT 1`"
+    })
+    expect(rulesOf(checkAdapters(g, readIn(g))).sort()).toEqual([
+      "ADAPTER src/http/routes/a.ts",
+      "ADAPTER src/http/routes/b.ts",
+      "ADAPTER src/mcp/tools/c.ts"
+    ])
   })
 })

@@ -721,7 +721,108 @@ export const checkAT6Routes = (graph: SourceGraph): Array<Violation> => {
     }))
 }
 
+// ---------------------------------------------------------------------------------------------
+// Layers: no cycle between the top-level folders of src/ (a top-level file counts as its own node)
+
+/** The top-level node of a file: src/<folder>/… → <folder>, src/<file>.ts → <file>. */
+export const topLevel = (file: string): string => {
+  const parts = file.split("/")
+  return parts.length > 2 ? (parts[1] ?? file) : (parts[1] ?? file).replace(/\.ts$/, "")
+}
+
+/** Folder edges over runtime imports (static and dynamic; type-only imports left out), with one example edge each. */
+export const folderEdges = (graph: SourceGraph): Map<string, Map<string, string>> => {
+  const edges = new Map<string, Map<string, string>>()
+  for (const f of graph.files.values()) {
+    for (const e of [...f.imports, ...f.dynamicImports]) {
+      if (e.typeOnly || e.target === null || !graph.files.has(e.target)) continue
+      const a = topLevel(f.path)
+      const b = topLevel(e.target)
+      if (a === b) continue
+      const out = edges.get(a) ?? new Map<string, string>()
+      if (!out.has(b)) out.set(b, `${f.path}:${e.line} → ${e.target}`)
+      edges.set(a, out)
+    }
+  }
+  return edges
+}
+
+/** Strongly connected components of the folder graph with more than one folder (Tarjan). */
+export const folderCycles = (graph: SourceGraph): Array<Array<string>> => {
+  const edges = folderEdges(graph)
+  const nodes = new Set<string>([...edges.keys(), ...[...edges.values()].flatMap((m) => [...m.keys()])])
+  let index = 0
+  const idx = new Map<string, number>()
+  const low = new Map<string, number>()
+  const stack: Array<string> = []
+  const on = new Set<string>()
+  const out: Array<Array<string>> = []
+  const visit = (v: string): void => {
+    idx.set(v, index)
+    low.set(v, index)
+    index++
+    stack.push(v)
+    on.add(v)
+    for (const w of edges.get(v)?.keys() ?? []) {
+      if (!idx.has(w)) {
+        visit(w)
+        low.set(v, Math.min(low.get(v) ?? 0, low.get(w) ?? 0))
+      } else if (on.has(w)) low.set(v, Math.min(low.get(v) ?? 0, idx.get(w) ?? 0))
+    }
+    if (low.get(v) === idx.get(v)) {
+      const scc: Array<string> = []
+      let w: string | undefined
+      do {
+        w = stack.pop()
+        if (w !== undefined) {
+          on.delete(w)
+          scc.push(w)
+        }
+      } while (w !== undefined && w !== v)
+      if (scc.length > 1) out.push(scc.sort())
+    }
+  }
+  for (const v of [...nodes].sort()) if (!idx.has(v)) visit(v)
+  return out
+}
+
+/** LAYERS: the top-level folders of src/ import each other without a cycle. */
+export const checkLayers = (graph: SourceGraph): Array<Violation> => {
+  const edges = folderEdges(graph)
+  return folderCycles(graph).map((scc) => {
+    const example = scc.flatMap((a) => scc.filter((b) => b !== a && edges.get(a)?.has(b) === true).map((b) => edges.get(a)?.get(b) ?? ""))
+    return { rule: "LAYERS", file: `src/{${scc.join(",")}}`, line: 0, message: `import cycle between ${scc.join(", ")}: ${example.join("; ")}` }
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Thin adapters: routes and tools hold no SQL and no schema of their own
+
+const SQL_STATEMENT = /\bSELECT\b[\s\S]*\bFROM\b|\bINSERT\s+(?:OR\s+\w+\s+)?INTO\b|\bUPDATE\s+\w+\s+SET\b|\bDELETE\s+FROM\b|\bCREATE\s+(?:TABLE|INDEX|TRIGGER|VIEW|VIRTUAL)\b|\bPRAGMA\s+\w+/i
+/** A constrained schema written in place (a zod schema, or an Effect primitive with its rules). */
+const OWN_SCHEMA = /\bfrom\s+["']zod(?:\/[^"']*)?["']|\bz\.(?:string|number|boolean|object|strictObject|array|enum|literal)\s*\(|\bSchema\.(?:String|Number|Boolean|Literal|pattern|minLength|maxLength|between|int|filter|NumberFromString|Trim|BigInt)\b/
+
+/** The adapter files: the /v1 routes and the MCP tools. */
+export const isAdapter = (file: string): boolean => isUnder(file, "src/http/routes") || isUnder(file, "src/mcp/tools")
+
+export const checkAdapters = (graph: SourceGraph, read: (file: string) => string): Array<Violation> => {
+  const out: Array<Violation> = []
+  for (const info of graph.files.values()) {
+    if (!isAdapter(info.path)) continue
+    for (const st of info.strings) {
+      if (SQL_STATEMENT.test(st.text)) out.push({ rule: "ADAPTER", file: info.path, line: st.line, message: `SQL in an adapter: ${st.text.slice(0, 60)}` })
+    }
+    const text = read(info.path)
+    const m = OWN_SCHEMA.exec(text)
+    if (m !== null) {
+      const line = text.slice(0, m.index).split("\n").length
+      out.push({ rule: "ADAPTER", file: info.path, line, message: `a schema of its own (${m[0].trim()}): use the contract's request schema` })
+    }
+  }
+  return out
+}
+
 export const ALL_CHECKS: ReadonlyArray<readonly [string, (g: SourceGraph) => Array<Violation>]> = [
   ["AT1", checkAT1], ["AT1b", checkAT1b], ["AT2", checkAT2], ["AT2b", checkAT2b], ["AT3", checkAT3],
-  ["AT4", checkAT4], ["AT5", checkAT5], ["AT6", checkAT6], ["AT6-routes", checkAT6Routes]
+  ["AT4", checkAT4], ["AT5", checkAT5], ["AT6", checkAT6], ["AT6-routes", checkAT6Routes], ["LAYERS", checkLayers]
 ]

@@ -22,9 +22,9 @@ import {
   type ChannelName,
   type Identity,
   JwksUnavailable,
-  UNAUTHORIZED_MESSAGE,
-  Unauthorized
+  UNAUTHORIZED_MESSAGE
 } from "../../src/auth/identity.js"
+import { Unauthorized } from "../../src/contracts/errors.js"
 import {
   JwtVerifier,
   JwtVerifierLive,
@@ -216,7 +216,7 @@ const expectUnauthorized = (result: Result, token: string, reason: string): void
   expect(error.message).toBe(UNAUTHORIZED_MESSAGE)
   expect(error.code).toBe("unauthorized")
   expect(error.reason).toBe(reason)
-  expectNoToken(error.reason, token)
+  expectNoToken(error.reason ?? "", token)
   expectNoToken(error.message, token)
   expectNoToken(JSON.stringify(error), token)
   expectNoToken(String(error), token)
@@ -227,7 +227,7 @@ const expectJwksUnavailable = (result: Result, token: string, reason: RegExp): v
   const error = result.left
   expect(error).toBeInstanceOf(JwksUnavailable)
   expect(error.reason).toMatch(reason)
-  expectNoToken(error.reason, token)
+  expectNoToken(error.reason ?? "", token)
   expectNoToken(JSON.stringify(error), token)
 }
 
@@ -316,7 +316,7 @@ describe("signature and algorithm", () => {
       if (Either.isRight(result)) throw new Error("garbage accepted")
       expect(result.left).toBeInstanceOf(Unauthorized)
       expect(result.left.reason).toMatch(/^ERR_J(WS|WT)_INVALID$/)
-      if (token.length > 0) expectUnauthorized(result, token, result.left.reason)
+      if (token.length > 0) expectUnauthorized(result, token, result.left.reason ?? "")
     }
   })
 })

@@ -10,12 +10,12 @@ import { Limits } from "../../src/config/schema.js"
 import {
   clientAddress,
   makeRateLimiter,
-  RateLimited,
   RateLimiter,
   RateLimiterLive,
   SWEEP_THRESHOLD
-} from "../../src/http/rate-limit.js"
-import type { LimitKind, RateLimiterService } from "../../src/http/rate-limit.js"
+} from "../../src/transport/rate-limit.js"
+import { RateLimited } from "../../src/contracts/errors.js"
+import type { LimitKind, RateLimiterService } from "../../src/transport/rate-limit.js"
 import { testConfig } from "../support/env.js"
 
 const limiter = (overrides: Record<string, unknown> = {}) =>

@@ -158,8 +158,10 @@ describe("search_rules", () => {
     expect(errorOf(await mcp.call("search_rules", { scopes: ["sales", "ops"], text: "Lieferzeit" }))).toEqual({ error: "multiple-scopes-without-flag" })
     expect(errorOf(await mcp.call("search_rules", { scopes: ["finance"], text: "x" }))).toEqual({ error: "scope-not-allowed" })
     expect(errorOf(await mcp.call("search_rules", { scopes: ["hr"], text: "x" }))).toEqual({ error: "scope-locked" })
-    // the entity of another scope passes the SDK's schema and fails the contract's (400)
-    expect(errorOf(await mcp.call("search_rules", { scopes: ["sales"], text: "x", entity: "ops-e0001" }))).toEqual({ error: "validation-failed" })
+    // the entity of another scope: the tool's schema is the contract's, so the SDK refuses it naming the rule
+    const other = await mcp.call("search_rules", { scopes: ["sales"], text: "x", entity: "ops-e0001" })
+    expect(other.isError).toBe(true)
+    expect(textOf(other)).toContain("entity needs exactly one scope, the entity's own")
   })
   it("input the schema refuses stays the SDK's Input validation error", async () => {
     for (const args of [{ scopes: ["sales"] }, { scopes: ["sales"], text: "x", limit: 51 }, { scopes: ["sales"], text: "x", extra: 1 }, { scopes: ["Sales!"], text: "x" }]) {

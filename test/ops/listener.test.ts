@@ -10,8 +10,9 @@ import { HttpApp, type HttpServerRequest } from "@effect/platform"
 import { Effect, Exit, Layer, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { BEARER_RE, hashBearer, OpsStore } from "../../src/db/ops-store.js"
-import type { ScopeStore } from "../../src/db/scope-store.js"
-import { makeOpsApp, OpsListenerLive } from "../../src/ops/listener.js"
+import { ScopeStore } from "../../src/db/scope-store.js"
+import { AppConfig } from "../../src/config/config.js"
+import { makeOpsApp, OpsListenerLive } from "../../src/http/ops-listener.js"
 import { VERSION } from "../../src/version.js"
 import { storeLayer, tempDir, testConfig } from "../support/env.js"
 import { captureLogs } from "../support/logs.js"
@@ -340,7 +341,9 @@ describe("ops listener lifecycle", () => {
       const config = testConfig(dir)
       const ops = { listGrants: () => Effect.die(new Error("boom: SELECT * FROM grant")) } as unknown as OpsStore
       const scopes = {} as unknown as ScopeStore
-      const app = makeOpsApp({ config, ops, scopes, startedAt: "2025-01-01T00:00:00.000Z" })
+      const app = makeOpsApp({ config, startedAt: "2025-01-01T00:00:00.000Z" }).pipe(
+        Effect.provideService(OpsStore, ops), Effect.provideService(ScopeStore, scopes), Effect.provideService(AppConfig, config)
+      )
       const handler = HttpApp.toWebHandler(app.pipe(Effect.provide(logs.layer)) as Effect.Effect<never, never, HttpServerRequest.HttpServerRequest>)
       const res = await handler(new Request("http://ops.invalid/ops/grants", {
         headers: { authorization: `Bearer ${Redacted.value(config.env.opsToken)}` }

@@ -4,7 +4,7 @@ import { request } from "node:http"
 import { join } from "node:path"
 import { type Context, Effect, Exit, Layer, Scope } from "effect"
 import type { AppConfigShape } from "../../src/config/config.js"
-import { OpsListenerLive } from "../../src/ops/listener.js"
+import { OpsListenerLive } from "../../src/http/ops-listener.js"
 import { storeLayer } from "../support/env.js"
 import type { Stores } from "../support/run.js"
 

@@ -2,12 +2,10 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Layer, Redacted, Schema } from "effect"
-import { AppConfig, type AppConfigShape } from "../../src/config/config.js"
+import { Redacted, Schema } from "effect"
+import type { AppConfigShape } from "../../src/config/config.js"
 import { ConfigFile } from "../../src/config/schema.js"
-import { OpsStore } from "../../src/db/ops-store.js"
-import { ScopeStore } from "../../src/db/scope-store.js"
-import { LexicalIndexLive } from "../../src/search/lexical/index.js"
+import { type ServiceOverrides, ServicesLive } from "../../src/services.js"
 
 export const tempDir = (prefix = "gn-test-"): { dir: string; cleanup: () => void } => {
   const dir = mkdtempSync(join(tmpdir(), prefix))
@@ -42,9 +40,5 @@ export const testConfig = (dataDir: string, overrides: Record<string, unknown> =
   }
 })
 
-/** ScopeStore + OpsStore + LexicalIndex + AppConfig on the given data dir. */
-export const storeLayer = (config: AppConfigShape) =>
-  Layer.merge(ScopeStore.Default, LexicalIndexLive).pipe(
-    Layer.provideMerge(OpsStore.Default),
-    Layer.provideMerge(Layer.succeed(AppConfig, config))
-  )
+/** The services of the data dir (ServicesLive: the stores on real SQLite files and every layer), any of them replaced. */
+export const storeLayer = (config: AppConfigShape, overrides: ServiceOverrides = {}) => ServicesLive(config, overrides)

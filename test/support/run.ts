@@ -3,13 +3,12 @@ import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect, Exit, type Layer } from "effect"
-import type { AppConfig, AppConfigShape } from "../../src/config/config.js"
-import type { OpsStore } from "../../src/db/ops-store.js"
+import type { AppConfigShape } from "../../src/config/config.js"
 import { ScopeStore } from "../../src/db/scope-store.js"
-import type { LexicalIndex } from "../../src/search/lexical/index.js"
+import type { Services } from "../../src/services.js"
 import { storeLayer } from "./env.js"
 
-export type Stores = ScopeStore | OpsStore | AppConfig | LexicalIndex
+export type Stores = Services
 
 /** `outer` wraps the store layer too (e.g. a log capture that must see the layer's own logs). */
 export const run = <A, E>(config: AppConfigShape, effect: Effect.Effect<A, E, Stores>, outer?: Layer.Layer<never>): Promise<A> => {

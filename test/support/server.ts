@@ -7,7 +7,8 @@ import { type Effect, Layer, ManagedRuntime } from "effect"
 import type { JWTVerifyGetKey } from "jose"
 import type { AppConfigShape } from "../../src/config/config.js"
 import { jwtVerifierLayer } from "../../src/auth/jwt.js"
-import { publicListener, servicesLayer } from "../../src/http/server.js"
+import { publicListener } from "../../src/http/server.js"
+import { type ServiceOverrides, ServicesLive } from "../../src/services.js"
 import type { Stores } from "./run.js"
 import type { captureLogs } from "./logs.js"
 
@@ -19,9 +20,9 @@ export interface TestServer {
 
 export const startServer = async (
   config: AppConfigShape,
-  options: { keys?: JWTVerifyGetKey; logs?: ReturnType<typeof captureLogs> } = {}
+  options: { keys?: JWTVerifyGetKey; logs?: ReturnType<typeof captureLogs>; services?: ServiceOverrides } = {}
 ): Promise<TestServer> => {
-  const services = servicesLayer(config, options.keys === undefined ? undefined : jwtVerifierLayer(options.keys))
+  const services = ServicesLive(config, { ...options.services, ...(options.keys === undefined ? {} : { jwt: jwtVerifierLayer(options.keys) }) })
   const layer = publicListener("127.0.0.1", 0).pipe(Layer.provideMerge(services))
   const runtime = ManagedRuntime.make(options.logs === undefined ? layer : Layer.provide(layer, options.logs.layer))
   const address = await runtime.runPromise(HttpServer.HttpServer.pipe((e) => e)).then((s) => s.address)

@@ -7,24 +7,31 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Redacted } from "effect"
 import { decideFromForm } from "../../approval/decision-form.js"
 import { asPageForFormPost } from "../../approval/error-page.js"
-import { handle, type RequestInput } from "../../auth/scope-check.js"
+import { CurrentCaller } from "../../auth/caller.js"
 import { csrfOk } from "../../auth/csrf.js"
 import { AppConfig } from "../../config/config.js"
 import { applyDecision, parseDecision } from "../../decision/decide.js"
+import type { DecisionRequest } from "../../domain/decision-schemas.js"
 import { CsrfFailed, NotFound } from "../../contracts/errors.js"
 import { RULE_ID_RE, ruleRef, scopeOfRuleId } from "../../contracts/ids.js"
 import { Api } from "../api.js"
+import { type RequestParts, serveRoute } from "../handle.js"
+
+type DecideInput =
+  | { readonly id: string; readonly form: Readonly<Record<string, string>> }
+  | { readonly id: string; readonly req: DecisionRequest }
 
 export const CSRF_FAILED_MESSAGE = "same-origin request with a valid csrf token required"
 
 /** Same origin and the csrf token (form field or header `csrf`) of the caller's identity. */
-export const checkCsrf = (input: RequestInput) =>
+export const checkCsrf = (input: RequestParts) =>
   Effect.gen(function*() {
     const config = yield* AppConfig
+    const caller = yield* CurrentCaller
     const form = input.body.form ? (input.body.value as Record<string, string>) : {}
     const ok = csrfOk({
       secret: Redacted.value(config.env.sessionSecret),
-      identity: input.identity.identity,
+      identity: caller.identity.identity,
       publicUrl: config.file.public_url,
       origin: input.request.headers.origin,
       secFetchSite: input.request.headers["sec-fetch-site"],
@@ -58,9 +65,22 @@ export const formToDecision = (form: Readonly<Record<string, string>>): unknown 
   return out
 }
 
-export const decideCall = handle({
+export const decideRoute = serveRoute({
   channel: "approval",
-  operation: "decide",
+  call: {
+    name: "decide",
+    right: "decide",
+    scopes: (p: DecideInput) => [scopeOfRuleId(p.id)],
+    refs: (p: DecideInput) => [ruleRef(p.id)],
+    run: (p: DecideInput) =>
+      "form" in p
+        ? decideFromForm(p.id, formToDecision(p.form), p.form)
+        : Effect.gen(function*() {
+          const caller = yield* CurrentCaller
+          const result = yield* applyDecision(p.id, p.req, { grantId: caller.grant.id, identity: caller.identity.identity })
+          return { status: 200, body: result, refs: [result.current] }
+        })
+  },
   parse: (input) =>
     Effect.gen(function*() {
       yield* checkCsrf(input)
@@ -68,23 +88,13 @@ export const decideCall = handle({
       // A form post of the approval pages is decided (and refused) on its page: parsed in run.
       if (input.body.form) {
         if (!RULE_ID_RE.test(id)) return yield* new NotFound({ message: `no rule ${id}` })
-        return { id, form: input.body.value as Record<string, string> } as const
+        return { id, form: input.body.value as Record<string, string> } satisfies DecideInput
       }
       const req = yield* parseDecision(input.body.value)
       if (!RULE_ID_RE.test(id)) return yield* new NotFound({ message: `no rule ${id}` })
-      return { id, req } as const
-    }),
-  scopes: (p) => [scopeOfRuleId(p.id)],
-  refs: (p) => [ruleRef(p.id)],
-  run: (p, ctx) =>
-    "form" in p
-      ? decideFromForm(p.id, formToDecision(p.form), p.form, ctx)
-      : Effect.map(applyDecision(p.id, p.req, { grantId: ctx.grant.id, identity: ctx.identity.identity }), (result) => ({
-        status: 200,
-        body: result,
-        refs: [result.current]
-      }))
+      return { id, req } satisfies DecideInput
+    })
 })
 
 export const DecisionLive = HttpApiBuilder.group(Api, "decision", (h) =>
-  h.handleRaw("decide", ({ path, request }) => Effect.flatMap(decideCall(request, path), asPageForFormPost(request))))
+  h.handleRaw("decide", ({ path, request }) => Effect.flatMap(decideRoute(request, path), asPageForFormPost(request))))

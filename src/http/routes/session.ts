@@ -15,8 +15,8 @@ import { sessionCookie, signSession } from "../../auth/session.js"
 import { sameSecret } from "../../auth/tokens.js"
 import { AppConfig } from "../../config/config.js"
 import { OpsStore } from "../../db/ops-store.js"
-import { errorResponse } from "../errors.js"
-import { clientAddress, RateLimiter } from "../rate-limit.js"
+import { errorResponse } from "../../transport/responses.js"
+import { clientAddress, RateLimiter } from "../../transport/rate-limit.js"
 
 /** The login page of src/approval (layout, stylesheet, the headers of §5.3). */
 const loginForm = (message: string | null) => pageResponse(loginDocument({ devToken: true, message }), message === null ? 200 : 401)

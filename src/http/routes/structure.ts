@@ -6,29 +6,31 @@
  * src/structure/** besides the approval pages (AT2b).
  */
 import { HttpApiBuilder } from "@effect/platform"
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import { asPageForFormPost } from "../../approval/error-page.js"
 import { archiveFromForm, reviewFromForm } from "../../approval/structure-form.js"
-import { handle } from "../../auth/scope-check.js"
+import { CurrentCaller } from "../../auth/caller.js"
 import { AppConfig } from "../../config/config.js"
 import { ScopeStore } from "../../db/scope-store.js"
-import { ENTITY_ID_RE, ScopeName, scopeOfGraphId } from "../../contracts/ids.js"
+import { ENTITY_ID_RE, scopeOfGraphId } from "../../contracts/ids.js"
 import { refuse } from "../../contracts/errors.js"
 import { LINK_REF_RE } from "../../graph/link-types.js"
-import { ENTITY_VERSION_REF_RE } from "../../graph/review-schemas.js"
+import { type ArchiveRequest, ENTITY_VERSION_REF_RE, type ReviewRequest } from "../../graph/review-schemas.js"
 import { archiveEntity, formToArchive, parseArchive } from "../../structure/archive.js"
 import { structureOf } from "../../structure/pending.js"
 import { formToReview, parseReview, applyReview, scopeOfTarget } from "../../structure/review.js"
+import { operation } from "../../auth/operation.js"
+import { ScopeInput } from "../../domain/rule-schemas.js"
 import { Api } from "../api.js"
-import { decodeStrict } from "../input.js"
+import { operationRoute, serveRoute } from "../handle.js"
 import { checkCsrf } from "./decision.js"
 
-const StructureQuery = Schema.Struct({ scope: ScopeName })
-
-export const listStructureCall = handle({
-  channel: "api",
-  operation: "list_structure",
-  parse: ({ query }) => decodeStrict(StructureQuery, query, "query"),
+/** list_structure (GET /v1/structure): the pending structure changes of a scope, newest first. */
+export const listStructure = operation({
+  name: "list_structure",
+  right: "read",
+  input: ScopeInput,
+  label: "query",
   scopes: (q) => [q.scope],
   run: (q) =>
     Effect.gen(function*() {
@@ -38,6 +40,7 @@ export const listStructureCall = handle({
       return { status: 200, body: out, refs: out.pending.map((p) => p.ref) }
     })
 })
+const listStructureRoute = operationRoute("api", listStructure, "query")
 
 /** A form post of the approval pages: its target names the scope; reviewed (and refused) on its page, in run. */
 const formTarget = (form: Readonly<Record<string, string>>): string | null => {
@@ -45,63 +48,77 @@ const formTarget = (form: Readonly<Record<string, string>>): string | null => {
   return ENTITY_VERSION_REF_RE.test(target) || LINK_REF_RE.test(target) ? target : null
 }
 
-export const reviewCall = handle({
+type ReviewInput =
+  | { readonly form: Readonly<Record<string, string>>; readonly target: string; readonly scope: string }
+  | { readonly req: ReviewRequest; readonly target: string; readonly scope: string }
+
+export const reviewRoute = serveRoute({
   channel: "approval",
-  operation: "review_structure",
+  call: {
+    name: "review_structure",
+    right: "decide",
+    scopes: (p: ReviewInput) => [p.scope],
+    refs: (p: ReviewInput) => [p.target],
+    run: (p: ReviewInput) =>
+      "form" in p
+        ? reviewFromForm(p.scope, p.form)
+        : Effect.gen(function*() {
+          const caller = yield* CurrentCaller
+          const result = yield* applyReview(p.req, { grantId: caller.grant.id, identity: caller.identity.identity })
+          return { status: 200, body: result, refs: [p.req.target, result.current] }
+        })
+  },
   parse: (input) =>
     Effect.gen(function*() {
       yield* checkCsrf(input)
       if (input.body.form) {
         const form = input.body.value as Record<string, string>
         const target = formTarget(form)
-        if (target !== null) return { form, target, scope: scopeOfTarget(target) } as const
+        if (target !== null) return { form, target, scope: scopeOfTarget(target) } satisfies ReviewInput
       }
       const raw = input.body.form ? formToReview(input.body.value as Record<string, string>) : input.body.value
       const req = yield* parseReview(raw)
-      return { req, target: req.target, scope: scopeOfTarget(req.target) } as const
-    }),
-  scopes: (p) => [p.scope],
-  refs: (p) => [p.target],
-  run: (p, ctx) =>
-    "form" in p
-      ? reviewFromForm(p.scope, p.form, ctx)
-      : Effect.map(applyReview(p.req, { grantId: ctx.grant.id, identity: ctx.identity.identity }), (result) => ({
-        status: 200,
-        body: result,
-        refs: [p.req.target, result.current]
-      }))
+      return { req, target: req.target, scope: scopeOfTarget(req.target) } satisfies ReviewInput
+    })
 })
 
 const entityNotFound = () =>
   refuse("not-found", { message: "no such entity in this scope", remedy: "reload the structure page: archive only what it lists", next: [] })
 
-export const archiveCall = handle({
+type ArchiveInput =
+  | { readonly id: string; readonly form: Readonly<Record<string, string>> }
+  | { readonly id: string; readonly req: ArchiveRequest }
+
+export const archiveRoute = serveRoute({
   channel: "approval",
-  operation: "archive_entity",
+  call: {
+    name: "archive_entity",
+    right: "decide",
+    scopes: (p: ArchiveInput) => [scopeOfGraphId(p.id)],
+    refs: (p: ArchiveInput) => [`entity/${p.id}`],
+    run: (p: ArchiveInput) =>
+      "form" in p
+        ? archiveFromForm(p.id, scopeOfGraphId(p.id), p.form)
+        : Effect.gen(function*() {
+          const caller = yield* CurrentCaller
+          const result = yield* archiveEntity(p.id, p.req, { grantId: caller.grant.id, identity: caller.identity.identity })
+          return { status: 200, body: result, refs: [result.current] }
+        })
+  },
   parse: (input) =>
     Effect.gen(function*() {
       yield* checkCsrf(input)
       const id = input.params.id ?? ""
-      if (input.body.form && ENTITY_ID_RE.test(id)) return { id, form: input.body.value as Record<string, string> } as const
+      if (input.body.form && ENTITY_ID_RE.test(id)) return { id, form: input.body.value as Record<string, string> } satisfies ArchiveInput
       const raw = input.body.form ? formToArchive(input.body.value as Record<string, string>) : input.body.value
       const req = yield* parseArchive(raw)
       if (!ENTITY_ID_RE.test(id)) return yield* entityNotFound()
-      return { id, req } as const
-    }),
-  scopes: (p) => [scopeOfGraphId(p.id)],
-  refs: (p) => [`entity/${p.id}`],
-  run: (p, ctx) =>
-    "form" in p
-      ? archiveFromForm(p.id, scopeOfGraphId(p.id), p.form, ctx)
-      : Effect.map(archiveEntity(p.id, p.req, { grantId: ctx.grant.id, identity: ctx.identity.identity }), (result) => ({
-        status: 200,
-        body: result,
-        refs: [result.current]
-      }))
+      return { id, req } satisfies ArchiveInput
+    })
 })
 
 
 export const StructureLive = HttpApiBuilder.group(Api, "structure", (h) =>
-  h.handleRaw("list", ({ request }) => listStructureCall(request))
-    .handleRaw("review", ({ request }) => Effect.flatMap(reviewCall(request), asPageForFormPost(request)))
-    .handleRaw("archive", ({ path, request }) => Effect.flatMap(archiveCall(request, path), asPageForFormPost(request))))
+  h.handleRaw("list", ({ request }) => listStructureRoute(request))
+    .handleRaw("review", ({ request }) => Effect.flatMap(reviewRoute(request), asPageForFormPost(request)))
+    .handleRaw("archive", ({ path, request }) => Effect.flatMap(archiveRoute(request, path), asPageForFormPost(request))))

@@ -3,12 +3,11 @@
  * force?, reason?}): the same createEntity() and pipeline as POST /v1/entities (createSpec), channel
  * mcp: the entity takes effect at once as unconfirmed, created_by agent.
  */
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
-import * as z from "zod"
-import { createSpec } from "../../http/routes/entities.js"
-import { toolResult } from "../result.js"
-import { callTool, type ToolContext } from "./context.js"
-import { entityId, entityName, entityTypeOf, evidence, graphReason, scopeName } from "./schemas.js"
+import type { AppConfigShape } from "../../config/config.js"
+import { createEntity } from "../../operations/entities.js"
+import type { Services } from "../../services.js"
+import type { ToolSpec } from "../tool.js"
+import { withEntityTypes } from "../../graph/entity-types.js"
 
 export const ENTITY_CREATE_DESCRIPTION =
   "Create one entity under a parent found with entity_resolve (parent_id null only for a new top level). Use it " +
@@ -17,20 +16,12 @@ export const ENTITY_CREATE_DESCRIPTION =
   "and answers duplicate-candidate with the candidates; use force: true with a reason only when the person says the " +
   "new one is different."
 
-export const registerEntityCreate = (server: McpServer, ctx: ToolContext): void => {
-  server.registerTool("entity_create", {
-    title: "Create an entity",
-    description: ENTITY_CREATE_DESCRIPTION,
-    inputSchema: z.strictObject({
-      scope: scopeName,
-      type: entityTypeOf(ctx.config.file.graph.entity_types),
-      name: entityName,
-      parent_id: entityId.nullable(),
-      aliases: z.array(entityName).max(20).optional(),
-      evidence: evidence.optional(),
-      force: z.boolean().optional(),
-      reason: graphReason.optional()
-    }),
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false }
-  }, (args) => callTool(ctx, "graph", createSpec, args, { value: args }, (outcome) => toolResult(outcome.body as object)))
-}
+export const entityCreate = (config: AppConfigShape): ToolSpec<ReturnType<typeof withEntityTypes>["create"]["Encoded"], typeof createEntity.input.Type, Services> => ({
+  name: "entity_create",
+  title: "Create an entity",
+  description: ENTITY_CREATE_DESCRIPTION,
+  kind: "graph",
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  op: createEntity,
+  args: withEntityTypes(config.file.graph.entity_types).create
+})

@@ -11,19 +11,10 @@
  * integers in "token-milliseconds" (one token = periodMs units, refill = n units per ms), so the
  * refill and Retry-After arithmetic is exact.
  */
-import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
+import { RateLimited } from "../contracts/errors.js"
 import { AppConfig } from "../config/config.js"
 import type { ConfigFile } from "../config/schema.js"
-
-/** 429 rate-limited. retryAfter: whole seconds until one token is available, at least 1. */
-export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
-  message: Schema.String,
-  retryAfter: Schema.Number
-}) {
-  get code(): "rate-limited" {
-    return "rate-limited"
-  }
-}
 
 export type LimitKind = "requests" | "decisions" | "logins" | "exports"
 

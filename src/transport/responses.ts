@@ -28,3 +28,7 @@ const describeCause = (cause: unknown): string => {
   if (typeof cause === "object" && cause !== null && "_tag" in cause) return String((cause as { _tag: unknown })._tag)
   return "unknown"
 }
+
+/** A JSON answer with a status. */
+export const jsonResponse = (status: number) => (body: unknown): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.unsafeJson(body, { status })

@@ -1,25 +1,18 @@
 /**
- * Reading a request: the body (with the route's size limit, JSON or form-encoded), the query
- * and the path parameters, and strict decoding into the contract's schemas (400
- * validation-failed naming every path).
+ * Reading a request: the body (with the route's size limit, JSON or form-encoded) and the query,
+ * for every listener and channel (the public listener, /mcp, the approval pages, the ops socket).
  */
 import { createHash } from "node:crypto"
-import { HttpIncomingMessage, type HttpServerRequest } from "@effect/platform"
-import { Effect, Option, type ParseResult, Schema } from "effect"
-import { ValidationFailed, validationFailed } from "../contracts/errors.js"
-import { STRICT } from "../contracts/schemas.js"
+import type { HttpServerRequest } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
+import { Effect } from "effect"
+import { PayloadTooLarge, ValidationFailed } from "../contracts/errors.js"
 
 export const KIB = 1024
 export const MIB = 1024 * 1024
 /** Body limits (architecture.md §6): 10 MiB on /v1/sources, 256 KiB elsewhere. */
 export const SOURCES_BODY_LIMIT = 10 * MIB
 export const DEFAULT_BODY_LIMIT = 256 * KIB
-
-export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", { message: Schema.String }) {
-  get code(): "payload-too-large" {
-    return "payload-too-large"
-  }
-}
 
 export interface Body {
   /** parsed JSON, a form record, or undefined without a body */
@@ -37,19 +30,50 @@ export const contentLengthTooLarge = (request: HttpServerRequest.HttpServerReque
 const invalid = (path: string, message: string) =>
   new ValidationFailed({ message: `request is invalid: ${path}: ${message}`, issues: [{ path, message }] })
 
-/** Reads and parses the body within `limit` bytes. */
+/**
+ * Reads at most `limit` bytes of a request body, declared or chunked; a larger body is refused
+ * with PayloadTooLarge and the rest is drained, so the client can finish sending and read the
+ * answer (never a dropped connection).
+ */
+export const readBytes = (request: HttpServerRequest.HttpServerRequest, limit: number): Effect.Effect<Buffer, PayloadTooLarge | ValidationFailed> =>
+  Effect.async<Buffer, PayloadTooLarge | ValidationFailed>((resume) => {
+    const req = NodeHttpServerRequest.toIncomingMessage(request)
+    const tooLarge = () => new PayloadTooLarge({ message: `the body is larger than ${limit} bytes` })
+    if (contentLengthTooLarge(request, limit)) {
+      req.resume()
+      resume(Effect.fail(tooLarge()))
+      return
+    }
+    const chunks: Array<Buffer> = []
+    let bytes = 0
+    let done = false
+    const finish = (result: Effect.Effect<Buffer, PayloadTooLarge | ValidationFailed>) => {
+      if (done) return
+      done = true
+      resume(result)
+    }
+    req.on("data", (chunk: Buffer) => {
+      if (done) return // over the limit: keep discarding
+      bytes += chunk.length
+      if (bytes > limit) {
+        chunks.length = 0
+        finish(Effect.fail(tooLarge()))
+        return
+      }
+      chunks.push(chunk)
+    })
+    req.once("end", () => finish(Effect.succeed(Buffer.concat(chunks))))
+    req.once("error", () => finish(Effect.fail(invalid("(body)", "could not be read"))))
+    if (req.readableEnded) finish(Effect.succeed(Buffer.concat(chunks)))
+  })
+
+/** Reads and parses the body within `limit` bytes: JSON, or a form (application/x-www-form-urlencoded). */
 export const readBody = (
   request: HttpServerRequest.HttpServerRequest,
   limit: number
 ): Effect.Effect<Body, PayloadTooLarge | ValidationFailed> =>
   Effect.gen(function*() {
-    const tooLarge = new PayloadTooLarge({ message: `the body is larger than ${limit} bytes` })
-    if (contentLengthTooLarge(request, limit)) return yield* tooLarge
-    const bytes = yield* request.arrayBuffer.pipe(
-      HttpIncomingMessage.withMaxBodySize(Option.some(limit)),
-      Effect.mapError((e) => (String((e as { cause?: unknown }).cause).includes("maxBytes") ? tooLarge : invalid("(body)", "could not be read")))
-    )
-    if (bytes.byteLength > limit) return yield* tooLarge
+    const bytes = yield* readBytes(request, limit)
     const text = new TextDecoder("utf-8", { fatal: false }).decode(bytes)
     if (text.length === 0) return { value: undefined, text: null, form: false }
     const type = (request.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() ?? ""
@@ -81,7 +105,5 @@ export const readQuery = (request: HttpServerRequest.HttpServerRequest): Effect.
     return Effect.succeed(out)
   })
 
-export const decodeStrict = <A, I>(schema: Schema.Schema<A, I>, value: unknown, what: string): Effect.Effect<A, ValidationFailed> =>
-  Schema.decodeUnknown(schema, STRICT)(value).pipe(Effect.mapError((e: ParseResult.ParseError) => validationFailed(e, what)))
 
 export const sha256Text = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex")

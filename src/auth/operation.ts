@@ -1,0 +1,79 @@
+/**
+ * What the scope-check pipeline runs (architecture.md §5.2 steps 2–6), written once per
+ * operation and shared by every door: the HTTP routes of /v1, the MCP tools and (through the
+ * request schemas) the CLI. An Operation is transport-neutral: a typed input schema (the
+ * decoded request, never re-encoded strings), the scopes it touches, its right and its run. The
+ * caller comes from the CurrentCaller tag, never from an argument.
+ */
+import type { HttpServerResponse } from "@effect/platform"
+import type { SqlError } from "@effect/sql/SqlError"
+import type { Effect, Schema } from "effect"
+import type { DomainError } from "../contracts/errors.js"
+import type { Right } from "../contracts/grants.js"
+import type { LogOperation } from "../db/search-log.js"
+import type { Caller, CurrentCaller } from "./caller.js"
+
+/** The search_log operations, and read_source (logged to the process log only, §6.2a). */
+export type OperationName = LogOperation | "read_source"
+
+/** The fields of a search's search_log row. */
+export interface SearchLogFields {
+  readonly terms: unknown
+  readonly variants: unknown
+  readonly stages: unknown
+}
+
+/** A file answer (the export archive): bytes with its type and file name. */
+export interface FileBody {
+  readonly _tag: "File"
+  readonly bytes: Uint8Array
+  readonly contentType: string
+  readonly filename: string
+}
+
+export interface Outcome {
+  /** HTTP-equivalent status (search_log.outcome) */
+  readonly status: number
+  readonly body?: unknown
+  /** a page of the approval channel (HTML, a redirect): only the page calls of src/approval answer one */
+  readonly response?: HttpServerResponse.HttpServerResponse
+  readonly refs: ReadonlyArray<string>
+  /** search only */
+  readonly log?: SearchLogFields
+  /** rows that differ per scope (search: each scope's head refs and terms) */
+  readonly perScope?: ReadonlyArray<{ readonly scope: string; readonly refs: ReadonlyArray<string>; readonly log?: SearchLogFields }>
+}
+
+/** What the pipeline hands to run besides the input: the touched scopes (opened) and the request id. */
+export interface CallContext {
+  readonly scopes: ReadonlyArray<string>
+  /** the id of the search_log rows of this request (search_id of a search) */
+  readonly requestId: string
+}
+
+/** The pipeline's view of one call: its name and right, the scopes of its input, and run. */
+export interface Call<I, R> {
+  readonly name: OperationName
+  readonly right: Right
+  /** the requested scopes, from parameters and from the id of every ref; "grant" = grant-wide */
+  readonly scopes: (input: I, caller: Caller) => ReadonlyArray<string> | "grant"
+  readonly crossScope?: (input: I) => boolean
+  /** refs named by the request, logged with a failed outcome */
+  readonly refs?: (input: I) => ReadonlyArray<string>
+  /** a failure of our own storage (SqlError) is 500 internal */
+  readonly run: (input: I, call: CallContext) => Effect.Effect<Outcome, DomainError | SqlError, R | CurrentCaller>
+}
+
+/** An operation: a Call with its input schema (decoded strictly in step 2) and the label of its validation messages. */
+export interface Operation<I, R> extends Call<I, R> {
+  /** the decoded input of the operation: the server's request schema (its encoded side is what a client sends) */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a schema's encoded side is invariant
+  readonly input: Schema.Schema<I, any, never>
+  /** names the input in a validation message ("proposal is invalid: …") */
+  readonly label: string
+  /** checks of step 2 beyond the schema (a malformed id is the 404 of an unknown one) */
+  readonly check?: (input: I) => Effect.Effect<void, DomainError>
+}
+
+/** Types an operation (I from its schema). */
+export const operation = <I, R>(op: Operation<I, R>): Operation<I, R> => op

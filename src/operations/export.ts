@@ -1,0 +1,49 @@
+/**
+ * export (GET /v1/export/:scope: the scope's Markdown export as .tar.gz, architecture.md §4.4)
+ * and list_rejected (GET /v1/rejected): the approval channel, a person with decide.
+ */
+import { Clock, Effect } from "effect"
+import { operation } from "../auth/operation.js"
+import { AppConfig } from "../config/config.js"
+import { ScopeStore } from "../db/scope-store.js"
+import { ScopeInput } from "../domain/rule-schemas.js"
+import { rejectedRows, ruleVersionOut } from "../domain/rules.js"
+import { exportArchive } from "../export/archive.js"
+import { buildExport } from "../export/build.js"
+
+/** The file name of an export: <scope>-export-<UTC stamp>.tar.gz. */
+export const exportFileName = (scope: string, nowMs: number): string =>
+  `${scope}-export-${new Date(nowMs).toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z")}.tar.gz`
+
+export const exportScope = operation({
+  name: "export",
+  right: "decide",
+  input: ScopeInput,
+  label: "path",
+  scopes: (p) => [p.scope],
+  run: (p) =>
+    Effect.gen(function*() {
+      const config = yield* AppConfig
+      const store = yield* ScopeStore
+      const now = yield* Clock.currentTimeMillis
+      const { sql } = yield* store.use(p.scope)
+      const files = yield* buildExport(sql, { zone: config.file.zone, now })
+      const bytes = exportArchive(files, { mtime: Math.floor(now / 1000) })
+      return { status: 200, body: { _tag: "File", bytes, contentType: "application/gzip", filename: exportFileName(p.scope, now) }, refs: [] }
+    })
+})
+
+export const listRejected = operation({
+  name: "list_rejected",
+  right: "decide",
+  input: ScopeInput,
+  label: "query",
+  scopes: (p) => [p.scope],
+  run: (p) =>
+    Effect.gen(function*() {
+      const store = yield* ScopeStore
+      const rows = yield* store.read(p.scope, ({ sql }) => rejectedRows(sql))
+      const rules = rows.map((r) => ({ ...ruleVersionOut(r), rejected_at: r.decided_at, rejected_because: r.decision_reason }))
+      return { status: 200, body: { rules }, refs: rules.map((r) => r.ref) }
+    })
+})

@@ -1,0 +1,54 @@
+/** propose (POST /v1/proposals, the MCP tool propose_rule) and list_proposals (GET /v1/proposals). */
+import { Effect } from "effect"
+import { CurrentCaller } from "../auth/caller.js"
+import { operation } from "../auth/operation.js"
+import { AppConfig } from "../config/config.js"
+import { scopeOfRuleId } from "../contracts/ids.js"
+import { afterSeq } from "../contracts/schemas.js"
+import { ScopeStore } from "../db/scope-store.js"
+import { ListProposalsInput, ProposalRequest, type ProposalSummary } from "../domain/proposal-schemas.js"
+import { approvalUrl, propose as proposeRule } from "../domain/proposals.js"
+import { createdAtOf, listCurrent } from "../domain/rules.js"
+
+export const propose = operation({
+  name: "propose",
+  right: "propose",
+  input: ProposalRequest,
+  label: "proposal",
+  scopes: (req) => [req.scope, ...(req.supersedes === null ? [] : [scopeOfRuleId(req.supersedes)])],
+  run: (req) =>
+    Effect.gen(function*() {
+      const caller = yield* CurrentCaller
+      const created = yield* proposeRule(req, { grantId: caller.grant.id, channel: caller.channel })
+      return { status: 201, body: created, refs: [created.ref] }
+    })
+})
+
+export const listProposals = operation({
+  name: "list_proposals",
+  right: "read",
+  input: ListProposalsInput,
+  label: "query",
+  scopes: (q) => [q.scope],
+  run: (q) =>
+    Effect.gen(function*() {
+      const store = yield* ScopeStore
+      const config = yield* AppConfig
+      const page = yield* store.read(q.scope, ({ sql }) =>
+        Effect.gen(function*() {
+          const list = yield* listCurrent(sql, { status: ["proposed"], relation: null, limit: q.limit, afterSeq: afterSeq(q.after) })
+          return { ...list, created: yield* createdAtOf(sql, list.rows.map((r) => r.rule_id)) }
+        })).pipe(Effect.orDie)
+      const proposals: Array<ProposalSummary> = page.rows.map((v) => ({
+        ref: `rule/${v.rule_id}@${v.version}`, kind: v.kind, statement: v.statement, said_at: v.said_at,
+        source: { kind: v.source_id.slice(0, v.source_id.indexOf(":")), id: v.source_id }, supersedes: v.supersedes,
+        created_at: page.created.get(v.rule_id) ?? v.changed_at, approval_url: approvalUrl(config.file.public_url, v.rule_id)
+      }))
+      const last = page.rows[page.rows.length - 1]
+      return {
+        status: 200,
+        body: { proposals, next_after: page.more && last !== undefined ? last.rule_id : null },
+        refs: proposals.map((p) => p.ref)
+      }
+    })
+})

@@ -1,0 +1,49 @@
+/** search (POST /v1/search, the MCP tool search_rules) and feedback (POST /v1/search/:search_id/feedback). */
+import { Effect } from "effect"
+import { CurrentCaller } from "../auth/caller.js"
+import { operation } from "../auth/operation.js"
+import { NotFound } from "../contracts/errors.js"
+import { FeedbackInput, SearchRequest } from "../domain/search-schemas.js"
+import { feedbackScopes, FEEDBACK_NOT_FOUND, recordFeedback } from "../search/feedback.js"
+import { search as runSearch } from "../search/search.js"
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+export const search = operation({
+  name: "search",
+  right: "read",
+  input: SearchRequest,
+  label: "search",
+  scopes: (req) => req.scopes,
+  crossScope: (req) => req.cross_scope,
+  run: (req, call) =>
+    Effect.map(runSearch(req, call.requestId), ({ response }) => ({
+      status: 200,
+      body: response,
+      refs: response.bundles.map((b) => b.head.ref),
+      perScope: response.scopes.map((scope) => ({
+        scope,
+        refs: response.bundles.filter((b) => b.head.scope === scope).map((b) => b.head.ref),
+        log: { terms: response.query.terms, variants: response.query.variants, stages: response.stages }
+      }))
+    }))
+})
+
+export const feedback = operation({
+  name: "feedback",
+  right: "read",
+  input: FeedbackInput,
+  label: "feedback",
+  // an id that cannot be a search_id is the same 404 as an unknown one
+  check: (f) => (UUID_RE.test(f.search_id) ? Effect.void : Effect.fail(new NotFound({ message: FEEDBACK_NOT_FOUND }))),
+  scopes: (f) => feedbackScopes(f),
+  // the refs of one search may span the scopes of a cross-scope search
+  crossScope: () => true,
+  refs: (f) => [...f.bundles.map((b) => b.ref), ...f.missing],
+  run: (f) =>
+    Effect.gen(function*() {
+      const caller = yield* CurrentCaller
+      const out = yield* recordFeedback(f.search_id, { bundles: f.bundles, missing: f.missing }, caller.grant.id)
+      return { status: 200, body: out, refs: [...f.bundles.map((b) => b.ref), ...f.missing] }
+    })
+})

@@ -1,0 +1,46 @@
+/**
+ * The one composition of the design card's services (ServicesLive): Config, Clock, ScopeStore,
+ * OpsStore, JwtVerifier, RateLimiter, SearchStages and ModelOutput, with the lexical index and the
+ * RuleIndex port the writers use. main.ts, the tests' support and the benches build the service
+ * from it; a test replaces any one of them by passing its own layer (a local key set, a limiter, a
+ * failing stage b, a TestClock) instead of mocking a module.
+ */
+import { type Clock, Layer } from "effect"
+import { type JwtVerifier, JwtVerifierLive } from "./auth/jwt.js"
+import { AppConfig, type AppConfigShape } from "./config/config.js"
+import { OpsStore } from "./db/ops-store.js"
+import { ScopeStore } from "./db/scope-store.js"
+import type { RuleIndex } from "./domain/rule-index.js"
+import { type LexicalIndex, LexicalIndexLive } from "./search/lexical/index.js"
+import { RuleIndexLive } from "./search/rule-index.js"
+import { type SearchStages, SearchStagesLive } from "./search/stage.js"
+import { type ModelOutput, ModelOutputLive } from "./security/model-output.js"
+import { type RateLimiter, RateLimiterLive } from "./transport/rate-limit.js"
+
+/** Every service a request of any channel may need. */
+export type Services = AppConfig | ScopeStore | OpsStore | LexicalIndex | RuleIndex | JwtVerifier | RateLimiter | SearchStages | ModelOutput
+
+/** A layer to use instead of the live one. */
+export interface ServiceOverrides {
+  readonly jwt?: Layer.Layer<JwtVerifier, never, AppConfig>
+  readonly rateLimiter?: Layer.Layer<RateLimiter, never, AppConfig>
+  readonly searchStages?: Layer.Layer<SearchStages, never, AppConfig>
+  readonly modelOutput?: Layer.Layer<ModelOutput>
+  readonly lexicalIndex?: Layer.Layer<LexicalIndex, never, AppConfig>
+  /** Effect's Clock for everything the services run (default: the runtime's own) */
+  readonly clock?: Clock.Clock
+}
+
+export const ServicesLive = (config: AppConfigShape, overrides: ServiceOverrides = {}) => {
+  const lexical = overrides.lexicalIndex ?? LexicalIndexLive
+  const services = Layer.mergeAll(
+    ScopeStore.Default,
+    OpsStore.Default,
+    RuleIndexLive.pipe(Layer.provideMerge(lexical)),
+    overrides.rateLimiter ?? RateLimiterLive,
+    overrides.jwt ?? JwtVerifierLive,
+    overrides.searchStages ?? SearchStagesLive,
+    overrides.modelOutput ?? ModelOutputLive
+  ).pipe(Layer.provideMerge(Layer.succeed(AppConfig, config)))
+  return overrides.clock === undefined ? services : Layer.provide(services, Layer.setClock(overrides.clock))
+}
