@@ -78,8 +78,8 @@ export const CorpusScopeFile = Schema.Struct({
 export type CorpusScopeFile = typeof CorpusScopeFile.Type
 
 export const QUERY_CATEGORIES = [
-  "typo", "compound", "inflection", "umlaut", "synonym", "paraphrase", "long-text", "code", "exact",
-  "relation", "validity", "proposal", "cross-scope", "no-answer"
+  "typo", "compound", "inflection", "umlaut", "synonym", "cross-language", "paraphrase", "long-text", "code",
+  "exact", "relation", "validity", "proposal", "cross-scope", "no-answer"
 ] as const
 export type QueryCategory = (typeof QUERY_CATEGORIES)[number]
 

@@ -9,7 +9,7 @@ const Flag = Schema.optional(Schema.Boolean)
 
 export const LexicalFeatures = Schema.Struct({
   stem: Flag, decompound: Flag, normalize: Flag, trigram: Flag, fuzzy: Flag,
-  synonyms: Flag, validity: Flag, keyterms: Flag, prf: Flag
+  synonyms: Flag, bilingual: Flag, validity: Flag, keyterms: Flag, prf: Flag
 })
 
 export const SubWeights = Schema.Struct({

@@ -154,9 +154,14 @@ describe("eval corpus: queries", () => {
 
   it("covers every query category, with long mails among the queries", () => {
     const categories = new Set(corpus.queries.map((q) => q.category))
-    for (const c of ["typo", "compound", "inflection", "umlaut", "synonym", "paraphrase", "long-text", "code", "no-answer"]) {
+    for (const c of ["typo", "compound", "inflection", "umlaut", "synonym", "cross-language", "paraphrase", "long-text", "code", "no-answer"]) {
       expect(categories, c).toContain(c)
     }
+    // issue 17: at least 30 cross-language (English question, German rule and the reverse) and 30 paraphrase queries
+    const crossLanguage = corpus.queries.filter((q) => q.category === "cross-language")
+    expect(crossLanguage.length).toBeGreaterThanOrEqual(30)
+    for (const scope of ["einkauf", "sales"]) expect(crossLanguage.filter((q) => q.scopes.includes(scope)).length, scope).toBeGreaterThanOrEqual(15)
+    expect(corpus.queries.filter((q) => q.category === "paraphrase").length).toBeGreaterThanOrEqual(60)
     expect(corpus.queries.filter((q) => Array.isArray(q.text) && q.text.length >= 4).length).toBeGreaterThanOrEqual(10)
   })
 })

@@ -16,6 +16,7 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer } from "effect"
 import { AppConfig } from "../../config/config.js"
+import { builtinBilingualLexicon } from "./crosslang.js"
 import * as Doc from "./document.js"
 import { explain, explainMany, type Explanation } from "./explain.js"
 import { buildKey, type LexicalOptions, lexicalOptions } from "./options.js"
@@ -44,6 +45,11 @@ export class LexicalIndex extends Context.Tag("Groundnote/LexicalIndex")<Lexical
 /** The service for given options (tests build it with their own switches). */
 export const makeLexicalIndex = (options: LexicalOptions): LexicalIndexShape => {
   const groups = options.features.synonyms ? synonymGroups(options.synonyms) : []
+  // the de↔en vocabulary rides on the syn sub-query and needs both languages
+  const lexicon = options.features.synonyms && options.features.bilingual &&
+      options.languages.includes("de") && options.languages.includes("en")
+    ? builtinBilingualLexicon()
+    : null
   return {
     options,
     build: buildKey(options),
@@ -51,7 +57,7 @@ export const makeLexicalIndex = (options: LexicalOptions): LexicalIndexShape => 
     ensureBuild: (sql) => Doc.ensureBuild(sql, options),
     rebuild: (sql) => Doc.rebuild(sql, options),
     analyze: (sql, input) =>
-      Effect.zipRight(Doc.ensureBuild(sql, options), analyze(sql, input, options, groups)).pipe(Effect.withSpan("LexicalIndex.analyze")),
+      Effect.zipRight(Doc.ensureBuild(sql, options), analyze(sql, input, options, groups, lexicon)).pipe(Effect.withSpan("LexicalIndex.analyze")),
     pool: (sql, analysis, opts) => pool(sql, analysis, options, opts).pipe(Effect.withSpan("LexicalIndex.pool")),
     explain: (sql, analysis, seq) => explain(sql, analysis, options, seq),
     explainMany: (sql, analysis, seqs) => explainMany(sql, analysis, options, seqs)

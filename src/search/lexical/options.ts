@@ -15,6 +15,8 @@ export interface LexicalFeatures {
   readonly trigram: boolean
   readonly fuzzy: boolean
   readonly synonyms: boolean
+  /** the de↔en business vocabulary as one-hop synonyms, where the scope holds the other side (needs synonyms) */
+  readonly bilingual: boolean
   readonly validity: boolean
   readonly keyterms: boolean
   readonly prf: boolean
@@ -45,12 +47,12 @@ export const ANALYZER_VERSION = "gn-lex-1"
 
 export const DEFAULT_FEATURES: LexicalFeatures = {
   stem: true, decompound: true, normalize: true, trigram: false, fuzzy: true,
-  synonyms: true, validity: true, keyterms: true, prf: false
+  synonyms: true, bilingual: true, validity: true, keyterms: true, prf: false
 }
 
 export const ALL_OFF: LexicalFeatures = {
   stem: false, decompound: false, normalize: false, trigram: false, fuzzy: false,
-  synonyms: false, validity: false, keyterms: false, prf: false
+  synonyms: false, bilingual: false, validity: false, keyterms: false, prf: false
 }
 
 export const DEFAULT_SUB_WEIGHTS: Readonly<Record<SubQueryName, number>> = {

@@ -9,6 +9,7 @@ import { Effect } from "effect"
 import { type Alt, orExpr } from "./match.js"
 import type { LexicalOptions } from "./options.js"
 import { storesTails, TEXT_TERM_CAP, TOTAL_TERM_CAP } from "./options.js"
+import { type BilingualLexicon, crossLanguageExpansions, matchBilingual } from "./crosslang.js"
 import { storesStems } from "./document.js"
 import { isChatter, isStopword } from "./stopwords.js"
 import { matchSynonyms, type SynonymGroup } from "./synonyms.js"
@@ -442,7 +443,8 @@ export const analyze = (
   sql: SqlClient,
   input: QueryInput,
   o: LexicalOptions,
-  groups: ReadonlyArray<SynonymGroup>
+  groups: ReadonlyArray<SynonymGroup>,
+  lexicon: BilingualLexicon | null = null
 ): Effect.Effect<Analysis, SqlError> =>
   Effect.gen(function*() {
     const docs = yield* documentCount(sql)
@@ -554,22 +556,38 @@ export const analyze = (
 
     // synonyms: groups touched by the query words, listed under "~<matched words>"
     const synonyms: Array<SynonymExpansion> = []
+    const segments = [...given.map((g) => g.tokens), ...fromText.segments]
+    const termsOf = (surfaces: ReadonlyArray<string>): Array<number> => {
+      const surfaceTokens = new Set(surfaces.flatMap((s) => s.split(" ")))
+      return terms.flatMap((t, i) => surfaces.includes(t.text) || (t.tokens.length === 1 && surfaceTokens.has(t.text)) ? [i] : [])
+    }
+    const expansionOf = (member: ReadonlyArray<string>): Expansion => {
+      const spelled = member.map(spellingOut)
+      const alts = collapseAlts([phraseAlt(member), ...(spelled.join(" ") !== member.join(" ") ? [phraseAlt(spelled)] : [])])
+      return { text: member.join(" "), alts }
+    }
     if (o.features.synonyms && groups.length > 0) {
-      const segments = [...given.map((g) => g.tokens), ...fromText.segments]
       for (const m of matchSynonyms(segments, groups, o.languages)) {
         const group = groups[m.group] ?? []
-        const surfaceTokens = new Set(m.surfaces.flatMap((s) => s.split(" ")))
-        const termIdx = terms.flatMap((t, i) =>
-          m.surfaces.includes(t.text) || (t.tokens.length === 1 && surfaceTokens.has(t.text)) ? [i] : [])
         const expansions: Array<Expansion> = group
           .filter((_, mi) => !m.members.includes(mi))
-          .map((member) => {
-            const spelled = member.map(spellingOut)
-            const alts = collapseAlts([phraseAlt(member), ...(spelled.join(" ") !== member.join(" ") ? [phraseAlt(spelled)] : [])])
-            return { text: member.join(" "), alts }
-          })
+          .map(expansionOf)
           .filter((e) => !seen.has(e.text))
-        if (expansions.length > 0) synonyms.push({ key: `~${m.surfaces.join(", ")}`, terms: termIdx, expansions })
+        if (expansions.length > 0) synonyms.push({ key: `~${m.surfaces.join(", ")}`, terms: termsOf(m.surfaces), expansions })
+      }
+    }
+    // the de↔en vocabulary: the other side of a touched pair, only where the scope holds its words;
+    // under the same "~<matched words>" key as a group the same words touched
+    const bilingual = o.features.synonyms && lexicon !== null ? matchBilingual(segments, lexicon, o.languages) : []
+    if (bilingual.length > 0) {
+      const listed = new Set(synonyms.flatMap((s) => s.expansions.map((e) => e.text)))
+      const found = yield* crossLanguageExpansions(sql, bilingual, o.languages, expansionOf, (text) => seen.has(text) || listed.has(text))
+      for (const m of found) {
+        const key = `~${m.surface}`
+        const at = synonyms.findIndex((s) => s.key === key)
+        const same = synonyms[at]
+        if (same === undefined) synonyms.push({ key, terms: termsOf([m.surface]), expansions: m.expansions })
+        else synonyms[at] = { ...same, expansions: [...same.expansions, ...m.expansions] }
       }
     }
     return {

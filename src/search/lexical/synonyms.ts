@@ -107,14 +107,15 @@ export const synonymGroups = (
   return [...merged.values()].map((m) => [...m.values()])
 }
 
-interface Normal {
+/** A word as the synonym match compares it: folded and spelled out, and its suffix strips. */
+export interface Normal {
   readonly form: string
   /** every single-suffix strip of the form (not only the first) */
   readonly strips: ReadonlyArray<string>
 }
 
 const normals = new Map<string, Normal>()
-const normal = (t: string): Normal => {
+export const normal = (t: string): Normal => {
   const hit = normals.get(t)
   if (hit !== undefined) return hit
   const form = spellingOut(fold(t))

@@ -47,3 +47,29 @@ export const wordsStartingLike = (
 
 /** idf = ln(1 + (N − df + 0.5) / (df + 0.5)); an unknown word weighs most. */
 export const idf = (docs: number, df: number): number => Math.log(1 + (Math.max(docs, df) - df + 0.5) / (df + 0.5))
+
+/**
+ * Which of the (folded) words the vocabulary holds: `exact` as a term, `prefixes` as the start of
+ * a term. One statement; each probe stops at the first term it finds.
+ */
+export const vocabularyHas = (
+  sql: SqlClient,
+  exact: Iterable<string>,
+  prefixes: Iterable<string>
+): Effect.Effect<{ readonly exact: ReadonlySet<string>; readonly prefixes: ReadonlySet<string> }, SqlError> =>
+  Effect.gen(function*() {
+    const e = [...new Set([...exact].map(fold))]
+    const p = [...new Set([...prefixes].map(fold))]
+    const out = { exact: new Set<string>(), prefixes: new Set<string>() }
+    if (e.length === 0 && p.length === 0) return out
+    const rows = yield* sql.unsafe<{ kind: string; w: string }>(
+      `SELECT 'e' AS kind, j.value AS w FROM json_each(?) j
+         WHERE EXISTS (SELECT 1 FROM lex_word_vocab WHERE term = j.value)
+       UNION ALL
+       SELECT 'p', j.value FROM json_each(?) j
+         WHERE EXISTS (SELECT 1 FROM lex_word_vocab WHERE term >= j.value AND term < j.value || char(1114111))`,
+      [JSON.stringify(e), JSON.stringify(p)]
+    )
+    for (const r of rows) (r.kind === "e" ? out.exact : out.prefixes).add(r.w)
+    return out
+  })
