@@ -9,6 +9,7 @@ import {
   secretMessage,
   type SecretHit
 } from "../../src/security/secrets.js"
+import { BUSINESS_MAILS } from "./business-corpus.js"
 import { FIELDS, NEAR_MISSES, SECRETS, TEMPLATES } from "./secrets-corpus.js"
 
 const scanOne = (text: string, field = "statement"): ReadonlyArray<SecretHit> => scanSecrets([{ field, text }])
@@ -58,6 +59,10 @@ describe("secret corpus", () => {
     const all = NEAR_MISSES.join("\n")
     expect(show(all, scanOne(all, "source.text"))).toEqual([])
     expect(scanSecrets(NEAR_MISSES.map((text, i) => ({ field: `segments[${i}].text`, text })))).toEqual([])
+  })
+
+  it(`accepts each of the ${BUSINESS_MAILS.length} ordinary business mails and meeting lines`, () => {
+    for (const text of BUSINESS_MAILS) expect(show(text, scanOne(text, "source.text")), text).toEqual([])
   })
 
   it("finds every secret of a long text, in order", () => {
