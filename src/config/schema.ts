@@ -122,11 +122,59 @@ export const Limits = Schema.Struct({
 /** Approval modes (gaps.md §10). */
 export const ApprovalMode = Schema.Literal("autonomous", "classified", "manual")
 export type ApprovalMode = typeof ApprovalMode.Type
-/** Classes a mode may be set for. `payment` is a mandatory exception and cannot be configured. */
+/** Classes a mode may be set for. `payment` is a class and a mandatory exception: it takes no mode. */
 export const CONFIGURABLE_CLASSES = ["general", "personal", "external"] as const
 export const MANDATORY_EXCEPTIONS = [
   "payment", "secret", "contradiction", "external-sensitive", "injection", "unchecked-quote", "doubt", "large-subtree"
 ] as const
+
+const squash = (key: string): string => key.toLowerCase().replace(/[^a-z]/g, "")
+/** Words of a key that reach for the guardrails as a whole. */
+const GUARDRAIL_WORDS = ["exception", "guardrail", "mandatory"]
+
+/** Why a key of the approval block may not exist, or null: it names a mandatory exception or the guardrails. */
+const guardrailKeyProblem = (key: string): string | null => {
+  const k = squash(key)
+  if (k === "payment") {
+    return "\"payment\" is a class and a mandatory exception: a payment proposal always waits for a person, in every mode, so it takes no mode and no setting. Remove this key"
+  }
+  const named = MANDATORY_EXCEPTIONS.find((e) => k.includes(squash(e)))
+  if (named !== undefined) {
+    return `"${named}" is a mandatory exception: it always sends the proposal to a person, in every mode, and no key switches it off or changes it. Remove this key`
+  }
+  if (GUARDRAIL_WORDS.some((w) => k.includes(w))) {
+    return `the mandatory exceptions (${MANDATORY_EXCEPTIONS.join(", ")}) are code, not configuration: no key lists, switches off or changes them. Remove this key`
+  }
+  return null
+}
+
+const isRecord = (v: unknown): v is Readonly<Record<string, unknown>> => typeof v === "object" && v !== null && !Array.isArray(v)
+
+/**
+ * Invariant 12: the raw approval block, before it is decoded, must not hold a key that names a
+ * mandatory exception or the guardrails — at the top, in a scope's entry or in its classes
+ * (scope names themselves are not checked: a scope may be called "payments"). Each such key is
+ * named with its path and the fix.
+ */
+const guardrailKeys = (raw: unknown): Array<{ path: ReadonlyArray<string>; message: string }> => {
+  const issues: Array<{ path: ReadonlyArray<string>; message: string }> = []
+  const check = (obj: Readonly<Record<string, unknown>>, path: ReadonlyArray<string>) => {
+    for (const key of Object.keys(obj)) {
+      const problem = guardrailKeyProblem(key)
+      if (problem !== null) issues.push({ path: [...path, key], message: problem })
+    }
+  }
+  if (!isRecord(raw)) return issues
+  check(raw, [])
+  if (isRecord(raw.scopes)) {
+    for (const [scope, entry] of Object.entries(raw.scopes)) {
+      if (!isRecord(entry)) continue
+      check(entry, ["scopes", scope])
+      if (isRecord(entry.classes)) check(entry.classes, ["scopes", scope, "classes"])
+    }
+  }
+  return issues
+}
 
 const ClassModes = Schema.Record({ key: Schema.String, value: ApprovalMode }).pipe(
   Schema.filter((classes) => {
@@ -147,11 +195,38 @@ export const ApprovalScope = Schema.Struct({
   classes: Schema.optional(ClassModes)
 })
 
-export const ApprovalConfig = Schema.Struct({
+const DOMAIN_RE = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/
+/** A mail domain of this instance, e.g. acme.example: lowercase, no @, at least one dot. */
+export const MailDomain = Schema.String.pipe(
+  Schema.filter((d) => DOMAIN_RE.test(d) || "must be a mail domain such as acme.example (lowercase, no @, no scheme)")
+)
+
+const OwnDomains = Schema.Array(MailDomain).pipe(
+  Schema.maxItems(100),
+  Schema.filter((domains) => {
+    const seen = new Set<string>()
+    for (const [i, d] of domains.entries()) {
+      if (seen.has(d)) return { path: [i], message: `duplicate domain "${d}" (list each domain once)` }
+      seen.add(d)
+    }
+    return true
+  })
+)
+
+const ApprovalFields = Schema.Struct({
   default_mode: Schema.optionalWith(ApprovalMode, { default: () => "classified" as const }),
   scopes: Schema.optional(Schema.Record({ key: ScopeName, value: ApprovalScope })),
-  daily_limit: Schema.optionalWith(Int(1, 1000), { default: () => 20 })
+  daily_limit: Schema.optionalWith(Int(1, 1000), { default: () => 20 }),
+  /** the instance's own mail domains (a sender outside them is external-sensitive); subdomains count */
+  own_domains: Schema.optionalWith(OwnDomains, { default: () => [] })
 })
+
+/** `approval` (gaps.md §10): first the guardrail check on the raw block, then the fields. */
+export const ApprovalConfig = Schema.compose(
+  Schema.Unknown.pipe(Schema.filter(guardrailKeys)),
+  ApprovalFields,
+  { strict: false }
+)
 export type ApprovalConfig = typeof ApprovalConfig.Type
 
 export const ConfigFile = Schema.Struct({

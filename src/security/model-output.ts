@@ -21,6 +21,10 @@
  */
 import { randomBytes } from "node:crypto"
 import { Context, Layer } from "effect"
+import { BRACKETS, INVISIBLE_RE } from "./characters.js"
+import { injectionSignals, SIGNALS, type Signal } from "./signals.js"
+
+export { injectionSignals, SIGNALS, type Signal } from "./signals.js"
 
 /** The fixed preamble of every text that carries untrusted blocks. */
 export const UNTRUSTED_PREAMBLE =
@@ -38,24 +42,8 @@ export const BOUNDARY_RE = /^[0-9a-f]{16}$/
 // ---------------------------------------------------------------------------------------------
 // Escaping
 
-/** Brackets that are, or look like, the block markers ⟪ ⟫. */
-const BRACKETS = new Set([
-  "\u27EA", "\u27EB", // ⟪ ⟫
-  "\u300A", "\u300B", // 《 》
-  "\u226A", "\u226B", // ≪ ≫
-  "\u2E28", "\u2E29", // ⸨ ⸩
-  "\uFF5F", "\uFF60", // ｟ ｠
-  "\u2985", "\u2986", // ⦅ ⦆
-  "\u3018", "\u3019", // 〘 〙
-  "\u301A", "\u301B", // 〚 〛
-  "\u27E6", "\u27E7", // ⟦ ⟧
-  "\u27E8", "\u27E9" // ⟨ ⟩
-])
-
 const hex = (c: string): string => `\\u${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`
 
-/** Control and format characters (zero-width, bidi, tags, soft hyphen, BOM) except \n and \t. */
-const INVISIBLE_RE = /[\p{Cc}\p{Cf}\p{Co}\p{Cs}\p{Zl}\p{Zp}]/u
 /** "gn:" or "/gn:" (also full-width) after a non-letter: the start of a marker. */
 const MARKER_RE = /(^|[^\p{L}\p{N}])([/\uFF0F]?\s*[gG\uFF47\uFF27][nN\uFF4E\uFF2E]\s*)([:\uFF1A\uFE55\uA789])/gu
 
@@ -81,39 +69,6 @@ const plain = (text: string): string => escapeForeign(text).replace(/[\n\t]/g, "
 /** One untrusted block with the response's boundary. */
 export const frame = (boundary: string, label: string, text: string): string =>
   `⟪gn:${boundary} untrusted ${label}⟫${escapeForeign(text)}⟪/gn:${boundary}⟫`
-
-// ---------------------------------------------------------------------------------------------
-// Injection signals (a warning only; the classifier of the approval modes reads them too)
-
-export const SIGNALS = [
-  "instruction-override", "role-change", "role-marker", "boundary-forgery", "hidden-characters", "markup", "action-request"
-] as const
-export type Signal = (typeof SIGNALS)[number]
-
-const DETECTORS: ReadonlyArray<readonly [Signal, (s: string) => boolean]> = [
-  ["instruction-override", (s) =>
-    /\b(ignore|disregard|forget|override|skip)\b[^.\n]{0,40}\b(previous|prior|above|earlier|all|any|your|the)\b[^.\n]{0,30}\b(instructions?|prompts?|rules?|directions?|guidelines?|context)\b/i.test(s) ||
-    /\b(ignorier\w*|vergiss\w*|missacht\w*|übergeh\w*|uebergeh\w*)\b[^.\n]{0,40}\b(anweisung\w*|instruktion\w*|vorgaben?|regeln?|befehle?|prompts?)\b/i.test(s) ||
-    /\b(new|updated|real)\s+instructions?\b|\bneue\s+anweisung/i.test(s)],
-  ["role-change", (s) =>
-    /\byou are (now|no longer)\b|\bact as\b|\bpretend (to be|you)\b|\bdu bist (jetzt|nun|ab sofort)\b|\bab sofort bist du\b|\bsystem ?prompt\b|\bdeveloper mode\b|\bjailbreak\b/i.test(s)],
-  ["role-marker", (s) =>
-    /(^|\n)\s*(#+\s*)?(system|assistant|developer|user|tool)\s*(message)?\s*:/i.test(s) || /<\|?im_(start|end)\|?>|\[\/?(INST|SYS)\]|<<\/?SYS>>|<\/?(system|assistant|instructions?)>/i.test(s)],
-  ["boundary-forgery", (s) =>
-    [...s].some((c) => BRACKETS.has(c)) || /(^|[^\p{L}\p{N}])[/\uFF0F]?\s*[gG\uFF47][nN\uFF4E]\s*[:\uFF1A]/u.test(s) ||
-    /\buntrusted\b/i.test(s) || /end of (the )?(block|data|untrusted)/i.test(s)],
-  ["hidden-characters", (s) => [...s].some((c) => c !== "\n" && c !== "\r" && c !== "\t" && INVISIBLE_RE.test(c))],
-  ["markup", (s) => /<\s*\/?\s*(script|iframe|img|a|svg|style|object|embed|form|input|meta|link)\b|javascript:|data:text\/html|!\[[^\]]*\]\(|\[[^\]]*\]\(\s*https?:|\bon[a-z]+\s*=/i.test(s)],
-  ["action-request", (s) =>
-    /\b(confirm|approve|reject|revoke|archive|retract|delete)\b[^.\n]{0,30}\b(rule|rules|proposal|entity|this)\b/i.test(s) ||
-    /\b(bestätig\w*|genehmig\w*|freigeb\w*|lösch\w*|archivier\w*)\b/i.test(s) || /\b(call|use|run|invoke)\b[^.\n]{0,20}\b(tool|function)\b/i.test(s)]
-]
-
-/** The injection signals of one text, in SIGNALS order. */
-export const injectionSignals = (text: string): Array<Signal> => {
-  const normalized = text.normalize("NFKC")
-  return DETECTORS.filter(([, test]) => test(text) || test(normalized)).map(([name]) => name)
-}
 
 // ---------------------------------------------------------------------------------------------
 // The server-field list

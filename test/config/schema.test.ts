@@ -162,6 +162,7 @@ describe("groundnote.json schema", () => {
     expect(c.approval).toEqual({
       default_mode: "classified",
       daily_limit: 20,
+      own_domains: [],
       scopes: { sales: { mode: "autonomous", classes: { personal: "manual" } } }
     })
   })
