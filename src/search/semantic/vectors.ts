@@ -1,9 +1,8 @@
 /**
  * The vectors of stage b in the scope file (table vec_rule, scope migration 0004-vectors): the
  * only writer of vec_rule, and its readers. What is embedded is the current version of every rule
- * that is not rejected — the versions stage a indexes (lex_doc) — as ruleEmbeddingText.
+ * that is not rejected — the versions stage a indexes (lex_doc) — as ruleEmbeddingText (rule-text.ts).
  *
- *   ruleEmbeddingText(version)                         → string
  *   writeVectors(sql, model, rows)                     → Effect<number>       rows written (an existing one is kept)
  *   pendingVersions(sql, model, limit)                 → Effect<Array<PendingVersion>>  current versions without a vector
  *   embeddingInputs(sql, model, keys)                  → Effect<Array<EmbeddingInput>>  texts, and a vector to reuse
@@ -17,6 +16,7 @@
 import { endianness } from "node:os"
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
+import { type EmbeddableVersion, ruleEmbeddingText } from "./rule-text.js"
 
 const LITTLE = endianness() === "LE"
 
@@ -37,38 +37,6 @@ export const decodeVector = (bytes: Uint8Array): Float32Array => {
     for (let i = 0; i < out.length; i++) out[i] = view.getFloat32(i * 4, true)
   }
   return out
-}
-
-export interface EmbeddableVersion {
-  readonly statement: string
-  /** JSON array of strings, as stored */
-  readonly keywords: string
-  /** JSON array of {kind, name, …}, as stored */
-  readonly relations: string
-  readonly quote: string
-}
-
-const jsonArray = (s: string): Array<unknown> => {
-  try {
-    const v: unknown = JSON.parse(s)
-    return Array.isArray(v) ? v : []
-  } catch {
-    return []
-  }
-}
-
-/**
- * The text a rule version is embedded as: the statement, its keywords, its relations
- * ("kind: name") and the quote, one per line, empty parts left out. The statement comes first,
- * so the token cap cuts a long quote, not the rule.
- */
-export const ruleEmbeddingText = (v: EmbeddableVersion): string => {
-  const keywords = jsonArray(v.keywords).filter((k): k is string => typeof k === "string")
-  const relations = jsonArray(v.relations).flatMap((r) => {
-    const { kind, name } = (r ?? {}) as { kind?: unknown; name?: unknown }
-    return typeof kind === "string" && typeof name === "string" ? [`${kind}: ${name}`] : []
-  })
-  return [v.statement, keywords.join(", "), relations.join("; "), v.quote].map((s) => s.trim()).filter((s) => s.length > 0).join("\n")
 }
 
 export interface VectorWrite {

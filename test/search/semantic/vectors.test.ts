@@ -16,8 +16,9 @@ import { type Embedder, openOnnxEmbedder } from "../../../src/search/semantic/em
 import { jsScores } from "../../../src/search/semantic/knn.js"
 import { semanticPool } from "../../../src/search/semantic/stage-b.js"
 import { makeVectorIndex, type VectorIndex } from "../../../src/search/semantic/vector-index.js"
+import { ruleEmbeddingText } from "../../../src/search/semantic/rule-text.js"
 import {
-  currentVectors, decodeVector, embeddingInputs, encodeVector, pendingVersions, ruleEmbeddingText, writeVectors
+  currentVectors, decodeVector, embeddingInputs, encodeVector, pendingVersions, writeVectors
 } from "../../../src/search/semantic/vectors.js"
 import { tempDir } from "../../support/env.js"
 import { run, sqlOf } from "../../support/run.js"
