@@ -1,9 +1,11 @@
-/** Exact neighbours (knn.ts) against the plain loop and a full sort, and RRF fusion (fuse.ts). */
+/** Exact neighbours (knn.ts) against the plain loop and a full sort, RRF fusion (fuse.ts), the stage b gate. */
 import { Effect } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { foundViaOf, rrf } from "../../../src/search/semantic/fuse.js"
+import { semanticGate } from "../../../src/search/semantic/gate.js"
 import { jsScores, makeKnnScorer, topK } from "../../../src/search/semantic/knn.js"
+import { testConfig } from "../../support/env.js"
 import { seededFloats } from "../../support/tiny-onnx.js"
 
 describe("exact neighbours", () => {
@@ -82,5 +84,19 @@ describe("RRF order by value", () => {
     )
     expect(fused.map((f) => f.key)).toEqual(["both", "a1", "b1", "a2", "b3"])
     expect(fused.map((f) => f.onlyB)).toEqual([false, false, true, false, true])
+  })
+})
+
+describe("stage b gate", () => {
+  const file = (semantic: Record<string, unknown>) => testConfig("/tmp/gn-unused", {
+    search: { semantic },
+    scopes: [{ name: "sales", providers_allowed: ["local"] }, { name: "ops", providers_allowed: ["typesafe"] }]
+  }).file
+  it("off when disabled; not-allowed without local in providers_allowed (or an unknown scope); else allowed", () => {
+    expect(semanticGate(file({ enabled: false }), "sales")).toEqual({ _tag: "off", reason: "disabled in config" })
+    expect(semanticGate(file({ enabled: true }), "ops")).toEqual({ _tag: "not-allowed", reason: "provider local is not allowed for this scope" })
+    expect(semanticGate(file({ enabled: true }), "nope")._tag).toBe("not-allowed")
+    expect(semanticGate(file({ enabled: true, model: "qwen3-embedding-0.6b" }), "sales"))
+      .toEqual({ _tag: "allowed", semantic: { enabled: true, model: "qwen3-embedding-0.6b" } })
   })
 })
