@@ -64,8 +64,9 @@ type Reply =
 
 export const spawnOrtWorker = (): OrtWorker => {
   const ortPath = createRequire(import.meta.url).resolve("onnxruntime-node")
+  // not unref'd: a pending embedding keeps the process alive (a CLI's doctor check would end
+  // mid-load otherwise); close() — the embedder's Scope — ends the thread.
   const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { ort: ortPath } })
-  worker.unref()
   const pending = new Map<number, { resolve: (r: Reply & { ok: true }) => void; reject: (e: Error) => void }>()
   let next = 1
   let goneReason: string | null = null
