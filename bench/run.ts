@@ -27,6 +27,7 @@ import { httpBench } from "./http.js"
 import { mcpBench } from "./mcp.js"
 import { searchBench } from "./search.js"
 import { secretsBench } from "./secrets.js"
+import { stagesBench } from "./stages.js"
 
 const WORDS = [
   "Lieferzeit", "Hakenleiste", "Bestellung", "Lieferant", "Rechnung", "Zahlungsziel", "Skonto", "Kunde", "Angebot",
@@ -152,9 +153,10 @@ const main = Effect.gen(function*() {
  * the part graph (entity resolve, tree, move) runs by default too, BENCH_GRAPH_SIZES picks its
  * sizes (default 1k, 10k, 100k entities) and BENCH_GRAPH_MOVES its moves (default 5); the part mcp
  * (search_rules over the SDK client next to POST /v1/search, BENCH_MCP_RULES rules, default 10k) too,
- * and the part secrets (the secret scan over 5 MB).
+ * the part secrets (the secret scan over 5 MB), and the part stages (stage b: embedding time, exact
+ * neighbours at BENCH_KNN_SIZES, default 10k and 100k; BENCH_MODEL_DIR / BENCH_MODEL for a real model).
  */
-const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,approval,graph,mcp,secrets").split(",").map((s) => s.trim()))
+const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,approval,graph,mcp,secrets,stages").split(",").map((s) => s.trim()))
 const graphSizes = (process.env.BENCH_GRAPH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const searchSizes = (process.env.BENCH_SEARCH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const parts: Array<() => Promise<void>> = [
@@ -164,7 +166,8 @@ const parts: Array<() => Promise<void>> = [
   ...(only.has("approval") ? [approvalBench] : []),
   ...(only.has("graph") ? [() => graphBench(graphSizes.length > 0 ? graphSizes : undefined)] : []),
   ...(only.has("mcp") ? [mcpBench] : []),
-  ...(only.has("secrets") ? [secretsBench] : [])
+  ...(only.has("secrets") ? [secretsBench] : []),
+  ...(only.has("stages") ? [stagesBench] : [])
 ]
 parts.reduce((done, part) => done.then(part), Promise.resolve()).catch((e: unknown) => {
   console.error(e)
