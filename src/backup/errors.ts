@@ -95,7 +95,7 @@ export class TargetDirectoryMissing extends Schema.TaggedError<TargetDirectoryMi
 export const CheckSchema = Schema.Struct({
   check: Schema.String,
   ok: Schema.Boolean,
-  detail: Schema.optional(Schema.String)
+  detail: Schema.optionalWith(Schema.String, { exact: true })
 })
 
 /** A check of the fetched backup failed: nothing was written (exit 3). */

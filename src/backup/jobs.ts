@@ -71,6 +71,8 @@ export interface FileFacts {
   readonly newest: number | null
   /** ops: backup_state.version_count per scope */
   readonly remembered: Readonly<Record<string, number>> | null
+  /** ops: backup_state.verified_counts per scope, as stored (JSON text or null) */
+  readonly verified: Readonly<Record<string, string | null>> | null
   readonly sample: SampleResult | null
 }
 
@@ -253,9 +255,15 @@ const inspect = (job: Extract<Job, { op: "inspect" }>): Effect.Effect<FileFacts,
       for (const t of job.tables ?? []) if (tables.has(t)) counted.add(t)
       const counts = yield* countRows(sql, [...counted].sort())
       let remembered: Record<string, number> | null = null
+      let verified: Record<string, string | null> | null = null
       if (job.kind === "ops" && tables.has("backup_state")) {
-        const rows = yield* sql<{ scope: string; version_count: number }>`SELECT scope, version_count FROM backup_state ORDER BY scope`
+        const columns = yield* sql<{ name: string }>`SELECT name FROM pragma_table_info('backup_state')`
+        const hasVerified = columns.some((c) => c.name === "verified_counts")
+        const rows = yield* sql.unsafe<{ scope: string; version_count: number; verified_counts: string | null }>(
+          `SELECT scope, version_count, ${hasVerified ? "verified_counts" : "NULL AS verified_counts"} FROM backup_state ORDER BY scope`
+        )
         remembered = Object.fromEntries(rows.map((r) => [r.scope, Number(r.version_count)]))
+        verified = Object.fromEntries(rows.map((r) => [r.scope, r.verified_counts]))
       }
       return {
         bytes: statSync(job.file).size,
@@ -265,6 +273,7 @@ const inspect = (job: Extract<Job, { op: "inspect" }>): Effect.Effect<FileFacts,
         counts,
         newest: job.kind === "scope" ? yield* newestChange(sql, tables) : null,
         remembered,
+        verified,
         sample: job.kind === "scope" && job.sample ? yield* sampleQuery(sql, tables) : null
       }
     }))

@@ -21,7 +21,7 @@ export const RunItem = Schema.Struct({
   file: Schema.String,
   /** size of the new copy; null when none was written */
   bytes: Bytes,
-  detail: Schema.optional(Schema.String)
+  detail: Schema.optionalWith(Schema.String, { exact: true })
 })
 export type RunItem = typeof RunItem.Type
 
@@ -34,7 +34,7 @@ export const RunAnswer = Schema.Struct({
   ran: Schema.Boolean,
   started_at: Instant,
   finished_at: Instant,
-  message: Schema.optional(Schema.String),
+  message: Schema.optionalWith(Schema.String, { exact: true }),
   ops: Schema.NullOr(RunItem),
   scopes: Schema.Array(RunScopeItem)
 })
