@@ -70,11 +70,16 @@ export const fetchBackup = (opts: FetchOptions): Effect.Effect<Check> =>
       return {
         check,
         ok: false,
-        detail: `litestream restore of ${live} failed (exit ${result.code ?? "signal"}): ${lastLine(result.stderr) || "no output"}`
+        detail: `litestream restore of ${live} failed (exit ${result.code ?? "signal"}): ${lastLine(result.stderr) || lastLine(result.stdout) || "no output"}`
       }
     }
     if (!existsSync(opts.target)) {
-      return { check, ok: false, detail: `litestream restore of ${live} exited 0 without a file: ${lastLine(result.stderr) || "no replica?"}` }
+      const output = lastLine(result.stderr) || lastLine(result.stdout)
+      return {
+        check,
+        ok: false,
+        detail: `litestream restore of ${live} exited 0 without a file: is it in the Litestream config (LITESTREAM_CONFIG or /etc/litestream.yml) and replicated?${output === "" ? "" : ` ${output}`}`
+      }
     }
     chmodSync(opts.target, 0o600)
     return { check, ok: true, detail: `${binary} restore ${live}` }

@@ -5,10 +5,13 @@
  * by Litestream itself; backup.target and backup.prefix are not read here).
  *
  * The binary: `litestream` on PATH, else node_modules/.bin/litestream of this installation
- * (the npm package @flydotio/litestream brings one).
+ * (the npm package @flydotio/litestream brings one). That package's .bin entry is a node script
+ * that runs the real binary with spawnSync: it neither passes the exit code on nor forwards
+ * signals, so where a candidate is that script, the real binary beside it
+ * (@flydotio/litestream-<platform>-<arch>/litestream) is used instead.
  */
 import { execFile } from "node:child_process"
-import { accessSync, constants, existsSync, statSync } from "node:fs"
+import { accessSync, closeSync, constants, existsSync, openSync, readSync, realpathSync, statSync } from "node:fs"
 import { delimiter, dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
@@ -23,12 +26,40 @@ const isExecutable = (path: string): boolean => {
   }
 }
 
+/** True when `path` is a script run by node (its first line is a node shebang). */
+const isNodeScript = (path: string): boolean => {
+  try {
+    const fd = openSync(path, "r")
+    try {
+      const buf = Buffer.alloc(64)
+      const n = readSync(fd, buf, 0, 64, 0)
+      return /^#!.*\bnode\b/.test(buf.subarray(0, n).toString("latin1").split("\n")[0] ?? "")
+    } finally {
+      closeSync(fd)
+    }
+  } catch {
+    return false
+  }
+}
+
+/** The real binary behind the npm package's node script, or `path` itself. */
+const realBinary = (path: string): string | null => {
+  if (!isNodeScript(path)) return path
+  try {
+    const script = realpathSync(path) // …/node_modules/@flydotio/litestream/index.js
+    const binary = join(dirname(dirname(script)), `litestream-${process.platform}-${process.arch}`, "litestream")
+    return isExecutable(binary) ? binary : null
+  } catch {
+    return null
+  }
+}
+
 /** node_modules/.bin/litestream in this module's installation (src/backup or dist/src/backup), else null. */
 const bundledBinary = (): string | null => {
   let dir = dirname(fileURLToPath(import.meta.url))
   for (let i = 0; i < 6; i++) {
     const candidate = join(dir, "node_modules", ".bin", "litestream")
-    if (isExecutable(candidate)) return candidate
+    if (isExecutable(candidate)) return realBinary(candidate)
     if (existsSync(join(dir, "package.json"))) break
     const up = dirname(dir)
     if (up === dir) break
@@ -42,7 +73,10 @@ export const findLitestream = (env: Readonly<Record<string, string | undefined>>
   for (const dir of (env.PATH ?? "").split(delimiter)) {
     if (dir === "") continue
     const candidate = join(dir, "litestream")
-    if (isExecutable(candidate)) return candidate
+    if (isExecutable(candidate)) {
+      const real = realBinary(candidate)
+      if (real !== null) return real
+    }
   }
   return bundledBinary()
 }

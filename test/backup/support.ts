@@ -48,7 +48,7 @@ export const backupEnv = (options: EnvOptions = {}): BackupEnv => {
     scopes: (options.scopes ?? ["sales", "ops"]).map((name) => ({ name, providers_allowed: [] })),
     backup: options.exportDir === true ? { ...backup, export_directory: exportDir } : backup
   })
-  return { root, dataDir, backupDir, exportDir, config, cleanup: () => rmSync(root, { recursive: true, force: true }) }
+  return { root, dataDir, backupDir, exportDir, config, cleanup: () => rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }) }
 }
 
 export type ServiceR = Stores | BackupLock
