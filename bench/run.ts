@@ -25,6 +25,7 @@ import { graphBench } from "./graph.js"
 import { httpBench } from "./http.js"
 import { mcpBench } from "./mcp.js"
 import { searchBench } from "./search.js"
+import { backupBench } from "./backup.js"
 
 const WORDS = [
   "Lieferzeit", "Hakenleiste", "Bestellung", "Lieferant", "Rechnung", "Zahlungsziel", "Skonto", "Kunde", "Angebot",
@@ -149,10 +150,12 @@ const main = Effect.gen(function*() {
  * BENCH_SEARCH_SIZES=1000,10000 picks the rows of the search part (default 1k, 10k, 100k);
  * the part graph (entity resolve, tree, move) runs by default too, BENCH_GRAPH_SIZES picks its
  * sizes (default 1k, 10k, 100k entities) and BENCH_GRAPH_MOVES its moves (default 5); the part mcp
- * (search_rules over the SDK client next to POST /v1/search, BENCH_MCP_RULES rules, default 10k) too.
+ * (search_rules over the SDK client next to POST /v1/search, BENCH_MCP_RULES rules, default 10k) too;
+ * the part backup (run, probe, verify seconds; BENCH_BACKUP_SIZES, default 1k, 10k, 100k rules) too.
  */
-const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,approval,graph,mcp").split(",").map((s) => s.trim()))
+const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,approval,graph,mcp,backup").split(",").map((s) => s.trim()))
 const graphSizes = (process.env.BENCH_GRAPH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
+const backupSizes = (process.env.BENCH_BACKUP_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const searchSizes = (process.env.BENCH_SEARCH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const parts: Array<() => Promise<void>> = [
   ...(only.has("proposals") ? [() => Effect.runPromise(main.pipe(Logger.withMinimumLogLevel(LogLevel.Warning)))] : []),
@@ -160,7 +163,8 @@ const parts: Array<() => Promise<void>> = [
   ...(only.has("search") ? [() => searchBench(searchSizes.length > 0 ? searchSizes : undefined)] : []),
   ...(only.has("approval") ? [approvalBench] : []),
   ...(only.has("graph") ? [() => graphBench(graphSizes.length > 0 ? graphSizes : undefined)] : []),
-  ...(only.has("mcp") ? [mcpBench] : [])
+  ...(only.has("mcp") ? [mcpBench] : []),
+  ...(only.has("backup") ? [() => backupBench(backupSizes.length > 0 ? backupSizes : undefined)] : [])
 ]
 parts.reduce((done, part) => done.then(part), Promise.resolve()).catch((e: unknown) => {
   console.error(e)

@@ -11,6 +11,8 @@
  *             with an unconditional BEFORE DELETE … RAISE(ABORT, 'append-only') trigger, read
  *             from the file's schema), the newest change, backup_state counts (ops), sample query
  *   digest    the export of the file: sha256 of every rules/<id>.md, and the newest change per rule
+ *   export-hashes  the digests of a backup and of a live snapshot compared (checks.ts), so only
+ *             the verdict crosses to the main thread
  *   archive   the export of the file as .tar.gz written to a new 0600 file, with its sha256
  *   ping      the thread the jobs run on
  */
@@ -23,6 +25,8 @@ import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Cause, Data, Effect, Option } from "effect"
 import { exportArchive } from "../export/archive.js"
 import { buildExport } from "../export/build.js"
+import { exportHashes } from "./checks.js"
+import type { Check } from "./schemas.js"
 
 export type FileKind = "scope" | "ops"
 
@@ -41,6 +45,14 @@ export type Job =
     readonly tables?: ReadonlyArray<string>
   }
   | { readonly op: "digest"; readonly file: string; readonly zone: string }
+  | {
+    readonly op: "export-hashes"
+    /** the backup file */
+    readonly backup: string
+    /** a snapshot of live */
+    readonly live: string
+    readonly zone: string
+  }
   | {
     readonly op: "archive"
     readonly file: string
@@ -100,11 +112,18 @@ export interface PingResult {
   readonly isMainThread: boolean
 }
 
+/** export-hashes (checks.ts exportHashes) computed in the worker: only the verdict crosses threads. */
+export interface ExportHashesResult {
+  readonly check: Check
+  readonly exceptions: ReadonlyArray<string>
+}
+
 export type JobResult<J extends Job> = J extends { op: "ping" } ? PingResult
   : J extends { op: "snapshot" } ? SnapshotResult
   : J extends { op: "inspect" } ? FileFacts
   : J extends { op: "digest" } ? RuleDigest
   : J extends { op: "archive" } ? ArchiveResult
+  : J extends { op: "export-hashes" } ? ExportHashesResult
   : never
 
 /** A job failed: `code` is SQLite's (SQLITE_CORRUPT, SQLITE_NOTADB, SQLITE_CANTOPEN, SQLITE_BUSY …) or ours. */
@@ -314,6 +333,14 @@ const digest = (job: Extract<Job, { op: "digest" }>): Effect.Effect<RuleDigest, 
       return { hashes, newest, latest }
     }))
 
+/** Both exports are built and every rules/<id>.md compared, one after the other (one export in memory at a time). */
+const exportHashesJob = (job: Extract<Job, { op: "export-hashes" }>): Effect.Effect<ExportHashesResult, JobFailed> =>
+  Effect.gen(function*() {
+    const backup = yield* digest({ op: "digest", file: job.backup, zone: job.zone })
+    const live = yield* digest({ op: "digest", file: job.live, zone: job.zone })
+    return exportHashes(backup, live)
+  })
+
 const archive = (job: Extract<Job, { op: "archive" }>): Effect.Effect<ArchiveResult, JobFailed> =>
   Effect.gen(function*() {
     const data = yield* withReadOnly(job.file, (sql) =>
@@ -346,5 +373,7 @@ export const runJob = <J extends Job>(job: J): Effect.Effect<JobResult<J>, JobFa
       return digest(j) as Effect.Effect<JobResult<J>, JobFailed>
     case "archive":
       return archive(j) as Effect.Effect<JobResult<J>, JobFailed>
+    case "export-hashes":
+      return exportHashesJob(j) as Effect.Effect<JobResult<J>, JobFailed>
   }
 }

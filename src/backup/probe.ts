@@ -106,16 +106,11 @@ export const compareWithLive = (input: {
 }): Effect.Effect<{ readonly checks: ReadonlyArray<Check>; readonly exceptions: ReadonlyArray<string> }> =>
   Effect.gen(function*() {
     const ahead = C.notAheadOfLive(input.backup.counts, input.live.counts)
-    const backupDigest = yield* Effect.either(input.worker.run({ op: "digest", file: input.backupFile, zone: input.zone }))
-    if (Either.isLeft(backupDigest)) {
-      return { checks: [ahead, { check: "export-hashes", ok: false, detail: `the backup's export could not be built: ${backupDigest.left.code}` }], exceptions: [] }
+    const compared = yield* Effect.either(input.worker.run({ op: "export-hashes", backup: input.backupFile, live: input.snapshotPath, zone: input.zone }))
+    if (Either.isLeft(compared)) {
+      return { checks: [ahead, { check: "export-hashes", ok: false, detail: `the exports could not be built: ${compared.left.code}` }], exceptions: [] }
     }
-    const liveDigest = yield* Effect.either(input.worker.run({ op: "digest", file: input.snapshotPath, zone: input.zone }))
-    if (Either.isLeft(liveDigest)) {
-      return { checks: [ahead, { check: "export-hashes", ok: false, detail: `the live export could not be built: ${liveDigest.left.code}` }], exceptions: [] }
-    }
-    const compared = C.exportHashes(backupDigest.right, liveDigest.right)
-    return { checks: [ahead, compared.check], exceptions: compared.exceptions }
+    return { checks: [ahead, compared.right.check], exceptions: compared.right.exceptions }
   })
 
 /** POST /ops/backup/probe (§11.2). */
