@@ -225,3 +225,27 @@ export const removeStaleTempCopies = (dir: string): ReadonlyArray<string> => {
   }
   return removed
 }
+
+/** Throw-away directories of a probe or verify that a crash left in the data dir. */
+export const TEMP_DIR_RE = /^\.(?:probe|verify)-[0-9a-f]{16}$/
+
+/** Removes the throw-away directories of earlier probes and verifies in `dataDir` (they share the lock). */
+export const removeStaleTempDirs = (dataDir: string): ReadonlyArray<string> => {
+  const removed: Array<string> = []
+  let names: Array<string>
+  try {
+    names = readdirSync(dataDir)
+  } catch {
+    return removed
+  }
+  for (const name of names) {
+    if (!TEMP_DIR_RE.test(name)) continue
+    const path = join(dataDir, name)
+    const st = lstatOrNull(path)
+    if (st !== null && st.isDirectory()) {
+      rmSync(path, { recursive: true, force: true })
+      removed.push(path)
+    }
+  }
+  return removed
+}

@@ -26,7 +26,7 @@ import { ValidationFailed } from "../domain/errors.js"
 import { nowInstant } from "../domain/time.js"
 import * as C from "./checks.js"
 import { ExportDirectoryInvalid } from "./errors.js"
-import { checkConfiguredDirectory, ensurePrivateSubdir, privateTempDir } from "./fsutil.js"
+import { checkConfiguredDirectory, ensurePrivateSubdir, privateTempDir, removeStaleTempDirs } from "./fsutil.js"
 import type { FileFacts } from "./jobs.js"
 import { BackupLock } from "./lock.js"
 import { writeNightlyExport } from "./nightly-export.js"
@@ -147,6 +147,9 @@ const probeUnlocked = (options: ScopeOptions) =>
     }
 
     const worker = yield* makeBackupWorker
+    for (const stale of removeStaleTempDirs(dataDir)) {
+      yield* Effect.logWarning("removed the throw-away directory of an interrupted probe or verify").pipe(Effect.annotateLogs({ dir: stale }))
+    }
     const tmp = yield* privateTempDir(dataDir, ".probe-")
     // ops.sqlite at the top, scope files below (a scope may be called "ops")
     mkdirSync(join(tmp, "scopes"), { mode: 0o700 })

@@ -19,7 +19,7 @@ import { OpsStore } from "../db/ops-store.js"
 import { scopeFile } from "../db/scope-store.js"
 import { nowInstant } from "../domain/time.js"
 import * as C from "./checks.js"
-import { privateTempDir } from "./fsutil.js"
+import { privateTempDir, removeStaleTempDirs } from "./fsutil.js"
 import { BackupLock } from "./lock.js"
 import { compareWithLive, type ScopeOptions, selectScopes, snapshotLive } from "./probe.js"
 import { fetchAndCheckScope } from "./restore.js"
@@ -44,6 +44,9 @@ const verifyUnlocked = (options: ScopeOptions) =>
     const scopes = yield* selectScopes(config.file.scopes.map((s) => s.name), dataDir, options.scope)
     const checkedAt = yield* nowInstant
     const worker = yield* makeBackupWorker
+    for (const stale of removeStaleTempDirs(dataDir)) {
+      yield* Effect.logWarning("removed the throw-away directory of an interrupted probe or verify").pipe(Effect.annotateLogs({ dir: stale }))
+    }
     const tmp = yield* privateTempDir(dataDir, ".verify-")
 
     const items: Array<VerifyScope> = []

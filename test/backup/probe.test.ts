@@ -173,6 +173,16 @@ describe("restore probe (copy)", () => {
     expect(leftovers()).toEqual([])
   })
 
+  it("removes the throw-away directory a crashed probe or verify left in the data dir", async () => {
+    await runService(env.config, seedScope("sales", 1))
+    await runService(env.config, runBackup())
+    mkdirSync(join(env.dataDir, ".probe-0123456789abcdef", "scopes"), { recursive: true, mode: 0o700 })
+    mkdirSync(join(env.dataDir, ".verify-fedcba9876543210"), { mode: 0o700 })
+    mkdirSync(join(env.dataDir, ".probe-notes"), { mode: 0o700 })
+    expect((await runService(env.config, probeBackup())).ok).toBe(true)
+    expect(leftovers()).toEqual([".probe-notes"])
+  })
+
   it("refuses an unfit export directory before anything runs, and a scope that is not configured", async () => {
     await runService(env.config, seedScope("sales", 1))
     await runService(env.config, runBackup())
