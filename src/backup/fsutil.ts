@@ -16,13 +16,12 @@ import {
   openSync,
   readdirSync,
   realpathSync,
-  renameSync,
   rmSync,
   type Stats,
   statSync,
   unlinkSync
 } from "node:fs"
-import { copyFile } from "node:fs/promises"
+import { chmod, copyFile, open, rename } from "node:fs/promises"
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path"
 import { Effect } from "effect"
 
@@ -145,15 +144,6 @@ export const privateTempDir = (parent: string, prefix: string) =>
     (path) => Effect.sync(() => rmSync(path, { recursive: true, force: true }))
   )
 
-export const fsyncFile = (path: string): void => {
-  const fd = openSync(path, "r")
-  try {
-    fsyncSync(fd)
-  } finally {
-    closeSync(fd)
-  }
-}
-
 /** fsync of a directory, so a rename or link in it is durable. */
 export const fsyncDir = (dir: string): void => {
   const fd = openSync(dir, "r")
@@ -173,14 +163,30 @@ export const removeFile = (path: string): void => {
   }
 }
 
-/** fsync, mode 0600, rename over `target`, fsync of the directory. */
-export const durableReplace = (tmp: string, target: string): void => {
-  chmodSync(tmp, 0o600)
-  fsyncFile(tmp)
-  renameSync(tmp, target)
-  fsyncDir(dirname(target))
-  chmodSync(target, 0o600)
+const fsyncAsync = async (path: string): Promise<void> => {
+  const handle = await open(path, "r")
+  try {
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
 }
+
+/**
+ * Mode 0600, fsync, rename over `target`, fsync of the directory, mode 0600. Asynchronous (the
+ * thread pool): the fsync of a large copy must not stall the service's event loop.
+ */
+export const durableReplace = (tmp: string, target: string): Effect.Effect<void, string> =>
+  Effect.tryPromise({
+    try: async () => {
+      await chmod(tmp, 0o600)
+      await fsyncAsync(tmp)
+      await rename(tmp, target)
+      await fsyncAsync(dirname(target))
+      await chmod(target, 0o600)
+    },
+    catch: (e) => errnoCode(e) || "EIO"
+  })
 
 /**
  * Hard-links `tmp` to `target` (never overwriting: link fails with EEXIST, also in a race), then

@@ -33,7 +33,7 @@ import { nowInstant } from "../domain/time.js"
 import * as C from "./checks.js"
 import { BackupDirectoryInvalid } from "./errors.js"
 import { type BackupFile, filePathIn } from "./fetch.js"
-import { checkConfiguredDirectory, durableReplace, errnoCode, ensurePrivateSubdir, removeFile, removeStaleTempCopies } from "./fsutil.js"
+import { checkConfiguredDirectory, durableReplace, ensurePrivateSubdir, removeFile, removeStaleTempCopies } from "./fsutil.js"
 import { BackupLock } from "./lock.js"
 import type { Counts, RunAnswer, RunItem } from "./schemas.js"
 import { type BackupWorker, makeBackupWorker } from "./worker-client.js"
@@ -81,7 +81,7 @@ export const copyOne = (item: CopyItem): Effect.Effect<RunItem> => {
     if (bad !== undefined) return failed(item.target, `${bad.check}: ${bad.detail ?? "failed"}`)
     const below = C.belowFloor(facts.counts, floor)
     if (below.length > 0) return failed(item.target, `no-regression: ${C.nameList(below)}`)
-    const replaced = yield* Effect.either(Effect.try({ try: () => durableReplace(tmp, item.target), catch: (e) => errnoCode(e) || "EIO" }))
+    const replaced = yield* Effect.either(durableReplace(tmp, item.target))
     if (Either.isLeft(replaced)) return failed(item.target, `rename: ${replaced.left}`)
     return { ok: true, file: item.target, bytes: statSync(item.target).size } satisfies RunItem
   })
