@@ -22,7 +22,8 @@
 import { readlinkSync, statSync } from "node:fs"
 import { basename, dirname, join, resolve } from "node:path"
 import { Effect, Either } from "effect"
-import { AppConfig } from "../config/config.js"
+import type { AppConfigShape } from "../config/config.js"
+import type { ConfigFile } from "../config/schema.js"
 import { latestVersion } from "../db/migrate.js"
 import { OPS_MIGRATIONS } from "../db/migrations/ops/index.js"
 import { SCOPE_MIGRATIONS } from "../db/migrations/scope/index.js"
@@ -179,14 +180,31 @@ const liveOpsFacts = (worker: BackupWorker, dataDir: string, scope: string): Eff
     return { found: true, remembered, floor: C.parseCounts(facts.right.verified?.[scope]), problem: null }
   })
 
-const restoreFile = (file: BackupFile, req: Omit<RestoreRequest, "scope">) =>
+/**
+ * What restore reads of the configuration: the data dir and groundnote.json's scopes and backup.
+ * The CLI needs no secrets for it (restoreConfigOf builds it from a loaded config).
+ */
+export interface RestoreConfig {
+  /** GROUNDNOTE_DATA_DIR, absolute */
+  readonly dataDir: string
+  /** configured scope names */
+  readonly scopes: ReadonlyArray<string>
+  readonly backup: ConfigFile["backup"]
+}
+
+export const restoreConfigOf = (config: AppConfigShape): RestoreConfig => ({
+  dataDir: config.env.dataDir,
+  scopes: config.file.scopes.map((s) => s.name),
+  backup: config.file.backup
+})
+
+const restoreFile = (file: BackupFile, req: Omit<RestoreRequest, "scope">, config: RestoreConfig) =>
   Effect.scoped(Effect.gen(function*() {
-    const config = yield* AppConfig
-    const dataDir = config.env.dataDir
-    const scopes = config.file.scopes.map((s) => s.name)
+    const dataDir = config.dataDir
+    const scopes = config.scopes
     const progress = req.progress ?? (() => undefined)
-    const from = req.from ?? config.file.backup.kind
-    const directory = config.file.backup.kind === "copy" ? config.file.backup.directory : null
+    const from = req.from ?? config.backup.kind
+    const directory = config.backup.kind === "copy" ? config.backup.directory : null
     const target = yield* checkRestoreTarget(req.to, dataDir, scopes)
     const worker = yield* makeBackupWorker
     const tmpDir = yield* privateTempDir(dirname(target), ".gn-restore-")
@@ -229,17 +247,16 @@ const restoreFile = (file: BackupFile, req: Omit<RestoreRequest, "scope">) =>
     return answer
   }))
 
-/** groundnote restore --to <path> --scope <s> [--from copy|litestream] (§11 "Restore"). */
-export const restoreScope = (req: RestoreRequest) =>
+/** groundnote restore --to <path> --scope <s> [--from copy|litestream] (§11 "Restore"); no service needed. */
+export const restoreScope = (req: RestoreRequest, config: RestoreConfig) =>
   Effect.gen(function*() {
-    const config = yield* AppConfig
-    if (!config.file.scopes.some((s) => s.name === req.scope)) {
+    if (!config.scopes.includes(req.scope)) {
       return yield* new ValidationFailed({
         message: `"${req.scope}" is not a configured scope`,
         issues: [{ path: "scope", message: "not a configured scope" }]
       })
     }
-    return yield* restoreFile({ kind: "scope", scope: req.scope }, req)
+    return yield* restoreFile({ kind: "scope", scope: req.scope }, req, config)
   })
 
 /**
@@ -247,7 +264,7 @@ export const restoreScope = (req: RestoreRequest) =>
  * refusals. Not a contract command: the warning "restore ops.sqlite first" needs a way to do it
  * (decisions.md); a CLI may offer it as restore --ops.
  */
-export const restoreOps = (req: Omit<RestoreRequest, "scope">) => restoreFile({ kind: "ops" }, req)
+export const restoreOps = (req: Omit<RestoreRequest, "scope">, config: RestoreConfig) => restoreFile({ kind: "ops" }, req, config)
 
 /** The path a copy backup keeps a file at (for messages and docs). */
 export const copyPathOf = (directory: string, file: BackupFile): string => filePathIn(resolve(directory), file)

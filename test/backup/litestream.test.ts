@@ -6,12 +6,11 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { Effect, Exit, Layer, Option } from "effect"
+import { Effect, Exit, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AppConfig } from "../../src/config/config.js"
 import { execProgram, findLitestream } from "../../src/backup/litestream.js"
 import { probeBackup } from "../../src/backup/probe.js"
-import { restoreScope } from "../../src/backup/restore.js"
+import { restoreConfigOf, restoreScope } from "../../src/backup/restore.js"
 import { runBackup } from "../../src/backup/run.js"
 import { verifyBackup } from "../../src/backup/verify.js"
 import { OpsStore } from "../../src/db/ops-store.js"
@@ -124,10 +123,7 @@ describe("backup kind litestream with a real Litestream", () => {
   it("restore brings a scope back from the replica, without the service", async () => {
     const out = join(env.root, "restored")
     mkdirSync(out)
-    const exit = await Effect.runPromiseExit(Effect.provide(
-      restoreScope({ to: join(out, "sales.sqlite"), scope: "sales" }),
-      Layer.succeed(AppConfig, env.config)
-    ))
+    const exit = await Effect.runPromiseExit(restoreScope({ to: join(out, "sales.sqlite"), scope: "sales" }, restoreConfigOf(env.config)))
     if (Exit.isFailure(exit)) throw new Error(String(exit.cause))
     expect(exit.value).toMatchObject({ ok: true, from: "litestream", warnings: [] })
     expect(readdirSync(out)).toEqual(["sales.sqlite"])

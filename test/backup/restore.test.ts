@@ -1,11 +1,10 @@
 import { existsSync, linkSync, mkdirSync, readdirSync, renameSync, statSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { Effect, Exit, Fiber, Layer, Ref } from "effect"
+import { Effect, Exit, Fiber, Ref } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { AppConfig, type AppConfigShape } from "../../src/config/config.js"
 import { restoreExitCode, type RestoreCheckFailed } from "../../src/backup/errors.js"
 import { linkNoOverwrite } from "../../src/backup/fsutil.js"
-import { restoreOps, restoreScope } from "../../src/backup/restore.js"
+import { restoreConfigOf, restoreOps, restoreScope } from "../../src/backup/restore.js"
 import { runBackup } from "../../src/backup/run.js"
 import { OpsStore } from "../../src/db/ops-store.js"
 import { ScopeStore, scopeFile } from "../../src/db/scope-store.js"
@@ -24,15 +23,14 @@ beforeEach(() => {
 afterEach(() => env.cleanup())
 
 /** Restore runs in the CLI: only the config, no service. */
-const cli = <A, E>(effect: Effect.Effect<A, E, AppConfig>, config: AppConfigShape = env.config) =>
-  Effect.runPromiseExit(Effect.provide(effect, Layer.succeed(AppConfig, config)))
-const ok = async <A, E>(effect: Effect.Effect<A, E, AppConfig>, config?: AppConfigShape): Promise<A> => {
-  const exit = await cli(effect, config)
+const rc = () => restoreConfigOf(env.config)
+const ok = async <A, E>(effect: Effect.Effect<A, E>): Promise<A> => {
+  const exit = await Effect.runPromiseExit(effect)
   if (Exit.isFailure(exit)) throw new Error(`restore failed: ${String(exit.cause)}`)
   return exit.value
 }
-const refusal = async <A, E>(effect: Effect.Effect<A, E, AppConfig>): Promise<E> => {
-  const exit = await cli(effect)
+const refusal = async <A, E>(effect: Effect.Effect<A, E>): Promise<E> => {
+  const exit = await Effect.runPromiseExit(effect)
   if (Exit.isSuccess(exit) || exit.cause._tag !== "Fail") throw new Error(`expected a refusal, got ${Exit.isSuccess(exit) ? "success" : String(exit.cause)}`)
   return exit.cause.error
 }
@@ -44,7 +42,7 @@ describe("restore", () => {
     await runService(env.config, runBackup())
     const target = join(out, "sales.sqlite")
     const progress: Array<string> = []
-    const answer = await ok(restoreScope({ to: target, scope: "sales", progress: (l) => progress.push(l) }))
+    const answer = await ok(restoreScope({ to: target, scope: "sales", progress: (l) => progress.push(l) }, rc()))
     expect(answer).toMatchObject({ ok: true, scope: "sales", from: "copy", target, warnings: [] })
     expect(answer.checks.map((c) => [c.check, c.ok])).toEqual([
       ["fetch-copy", true], ["integrity", true], ["meta-scope", true], ["schema-version", true], ["sample-query", true],
@@ -84,9 +82,9 @@ describe("restore", () => {
     // a new data dir from the copies of that run
     const staging = join(env.root, "staging")
     mkdirSync(staging, { mode: 0o700 })
-    await ok(restoreOps({ to: join(staging, "ops.sqlite") }))
-    await ok(restoreScope({ to: join(staging, "sales.sqlite"), scope: "sales" }))
-    await ok(restoreScope({ to: join(staging, "ops-scope.sqlite"), scope: "ops" }))
+    await ok(restoreOps({ to: join(staging, "ops.sqlite") }, rc()))
+    await ok(restoreScope({ to: join(staging, "sales.sqlite"), scope: "sales" }, rc()))
+    await ok(restoreScope({ to: join(staging, "ops-scope.sqlite"), scope: "ops" }, rc()))
     const fresh = backupEnv()
     try {
       mkdirSync(join(fresh.dataDir, "scopes"), { mode: 0o700 })
@@ -115,7 +113,7 @@ describe("restore", () => {
     const listing = () => [readdirSync(out).sort(), readdirSync(join(env.dataDir, "scopes")).sort(), readdirSync(env.root).sort()]
     const before = listing()
     const expectRefusal = async (to: string, code: string, scope = "sales") => {
-      const e = await refusal(restoreScope({ to, scope }))
+      const e = await refusal(restoreScope({ to, scope }, rc()))
       expect((e as { code: string }).code, to).toBe(code)
       expect(restoreExitCode(e as Parameters<typeof restoreExitCode>[0]), to).toBe(1)
     }
@@ -135,7 +133,7 @@ describe("restore", () => {
       await expectRefusal(join(out, `side${suffix}.sqlite`), "target-exists")
     }
     await expectRefusal(join(env.root, "nowhere", "sales.sqlite"), "target-directory-missing")
-    const unknown = await refusal(restoreScope({ to: join(out, "x.sqlite"), scope: "nowhere" }))
+    const unknown = await refusal(restoreScope({ to: join(out, "x.sqlite"), scope: "nowhere" }, rc()))
     expect(unknown).toMatchObject({ _tag: "ValidationFailed" })
     const [outAfter, scopesAfter, rootAfter] = listing()
     expect(scopesAfter).toEqual(before[1])
@@ -150,7 +148,7 @@ describe("restore", () => {
     }))
     await runService(env.config, runBackup())
     const expectCheckFailure = async (failing: ReadonlyArray<string>) => {
-      const e = (await refusal(restoreScope({ to: join(out, "sales.sqlite"), scope: "sales" }))) as RestoreCheckFailed
+      const e = (await refusal(restoreScope({ to: join(out, "sales.sqlite"), scope: "sales" }, rc()))) as RestoreCheckFailed
       expect(e._tag).toBe("RestoreCheckFailed")
       expect(e.code).toBe("restore-check-failed")
       expect(restoreExitCode(e)).toBe(3)
@@ -168,7 +166,7 @@ describe("restore", () => {
     // not a database
     writeFileSync(copyOf("sales"), "garbage".repeat(1000))
     await expectCheckFailure(["integrity"])
-    const e = (await refusal(restoreScope({ to: join(out, "sales.sqlite"), scope: "sales" }))) as RestoreCheckFailed
+    const e = (await refusal(restoreScope({ to: join(out, "sales.sqlite"), scope: "sales" }, rc()))) as RestoreCheckFailed
     expect(e.checks.find((c) => c.check === "integrity")?.detail).toBe("the backup unreadable: SQLITE_NOTADB")
   })
 
@@ -176,11 +174,11 @@ describe("restore", () => {
     await runService(env.config, seedScope("sales", 2))
     await runService(env.config, runBackup())
     await runService(env.config, Effect.flatMap(OpsStore, (o) => o.raiseVersionCount("sales", 10)))
-    const fewer = await ok(restoreScope({ to: join(out, "a.sqlite"), scope: "sales" }))
+    const fewer = await ok(restoreScope({ to: join(out, "a.sqlite"), scope: "sales" }, rc()))
     expect(fewer.warnings).toEqual(["the restored file has 3 rule versions, ops.sqlite remembers 10: the service would lock it (invariant 7)"])
     // the whole data dir is gone
     renameSync(env.dataDir, join(env.root, "lost"))
-    const lost = await ok(restoreScope({ to: join(out, "b.sqlite"), scope: "sales" }))
+    const lost = await ok(restoreScope({ to: join(out, "b.sqlite"), scope: "sales" }, rc()))
     expect(lost.warnings).toEqual([`no backup_state row for sales (${join(env.dataDir, "ops.sqlite")} does not exist): restore ops.sqlite first`])
     expect(existsSync(env.dataDir)).toBe(false)
   })
@@ -199,10 +197,10 @@ describe("restore of ops.sqlite", () => {
   it("checks integrity and schema_version and refuses the live ops.sqlite", async () => {
     await runService(env.config, seedScope("sales", 1))
     await runService(env.config, runBackup())
-    const answer = await ok(restoreOps({ to: join(out, "ops.sqlite") }))
+    const answer = await ok(restoreOps({ to: join(out, "ops.sqlite") }, rc()))
     expect(answer.checks.map((c) => c.check)).toEqual(["fetch-copy", "integrity", "schema-version"])
     expect(await countIn(join(out, "ops.sqlite"), "backup_state")).toBe(1)
-    const e = await refusal(restoreOps({ to: join(env.dataDir, "ops.sqlite") }))
+    const e = await refusal(restoreOps({ to: join(env.dataDir, "ops.sqlite") }, rc()))
     expect(e).toMatchObject({ code: "target-is-live" })
     await withFile(join(out, "ops.sqlite"), (sql) => sql`SELECT 1`)
   })
