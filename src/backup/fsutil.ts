@@ -21,7 +21,7 @@ import {
   statSync,
   unlinkSync
 } from "node:fs"
-import { chmod, copyFile, open, rename } from "node:fs/promises"
+import { chmod, copyFile, open, rename, rm } from "node:fs/promises"
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path"
 import { Effect } from "effect"
 
@@ -132,6 +132,13 @@ export const ensurePrivateSubdir = (
   return { ok: true, path }
 }
 
+/**
+ * Removes a file or directory tree on the thread pool: unlinking copies of a large scope takes
+ * long enough to stall the event loop when done synchronously.
+ */
+export const removeInBackground = (path: string): Effect.Effect<void> =>
+  Effect.promise(() => rm(path, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined))
+
 /** A fresh directory `<parent>/<prefix><16 hex>` with mode 0700, removed with everything in it when the Scope closes. */
 export const privateTempDir = (parent: string, prefix: string) =>
   Effect.acquireRelease(
@@ -141,7 +148,7 @@ export const privateTempDir = (parent: string, prefix: string) =>
       chmodSync(path, 0o700)
       return path
     }),
-    (path) => Effect.sync(() => rmSync(path, { recursive: true, force: true }))
+    (path) => removeInBackground(path)
   )
 
 /** fsync of a directory, so a rename or link in it is durable. */

@@ -33,7 +33,7 @@ import { nowInstant } from "../domain/time.js"
 import * as C from "./checks.js"
 import { BackupDirectoryInvalid } from "./errors.js"
 import { type BackupFile, filePathIn } from "./fetch.js"
-import { checkConfiguredDirectory, durableReplace, ensurePrivateSubdir, removeFile, removeStaleTempCopies } from "./fsutil.js"
+import { checkConfiguredDirectory, durableReplace, ensurePrivateSubdir, removeInBackground, removeStaleTempCopies } from "./fsutil.js"
 import { BackupLock } from "./lock.js"
 import type { Counts, RunAnswer, RunItem } from "./schemas.js"
 import { type BackupWorker, makeBackupWorker } from "./worker-client.js"
@@ -85,7 +85,7 @@ export const copyOne = (item: CopyItem): Effect.Effect<RunItem> => {
     if (Either.isLeft(replaced)) return failed(item.target, `rename: ${replaced.left}`)
     return { ok: true, file: item.target, bytes: statSync(item.target).size } satisfies RunItem
   })
-  return body.pipe(Effect.ensuring(Effect.sync(() => removeFile(tmp))))
+  return body.pipe(Effect.ensuring(removeInBackground(tmp)))
 }
 
 const litestreamAnswer = (started: string, finished: string): RunAnswer => ({
