@@ -30,7 +30,7 @@ import { SCOPE_MIGRATIONS } from "../db/migrations/scope/index.js"
 import { ValidationFailed } from "../domain/errors.js"
 import * as C from "./checks.js"
 import { RestoreCheckFailed, TargetDirectoryMissing, TargetExists, TargetInScopesDir, TargetIsLive } from "./errors.js"
-import { type BackupFile, fetchBackup, fileLabel, filePathIn, OPS_FILE_NAME } from "./fetch.js"
+import { type BackupFile, fetchBackup, fileLabel, OPS_FILE_NAME } from "./fetch.js"
 import { errnoCode, isWithin, linkNoOverwrite, lstatOrNull, privateTempDir, realDataDir, realOrNull } from "./fsutil.js"
 import type { FileFacts } from "./jobs.js"
 import type { BackupKind, Check, Counts, RestoreAnswer } from "./schemas.js"
@@ -265,6 +265,3 @@ export const restoreScope = (req: RestoreRequest, config: RestoreConfig) =>
  * (decisions.md); a CLI may offer it as restore --ops.
  */
 export const restoreOps = (req: Omit<RestoreRequest, "scope">, config: RestoreConfig) => restoreFile({ kind: "ops" }, req, config)
-
-/** The path a copy backup keeps a file at (for messages and docs). */
-export const copyPathOf = (directory: string, file: BackupFile): string => filePathIn(resolve(directory), file)
