@@ -1,6 +1,8 @@
 /**
  * kill -9 of the service during a backup run (a real process, killed while VACUUM INTO writes the
  * temporary copy of a large scope): the previous copy stays valid and the next run succeeds.
+ * The test polls for the temporary copy and kills at once; the scope is large enough that the
+ * copy takes long compared with a poll, also on a busy machine.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { readdirSync } from "node:fs"
@@ -25,11 +27,14 @@ const CHILD = fileURLToPath(new URL("./fixtures/backup-child.ts", import.meta.ur
 const scopesCopyDir = () => join(env.backupDir, "scopes")
 const copyOf = () => join(scopesCopyDir(), "sales.sqlite")
 
-/** Starts a service process that runs a backup; resolves when it exits. */
-const startChild = (): { child: ChildProcess; exited: Promise<number | null> } => {
+/** Starts a service process that runs a backup; `exited` resolves when it exits, `output` is what it printed. */
+const startChild = (): { child: ChildProcess; exited: Promise<number | null>; output: () => string } => {
   const child = spawn(process.execPath, [...typeScriptExecArgv(), CHILD, env.dataDir, env.backupDir], { stdio: ["ignore", "pipe", "pipe"] })
+  let output = ""
+  child.stdout?.on("data", (d: Buffer) => (output += d.toString("utf8")))
+  child.stderr?.on("data", (d: Buffer) => (output += d.toString("utf8")))
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
-  return { child, exited }
+  return { child, exited, output: () => output.slice(-2000) }
 }
 
 const waitFor = async (predicate: () => boolean, what: string, ms = 120_000) => {
@@ -42,11 +47,11 @@ const waitFor = async (predicate: () => boolean, what: string, ms = 120_000) => 
 
 describe("kill -9 during a backup run", () => {
   it("leaves the previous copy valid, and the next run succeeds", async () => {
-    // a scope of ~40 MB, so VACUUM INTO takes a while
+    // a scope of ~110 MB, so VACUUM INTO takes a while even on a busy machine
     const big = "Lieferzeiten und Bestellungen der Hakenleisten. ".repeat(90_000)
     await runService(env.config, Effect.gen(function*() {
       yield* seedScope("sales", 2)
-      for (let i = 0; i < 9; i++) {
+      for (let i = 0; i < 24; i++) {
         yield* storeSource(mailSource({ scope: "sales", text: `${big}${i}`, attachments: [] }, `mail:<big-${i}@example.com>`), "service:1")
       }
     }))
@@ -55,7 +60,7 @@ describe("kill -9 during a backup run", () => {
     const good = fileHash(copyOf())
     await runService(env.config, storeSource(mailSource({ scope: "sales", text: `${big}x`, attachments: [] }, "mail:<later@example.com>"), "service:1"))
 
-    const { child, exited } = startChild()
+    const { child, exited, output } = startChild()
     let killed = false
     try {
       await waitFor(() => child.exitCode !== null || readdirSync(scopesCopyDir()).some((n) => n.startsWith(".sales.sqlite.tmp-")), "the temporary copy")
@@ -66,18 +71,18 @@ describe("kill -9 during a backup run", () => {
       if (child.exitCode === null && !killed) child.kill("SIGKILL")
     }
     await exited
-    expect(killed).toBe(true)
+    expect(killed, `the child was not killed during the copy; it printed:\n${output()}`).toBe(true)
     expect(child.signalCode).toBe("SIGKILL")
 
     // the copy in place is the previous one, whole (the rename never happened)
     expect(fileHash(copyOf())).toBe(good)
     const check = await withFile(copyOf(), (sql) => sql<{ integrity_check: string }>`PRAGMA integrity_check`)
     expect(check).toEqual([{ integrity_check: "ok" }])
-    expect(await countIn(copyOf(), "source")).toBe(11)
+    expect(await countIn(copyOf(), "source")).toBe(26)
 
     const next = await runService(env.config, runBackup())
     expect(next.ok).toBe(true)
     expect(readdirSync(scopesCopyDir()).filter((n) => n.includes(".tmp-"))).toEqual([])
-    expect(await countIn(copyOf(), "source")).toBe(12)
+    expect(await countIn(copyOf(), "source")).toBe(27)
   }, 240_000)
 })
