@@ -26,6 +26,7 @@ import { graphBench } from "./graph.js"
 import { httpBench } from "./http.js"
 import { mcpBench } from "./mcp.js"
 import { searchBench } from "./search.js"
+import { backupBench } from "./backup.js"
 import { secretsBench } from "./secrets.js"
 import { stagesBench } from "./stages.js"
 
@@ -153,11 +154,13 @@ const main = Effect.gen(function*() {
  * the part graph (entity resolve, tree, move) runs by default too, BENCH_GRAPH_SIZES picks its
  * sizes (default 1k, 10k, 100k entities) and BENCH_GRAPH_MOVES its moves (default 5); the part mcp
  * (search_rules over the SDK client next to POST /v1/search, BENCH_MCP_RULES rules, default 10k) too,
- * the part secrets (the secret scan over 5 MB), and the part stages (stage b: embedding time, exact
- * neighbours at BENCH_KNN_SIZES, default 10k and 100k; BENCH_MODEL_DIR / BENCH_MODEL for a real model).
+ * the part secrets (the secret scan over 5 MB), the part stages (stage b: embedding time, exact
+ * neighbours at BENCH_KNN_SIZES, default 10k and 100k; BENCH_MODEL_DIR / BENCH_MODEL for a real model)
+ * and the part backup (run, probe, verify seconds; BENCH_BACKUP_SIZES, default 1k, 10k, 100k rules).
  */
-const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,approval,graph,mcp,secrets,stages").split(",").map((s) => s.trim()))
+const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,approval,graph,mcp,secrets,stages,backup").split(",").map((s) => s.trim()))
 const graphSizes = (process.env.BENCH_GRAPH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
+const backupSizes = (process.env.BENCH_BACKUP_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const searchSizes = (process.env.BENCH_SEARCH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const parts: Array<() => Promise<void>> = [
   ...(only.has("proposals") ? [() => Effect.runPromise(main.pipe(Logger.withMinimumLogLevel(LogLevel.Warning)))] : []),
@@ -167,7 +170,8 @@ const parts: Array<() => Promise<void>> = [
   ...(only.has("graph") ? [() => graphBench(graphSizes.length > 0 ? graphSizes : undefined)] : []),
   ...(only.has("mcp") ? [mcpBench] : []),
   ...(only.has("secrets") ? [secretsBench] : []),
-  ...(only.has("stages") ? [stagesBench] : [])
+  ...(only.has("stages") ? [stagesBench] : []),
+  ...(only.has("backup") ? [() => backupBench(backupSizes.length > 0 ? backupSizes : undefined)] : [])
 ]
 parts.reduce((done, part) => done.then(part), Promise.resolve()).catch((e: unknown) => {
   console.error(e)

@@ -113,6 +113,32 @@ export interface BackupRunStatus {
   readonly last_probe: BackupRunSummary | null
 }
 
+/** A backup_run row to write (architecture.md §4.2); `result` is the route's answer (no content). */
+export interface BackupRunRecord {
+  readonly kind: "run" | "probe"
+  readonly backup_kind: "copy" | "litestream"
+  readonly started_at: string
+  readonly finished_at: string
+  readonly ok: boolean
+  readonly result: unknown
+}
+
+/** A probe's report of one scope; verified_counts (table → rows) is written only when ok. */
+export type ProbeRecord =
+  | {
+    readonly ok: true
+    readonly at: string
+    readonly result: unknown
+    readonly verified_counts: Readonly<Record<string, number>>
+    readonly export: { readonly at: string; readonly sha256: string } | null
+  }
+  | { readonly ok: false; readonly at: string; readonly result: unknown }
+
+/** A verify report of one scope; verified_counts is written only when ok. */
+export type VerifyRecord =
+  | { readonly ok: true; readonly at: string; readonly result: unknown; readonly verified_counts: Readonly<Record<string, number>> }
+  | { readonly ok: false; readonly at: string; readonly result: unknown }
+
 interface BackupRunRow {
   seq: number
   kind: "run" | "probe"
@@ -298,6 +324,49 @@ export class OpsStore extends Effect.Service<OpsStore>()("Groundnote/OpsStore", 
         }
       })
 
+    /** Read only: every column of one backup_state row. */
+    const getBackupStateFull = (scope: string): Effect.Effect<Option.Option<BackupStateFullRow>, SqlError> =>
+      sql<BackupStateFullRow>`SELECT scope, created_at, version_count, counted_at, verified_at, verify_ok, verify_result,
+        verified_counts, last_backup_at, probed_at, probe_ok, probe_result, exported_at, export_sha256
+        FROM backup_state WHERE scope = ${scope}`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])))
+
+    /** One backup_run row (architecture.md §4.2): the answer of a backup run or probe. Returns its seq. */
+    const recordBackupRun = (run: BackupRunRecord): Effect.Effect<number, SqlError> =>
+      sql.withTransaction(Effect.gen(function*() {
+        const next = yield* sql<{ seq: number }>`SELECT coalesce(max(seq), 0) + 1 AS seq FROM backup_run`
+        const seq = next[0]?.seq ?? 1
+        yield* sql`INSERT INTO backup_run (seq, kind, backup_kind, started_at, finished_at, ok, result)
+          VALUES (${seq}, ${run.kind}, ${run.backup_kind}, ${run.started_at}, ${run.finished_at}, ${run.ok ? 1 : 0},
+                  ${JSON.stringify(run.result)})`.raw
+        return seq
+      }))
+
+    /** backup_state.last_backup_at of a scope after its copy was renamed into place (§11.1 step 5). */
+    const setLastBackupAt = (scope: string, at: string): Effect.Effect<void, SqlError> =>
+      sql`UPDATE backup_state SET last_backup_at = ${at} WHERE scope = ${scope}`.raw
+
+    /**
+     * The probe's report of a scope (§11.2 step 5): probed_at, probe_ok, probe_result; on success
+     * also verified_counts (the floor) and, when an archive was written, exported_at and export_sha256.
+     */
+    const recordProbe = (scope: string, probe: ProbeRecord): Effect.Effect<void, SqlError> =>
+      probe.ok
+        ? sql`UPDATE backup_state SET probed_at = ${probe.at}, probe_ok = 1, probe_result = ${JSON.stringify(probe.result)},
+            verified_counts = ${JSON.stringify(probe.verified_counts)},
+            exported_at = coalesce(${probe.export?.at ?? null}, exported_at),
+            export_sha256 = coalesce(${probe.export?.sha256 ?? null}, export_sha256)
+            WHERE scope = ${scope}`.raw
+        : sql`UPDATE backup_state SET probed_at = ${probe.at}, probe_ok = 0, probe_result = ${JSON.stringify(probe.result)}
+            WHERE scope = ${scope}`.raw
+
+    /** The verify report of a scope (§11 "Backup verify" step 3); the floor moves only on success. */
+    const recordVerify = (scope: string, verify: VerifyRecord): Effect.Effect<void, SqlError> =>
+      verify.ok
+        ? sql`UPDATE backup_state SET verified_at = ${verify.at}, verify_ok = 1, verify_result = ${JSON.stringify(verify.result)},
+            verified_counts = ${JSON.stringify(verify.verified_counts)} WHERE scope = ${scope}`.raw
+        : sql`UPDATE backup_state SET verified_at = ${verify.at}, verify_ok = 0, verify_result = ${JSON.stringify(verify.result)}
+            WHERE scope = ${scope}`.raw
+
     /**
      * Logout: the approval session `sid` is over until `exp` (its cookie's expiry, seconds since
      * the epoch). One transaction: rows whose exp has passed are pruned (their cookies are
@@ -333,7 +402,12 @@ export class OpsStore extends Effect.Service<OpsStore>()("Groundnote/OpsStore", 
       ensureBackupState,
       raiseVersionCount,
       listBackupStates,
-      backupRunStatus
+      backupRunStatus,
+      getBackupStateFull,
+      recordBackupRun,
+      setLastBackupAt,
+      recordProbe,
+      recordVerify
     } as const
   })
 }) {}

@@ -1,0 +1,243 @@
+/**
+ * Gathers DoctorInput on the operator's host, with the service up or down: the data dir's
+ * permissions, whether it lies on an encrypted volume, the litestream binary, and GET /ops/status
+ * through the CLI's checked ops socket. The config load result and the stage b/c facts come from
+ * the caller (the CLI loads groundnote.json; the stage checks are their own module).
+ */
+import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, type Stats } from "node:fs"
+import { dirname, join, resolve } from "node:path"
+import { Effect } from "effect"
+import { findLitestream, litestreamVersion } from "../../backup/litestream.js"
+import { opsRequest, resolveOps } from "../ops-client.js"
+import type {
+  ClockFacts,
+  ConfigResult,
+  DataDirFacts,
+  DoctorInput,
+  DoctorStatus,
+  LitestreamFacts,
+  SemanticModelFacts,
+  ServiceFacts,
+  VolumeFacts
+} from "./types.js"
+
+const errnoCode = (e: unknown): string =>
+  typeof e === "object" && e !== null && "code" in e ? String((e as { code: unknown }).code) : ""
+
+const octal = (mode: number): string => `0${(mode & 0o7777).toString(8).padStart(3, "0")}`
+
+const shellPath = (p: string): string => (/^[A-Za-z0-9_./@%+=:,-]+$/.test(p) ? p : `'${p.replace(/'/g, `'\\''`)}'`)
+
+const lstatOrNull = (path: string): Stats | null => {
+  try {
+    return lstatSync(path)
+  } catch (e) {
+    if (errnoCode(e) === "ENOENT" || errnoCode(e) === "ENOTDIR") return null
+    throw e
+  }
+}
+
+const SQLITE_SUFFIXES = [".sqlite", ".sqlite-wal", ".sqlite-shm", ".sqlite-journal"]
+
+/** The data dir, scopes/ and every SQLite file in them: the service user's, not group- or world-accessible. */
+export const dataDirFacts = (dataDir: string, uid: number | null = process.getuid?.() ?? null): DataDirFacts => {
+  const path = resolve(dataDir)
+  const st = lstatOrNull(path)
+  if (st === null) return { path, exists: false, problems: [] }
+  const problems: Array<string> = []
+  const check = (p: string, s: Stats) => {
+    if (uid !== null && s.uid !== uid) problems.push(`${p} is owned by uid ${s.uid}, not by you (uid ${uid}): chown it to the service user`)
+    if ((s.mode & 0o077) !== 0) {
+      problems.push(`${p} is group- or world-accessible (mode ${octal(s.mode)}): run chmod ${s.isDirectory() ? 700 : 600} ${shellPath(p)}`)
+    }
+  }
+  const visit = (dir: string): boolean => {
+    let real: string
+    try {
+      real = realpathSync(dir)
+    } catch {
+      return false
+    }
+    const s = lstatOrNull(real)
+    if (s === null) return false
+    if (!s.isDirectory()) {
+      problems.push(`${dir} is not a directory`)
+      return false
+    }
+    check(dir, s)
+    let names: Array<string> = []
+    try {
+      names = readdirSync(real).sort()
+    } catch (e) {
+      problems.push(`${dir} cannot be listed (${errnoCode(e) || "error"})`)
+    }
+    for (const name of names) {
+      if (!SQLITE_SUFFIXES.some((suffix) => name.endsWith(suffix))) continue
+      const f = lstatOrNull(join(real, name))
+      if (f !== null) check(join(dir, name), f)
+    }
+    return true
+  }
+  if (visit(path)) visit(join(path, "scopes"))
+  return { path, exists: true, problems }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Encrypted volume (Linux: /proc/self/mountinfo and /sys/dev/block)
+
+/** File systems that encrypt what they store. */
+const ENCRYPTING_FS = new Set(["ecryptfs", "fuse.gocryptfs", "fuse.encfs", "fuse.cryfs", "fuse.securefs"])
+/** File systems on which the host cannot tell (a container's overlay, memory, network). */
+const OPAQUE_FS = new Set(["overlay", "tmpfs", "nfs", "nfs4", "cifs", "smb3", "fuse.sshfs", "9p", "virtiofs", "zfs", "btrfs"])
+
+export interface MountEntry {
+  readonly device: string
+  readonly mountPoint: string
+  readonly fsType: string
+  readonly source: string
+}
+
+const unescapeMount = (s: string): string => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)))
+
+/** Lines of /proc/self/mountinfo. */
+export const parseMountinfo = (text: string): ReadonlyArray<MountEntry> =>
+  text.split("\n").flatMap((line) => {
+    const dash = line.indexOf(" - ")
+    if (dash < 0) return []
+    const left = line.slice(0, dash).split(" ")
+    const right = line.slice(dash + 3).split(" ")
+    const device = left[2]
+    const mountPoint = left[4]
+    const fsType = right[0]
+    if (device === undefined || mountPoint === undefined || fsType === undefined) return []
+    return [{ device, mountPoint: unescapeMount(mountPoint), fsType, source: unescapeMount(right[1] ?? "") }]
+  })
+
+const within = (parent: string, child: string): boolean =>
+  parent === "/" || child === parent || child.startsWith(`${parent}/`)
+
+export interface SysBlock {
+  /** contents of a file under /sys, or null */
+  readonly read: (path: string) => string | null
+  /** entries of a directory under /sys */
+  readonly list: (path: string) => ReadonlyArray<string>
+}
+
+const realSys: SysBlock = {
+  read: (path) => {
+    try {
+      return readFileSync(path, "utf8").trim()
+    } catch {
+      return null
+    }
+  },
+  list: (path) => {
+    try {
+      return readdirSync(path)
+    } catch {
+      return []
+    }
+  }
+}
+
+/** The dm-crypt uuid (CRYPT-…) of a block device or of a device below it (LVM on LUKS), or null. */
+const cryptBelow = (sysDir: string, sys: SysBlock, depth = 0): string | null => {
+  const uuid = sys.read(join(sysDir, "dm", "uuid"))
+  if (uuid !== null && uuid.startsWith("CRYPT-")) return uuid.split("-").slice(0, 2).join("-")
+  if (depth >= 4) return null
+  for (const slave of sys.list(join(sysDir, "slaves"))) {
+    const found = cryptBelow(join("/sys/class/block", slave), sys, depth + 1)
+    if (found !== null) return found
+  }
+  return null
+}
+
+/** Whether `dataDir` lies on an encrypted volume, from the mount table and the block devices. */
+export const volumeFacts = (
+  dataDir: string,
+  host: { readonly platform?: NodeJS.Platform; readonly mountinfo?: string | null; readonly sys?: SysBlock } = {}
+): VolumeFacts => {
+  const platform = host.platform ?? process.platform
+  if (platform !== "linux") return { encrypted: null, how: `cannot tell on ${platform}` }
+  let text = host.mountinfo
+  if (text === undefined) {
+    try {
+      text = readFileSync("/proc/self/mountinfo", "utf8")
+    } catch {
+      text = null
+    }
+  }
+  if (text === null) return { encrypted: null, how: "cannot read /proc/self/mountinfo" }
+  let path = resolve(dataDir)
+  for (;;) {
+    try {
+      path = realpathSync(path)
+      break
+    } catch {
+      const up = dirname(path)
+      if (up === path) break
+      path = up
+    }
+  }
+  const mounts = parseMountinfo(text).filter((m) => within(m.mountPoint, path))
+  const mount = mounts.reduce<MountEntry | null>((best, m) => (best === null || m.mountPoint.length >= best.mountPoint.length ? m : best), null)
+  if (mount === null) return { encrypted: null, how: `no mount found for ${path}` }
+  const where = `${mount.fsType} ${mount.source} mounted at ${mount.mountPoint}`
+  if (ENCRYPTING_FS.has(mount.fsType)) return { encrypted: true, how: where }
+  const crypt = cryptBelow(join("/sys/dev/block", mount.device), host.sys ?? realSys)
+  if (crypt !== null) return { encrypted: true, how: `dm-crypt (${crypt}) under ${where}` }
+  if (OPAQUE_FS.has(mount.fsType)) return { encrypted: null, how: `cannot tell for ${where}` }
+  return { encrypted: false, how: `${where}, no dm-crypt below it` }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Litestream and the service
+
+export const litestreamFacts = (env: Readonly<Record<string, string | undefined>>): Effect.Effect<LitestreamFacts> =>
+  Effect.gen(function*() {
+    const binary = findLitestream(env)
+    const version = binary === null ? null : yield* litestreamVersion(binary)
+    const configPath = env.LITESTREAM_CONFIG !== undefined && env.LITESTREAM_CONFIG !== "" ? env.LITESTREAM_CONFIG : "/etc/litestream.yml"
+    return { binary, version, configPath, configExists: existsSync(configPath) }
+  })
+
+/** GET /ops/status through the CLI's checked socket, or the CLI's error code and message. */
+export const serviceFacts = (env: Record<string, string | undefined>, cwd: string): Effect.Effect<ServiceFacts> =>
+  Effect.gen(function*() {
+    const ops = yield* resolveOps(env, cwd)
+    const status = yield* opsRequest(ops, "opsStatus", { timeoutMs: 10_000 })
+    return { reachable: true as const, status: status as DoctorStatus }
+  }).pipe(Effect.catchAll((e) => Effect.succeed({ reachable: false as const, code: e.code, message: e.message })))
+
+export interface GatherOptions {
+  readonly env: Record<string, string | undefined>
+  readonly cwd: string
+  readonly cliVersion: string
+  /** groundnote.json as the CLI loaded it */
+  readonly config: ConfigResult
+  /** from the stage checks, when they ran */
+  readonly semanticModel?: SemanticModelFacts | null
+  readonly clock?: ClockFacts | null
+  /** the CLI's clock (default Date.now) */
+  readonly now?: number
+}
+
+/** Everything doctor looks at, gathered with the service up or down. */
+export const gatherDoctorInput = (options: GatherOptions): Effect.Effect<DoctorInput> =>
+  Effect.gen(function*() {
+    const env = options.env
+    const dataDir = resolve(options.cwd, env.GROUNDNOTE_DATA_DIR !== undefined && env.GROUNDNOTE_DATA_DIR !== "" ? env.GROUNDNOTE_DATA_DIR : "./data")
+    const litestream = options.config.ok && options.config.config.backup.kind === "litestream" ? yield* litestreamFacts(env) : null
+    return {
+      now: options.now ?? Date.now(),
+      env,
+      cliVersion: options.cliVersion,
+      config: options.config,
+      dataDir: dataDirFacts(dataDir),
+      service: yield* serviceFacts(env, options.cwd),
+      volume: volumeFacts(dataDir),
+      litestream,
+      semanticModel: options.semanticModel ?? null,
+      clock: options.clock ?? null
+    }
+  })

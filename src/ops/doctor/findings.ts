@@ -1,0 +1,298 @@
+/**
+ * The findings of groundnote doctor (gaps.md §9), each a pure function of DoctorInput:
+ * {id, status ok|warn|fail|skip, message, remedy}. Messages name paths, scopes and variables,
+ * never a secret's value.
+ */
+import type { DoctorConfig, DoctorInput, DoctorStatus, Finding, FindingId } from "./types.js"
+
+const ok = (id: FindingId, message: string): Finding => ({ id, status: "ok", message, remedy: null })
+const warn = (id: FindingId, message: string, remedy: string): Finding => ({ id, status: "warn", message, remedy })
+const fail = (id: FindingId, message: string, remedy: string): Finding => ({ id, status: "fail", message, remedy })
+const skip = (id: FindingId, why: string): Finding => ({ id, status: "skip", message: why, remedy: null })
+
+const configOf = (input: DoctorInput): DoctorConfig | null => (input.config.ok ? input.config.config : null)
+const statusOf = (input: DoctorInput): DoctorStatus | null => (input.service.reachable ? input.service.status : null)
+const serviceDown = (input: DoctorInput): string =>
+  input.service.reachable ? "" : `the service is not reachable (ops-socket: ${input.service.code})`
+
+const HOUR = 3_600_000
+const DAY = 24 * HOUR
+
+/** "3 h" / "2 d 4 h" */
+export const age = (ms: number): string => {
+  const hours = Math.floor(Math.max(0, ms) / HOUR)
+  return hours < 48 ? `${hours} h` : `${Math.floor(hours / 24)} d ${hours % 24} h`
+}
+
+const list = (items: ReadonlyArray<string>): string => items.join("; ")
+
+// ---------------------------------------------------------------------------------------------
+// Configuration and environment
+
+export const configValid = (input: DoctorInput): Finding =>
+  input.config.ok
+    ? ok("config-valid", `${input.config.path} is valid`)
+    : fail("config-valid", `${input.config.code}: ${input.config.message}`,
+      `fix ${input.config.path} as the message says (every key named with its path), then restart the service`)
+
+export const SECRET_MIN_LENGTH = 32
+const ALWAYS = ["GROUNDNOTE_SESSION_SECRET", "GROUNDNOTE_OPS_TOKEN"] as const
+const DEV_REQUIRED = ["GROUNDNOTE_DEV_MCP_TOKEN", "GROUNDNOTE_DEV_APPROVAL_TOKEN"] as const
+const DEV_OPTIONAL = ["GROUNDNOTE_DEV_API_TOKEN"] as const
+
+const value = (env: DoctorInput["env"], name: string): string | undefined => {
+  const v = env[name]
+  return v === undefined || v === "" ? undefined : v
+}
+
+/** The secrets the service needs in this environment's mode: [name, required]. */
+export const secretNames = (env: DoctorInput["env"]): ReadonlyArray<readonly [string, boolean]> | null => {
+  const mode = value(env, "GROUNDNOTE_AUTH_MODE")
+  if (mode === "cloudflare-access") return ALWAYS.map((n) => [n, true] as const)
+  if (mode === "dev-token") {
+    return [...ALWAYS.map((n) => [n, true] as const), ...DEV_REQUIRED.map((n) => [n, true] as const), ...DEV_OPTIONAL.map((n) => [n, false] as const)]
+  }
+  return null
+}
+
+const ENV_REMEDY = "run doctor with the service's environment (e.g. set -a; . /etc/groundnote/env; set +a)"
+
+export const secretsPresent = (input: DoctorInput): Finding => {
+  const names = secretNames(input.env)
+  if (names === null) {
+    const mode = value(input.env, "GROUNDNOTE_AUTH_MODE")
+    return fail("secrets-present",
+      mode === undefined ? "GROUNDNOTE_AUTH_MODE is not set" : `GROUNDNOTE_AUTH_MODE has the unknown value ${JSON.stringify(mode.slice(0, 40))}`,
+      `set GROUNDNOTE_AUTH_MODE to cloudflare-access or dev-token; ${ENV_REMEDY}`)
+  }
+  const missing = names.filter(([n, required]) => required && value(input.env, n) === undefined).map(([n]) => n)
+  const short = names.filter(([n]) => {
+    const v = value(input.env, n)
+    return v !== undefined && [...v].length < SECRET_MIN_LENGTH
+  }).map(([n]) => n)
+  if (missing.length === 0 && short.length === 0) {
+    return ok("secrets-present", `${names.filter(([n]) => value(input.env, n) !== undefined).length} secrets set, each at least ${SECRET_MIN_LENGTH} characters`)
+  }
+  const parts = [
+    ...(missing.length > 0 ? [`not set: ${missing.join(", ")}`] : []),
+    ...(short.length > 0 ? [`shorter than ${SECRET_MIN_LENGTH} characters: ${short.join(", ")}`] : [])
+  ]
+  return fail("secrets-present", list(parts), `give each a random value (openssl rand -hex 32); ${ENV_REMEDY}`)
+}
+
+export const secretsDistinct = (input: DoctorInput): Finding => {
+  const names = secretNames(input.env)
+  if (names === null) return skip("secrets-distinct", "GROUNDNOTE_AUTH_MODE is not set or unknown (see secrets-present)")
+  const present = names.map(([n]) => n).filter((n) => value(input.env, n) !== undefined)
+  const equal: Array<string> = []
+  for (const [i, a] of present.entries()) {
+    for (const b of present.slice(i + 1)) if (value(input.env, a) === value(input.env, b)) equal.push(`${a} = ${b}`)
+  }
+  return equal.length === 0
+    ? ok("secrets-distinct", `${present.length} secrets, pairwise different`)
+    : fail("secrets-distinct", `the same value: ${equal.join(", ")}`, "give each secret its own random value (openssl rand -hex 32)")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files
+
+export const dataDirPermissions = (input: DoctorInput): Finding => {
+  const d = input.dataDir
+  if (!d.exists) return fail("data-dir-permissions", `there is no data dir at ${d.path}`, "set GROUNDNOTE_DATA_DIR to the service's data dir")
+  return d.problems.length === 0
+    ? ok("data-dir-permissions", `${d.path}, scopes/ and every SQLite file are the service user's only`)
+    : fail("data-dir-permissions", list(d.problems), "run the chmod/chown named for each path (the service refuses to start otherwise)")
+}
+
+/** at_rest.attested_at older than this is a fail (architecture.md §3). */
+export const ATTESTATION_DAYS = 365
+
+export const atRest = (input: DoctorInput): Finding => {
+  if (input.volume.encrypted === true) return ok("at-rest", `encrypted volume detected: ${input.volume.how}`)
+  const config = configOf(input)
+  if (config === null) return skip("at-rest", `no encrypted volume detected (${input.volume.how}) and groundnote.json did not load (see config-valid)`)
+  const attested = config.at_rest
+  if (attested === undefined) {
+    return warn("at-rest", `no encrypted volume detected (${input.volume.how}) and at_rest is not attested in groundnote.json`,
+      "put the data dir on an encrypted volume (LUKS, encrypted cloud disk); where doctor cannot see it, set at_rest: {kind: \"volume\", attested_at: \"<today>\"}")
+  }
+  if (attested.attested_at === undefined) {
+    return warn("at-rest", "at_rest is attested without attested_at", "add at_rest.attested_at: the day you last checked the volume (YYYY-MM-DD)")
+  }
+  const days = Math.floor((input.now - Date.parse(`${attested.attested_at}T00:00:00Z`)) / DAY)
+  return days > ATTESTATION_DAYS
+    ? fail("at-rest", `at_rest was attested on ${attested.attested_at}, ${days} days ago (more than ${ATTESTATION_DAYS})`,
+      "check that the data dir is still on an encrypted volume and set at_rest.attested_at to today")
+    : ok("at-rest", `at_rest attested on ${attested.attested_at} (${Math.max(0, days)} days ago)`)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The service (GET /ops/status)
+
+export const opsSocket = (input: DoctorInput): Finding => {
+  const s = input.service
+  if (s.reachable) return ok("ops-socket", "the service answers on its ops socket")
+  switch (s.code) {
+    case "ops-unreachable":
+      return fail("ops-socket", `${s.message}`, "start the service (groundnote serve, e.g. systemctl start groundnote) with this GROUNDNOTE_DATA_DIR")
+    case "ops-socket-untrusted":
+      return fail("ops-socket", s.message, "fix the ownership and modes named in the message; the CLI sends the ops token only to a trusted socket")
+    case "ops-token-missing":
+      return fail("ops-socket", s.message, ENV_REMEDY)
+    case "unauthorized":
+      return fail("ops-socket", "the service refused GROUNDNOTE_OPS_TOKEN", `use the service's GROUNDNOTE_OPS_TOKEN; ${ENV_REMEDY}`)
+    default:
+      return fail("ops-socket", `${s.code}: ${s.message}`, "look at the service's log (journalctl -u groundnote)")
+  }
+}
+
+export const serviceVersion = (input: DoctorInput): Finding => {
+  const status = statusOf(input)
+  if (status === null) return skip("service-version", serviceDown(input))
+  return status.version === input.cliVersion
+    ? ok("service-version", `the service runs ${status.version}, as this CLI`)
+    : warn("service-version", `the service runs ${status.version}, this CLI is ${input.cliVersion}`,
+      "restart the service after an upgrade (systemctl restart groundnote), or use the CLI of the same installation")
+}
+
+export const scopesUnlocked = (input: DoctorInput): Finding => {
+  const status = statusOf(input)
+  if (status === null) return skip("scopes-unlocked", serviceDown(input))
+  const locked = status.scopes.filter((s) => s.locked).map((s) => `${s.scope}: ${s.lock_reason ?? "locked"}`)
+  const missing = status.scopes.filter((s) => !s.created).map((s) => s.scope)
+  if (locked.length > 0) {
+    return fail("scopes-unlocked", `locked: ${list(locked)}`,
+      "restore the scope (groundnote restore, docs/backup.md) or repair its file, then restart the service")
+  }
+  if (missing.length > 0) {
+    return warn("scopes-unlocked", `configured without a file: ${missing.join(", ")}`, `create it: groundnote scope create ${missing[0]}`)
+  }
+  return ok("scopes-unlocked", `${status.scopes.length} scopes open`)
+}
+
+const maxHours = (input: DoctorInput, key: "max_backup_age_hours" | "max_probe_age_hours"): number =>
+  configOf(input)?.doctor[key] ?? 26
+
+const NIGHTLY = "check the timer (systemctl list-timers groundnote-backup*, journalctl -u groundnote-backup) and run groundnote backup nightly"
+
+export const backupAge = (input: DoctorInput): Finding => {
+  const status = statusOf(input)
+  if (status === null) return skip("backup-age", serviceDown(input))
+  if (status.backup.kind === "litestream") return skip("backup-age", "backup.kind is litestream: it replicates continuously (probe-age tells whether its replica restores)")
+  const limit = maxHours(input, "max_backup_age_hours")
+  const stale: Array<string> = []
+  const check = (name: string, at: string | null) => {
+    if (at === null) stale.push(`${name} never copied`)
+    else if (input.now - Date.parse(at) > limit * HOUR) stale.push(`${name} copied ${age(input.now - Date.parse(at))} ago`)
+  }
+  check("ops.sqlite", status.backup.ops_backup_at)
+  for (const s of status.scopes.filter((x) => x.created)) check(s.scope, s.last_backup_at)
+  return stale.length === 0
+    ? ok("backup-age", `every copy is younger than ${limit} h`)
+    : fail("backup-age", `older than ${limit} h: ${list(stale)}`, NIGHTLY)
+}
+
+export const probeAge = (input: DoctorInput): Finding => {
+  const status = statusOf(input)
+  if (status === null) return skip("probe-age", serviceDown(input))
+  const limit = maxHours(input, "max_probe_age_hours")
+  const bad: Array<string> = []
+  for (const s of status.scopes.filter((x) => x.created)) {
+    if (s.probed_at === null) bad.push(`${s.scope} never probed`)
+    else if (s.probe_ok === false) bad.push(`${s.scope}: the last probe failed (${s.probed_at})`)
+    else if (input.now - Date.parse(s.probed_at) > limit * HOUR) bad.push(`${s.scope} probed ${age(input.now - Date.parse(s.probed_at))} ago`)
+  }
+  return bad.length === 0
+    ? ok("probe-age", `every scope passed a restore probe within ${limit} h`)
+    : fail("probe-age", list(bad), `${NIGHTLY}; a failed probe names its check: groundnote backup probe --json`)
+}
+
+export const verifyResult = (input: DoctorInput): Finding => {
+  const status = statusOf(input)
+  if (status === null) return skip("verify-result", serviceDown(input))
+  const created = status.scopes.filter((s) => s.created)
+  const failed = created.filter((s) => s.verify_ok === false).map((s) => `${s.scope} (${s.verified_at ?? "?"})`)
+  if (failed.length > 0) {
+    return fail("verify-result", `the last backup verify failed: ${failed.join(", ")}`,
+      "run groundnote backup verify --json and fix the failed check it names")
+  }
+  const verified = created.filter((s) => s.verify_ok === true)
+  if (verified.length === 0) return skip("verify-result", "no backup verify has run (groundnote backup verify; the nightly probe runs the same checks)")
+  return ok("verify-result", `the last verify passed: ${verified.map((s) => `${s.scope} (${s.verified_at ?? "?"})`).join(", ")}`)
+}
+
+export const litestreamBinary = (input: DoctorInput): Finding => {
+  const config = configOf(input)
+  if (config === null) return skip("litestream-binary", "groundnote.json did not load (see config-valid)")
+  if (config.backup.kind !== "litestream") return skip("litestream-binary", "backup.kind is copy")
+  const l = input.litestream
+  if (l === null) return skip("litestream-binary", "not checked")
+  if (l.binary === null) {
+    return fail("litestream-binary", "litestream is found neither on PATH nor in node_modules/.bin",
+      "install Litestream (https://litestream.io/install) so that probe, verify and restore can fetch from the replica")
+  }
+  if (l.version === null) return fail("litestream-binary", `${l.binary} does not run (litestream version failed)`, "reinstall Litestream")
+  if (!l.configExists) {
+    return fail("litestream-binary", `${l.binary} ${l.version}, but its config ${l.configPath} does not exist`,
+      "write the Litestream config (docs/backup.md) or set LITESTREAM_CONFIG to it")
+  }
+  return ok("litestream-binary", `${l.binary} ${l.version}, config ${l.configPath}`)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Search stages b and c, and the clock (facts from the stage checks)
+
+export const semanticModel = (input: DoctorInput): Finding => {
+  const config = configOf(input)
+  if (config === null) return skip("semantic-model", "groundnote.json did not load (see config-valid)")
+  if (!config.search.semantic.enabled) return skip("semantic-model", "stage b is off (search.semantic.enabled is false)")
+  const m = input.semanticModel
+  if (m === null) return skip("semantic-model", "the model was not checked")
+  if (m.files === "missing") return fail("semantic-model", `model files missing: ${m.detail}`, "put the model's files into search.semantic.model_dir (default <data dir>/models/<model>)")
+  if (m.loads === false) return fail("semantic-model", `the model does not load: ${m.detail}`, "replace the model files with a complete download of the configured model")
+  return m.loads === true
+    ? ok("semantic-model", `the model loads: ${m.detail}`)
+    : warn("semantic-model", `model files present, loading not tried: ${m.detail}`, "run doctor again with the stage checks")
+}
+
+export const rerankerKey = (input: DoctorInput): Finding => {
+  const config = configOf(input)
+  if (config === null) return skip("reranker-key", "groundnote.json did not load (see config-valid)")
+  if (!config.search.reranker.enabled) return skip("reranker-key", "stage c is off (search.reranker.enabled is false)")
+  return value(input.env, "TYPESAFE_API_KEY") !== undefined
+    ? ok("reranker-key", "TYPESAFE_API_KEY is set")
+    : fail("reranker-key", "stage c is on but TYPESAFE_API_KEY is not set (stage c reports failed)", `set TYPESAFE_API_KEY in the service's environment; ${ENV_REMEDY}`)
+}
+
+/** reranker-budget warns from this share of monthly_cap_usd on. */
+export const BUDGET_WARN_SHARE = 0.8
+
+export const rerankerBudget = (input: DoctorInput): Finding => {
+  const config = configOf(input)
+  if (config === null) return skip("reranker-budget", "groundnote.json did not load (see config-valid)")
+  const reranker = config.search.reranker
+  if (!reranker.enabled) return skip("reranker-budget", "stage c is off (search.reranker.enabled is false)")
+  const status = statusOf(input)
+  if (status === null) return skip("reranker-budget", serviceDown(input))
+  if (status.usage === undefined) return skip("reranker-budget", "the service does not report its reranker spending")
+  const spent = status.usage.reranker_month_usd
+  const cap = reranker.monthly_cap_usd
+  const text = `$${spent.toFixed(2)} of $${cap.toFixed(2)} this month`
+  if (spent >= cap) return fail("reranker-budget", `budget used up: ${text} (stage c answers budget)`, "raise search.reranker.monthly_cap_usd or wait for the next month")
+  if (spent >= cap * BUDGET_WARN_SHARE) return warn("reranker-budget", `${text}`, "raise search.reranker.monthly_cap_usd before stage c stops")
+  return ok("reranker-budget", text)
+}
+
+/** Access JWTs allow 30 s of clock tolerance (architecture.md §5.1). */
+export const CLOCK_WARN_MS = 5_000
+export const CLOCK_FAIL_MS = 30_000
+
+export const clockSkew = (input: DoctorInput): Finding => {
+  const c = input.clock
+  if (c === null) return skip("clock-skew", "no reference clock was asked")
+  const off = Math.abs(c.offsetMs)
+  const text = `this host is ${(off / 1000).toFixed(1)} s ${c.offsetMs > 0 ? "behind" : "ahead of"} ${c.source}`
+  if (off > CLOCK_FAIL_MS) return fail("clock-skew", `${text} (Access tokens allow 30 s)`, "run NTP (timedatectl set-ntp true; chronyc tracking)")
+  if (off > CLOCK_WARN_MS) return warn("clock-skew", text, "check NTP (timedatectl status)")
+  return ok("clock-skew", text)
+}

@@ -1,0 +1,130 @@
+/** Doctor's facts from a real host: data dir permissions, the mount table, litestream, and the ops socket up and down. */
+import { chmodSync, mkdirSync, realpathSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { Effect } from "effect"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { runBackup } from "../../../src/backup/run.js"
+import { BackupLock } from "../../../src/backup/lock.js"
+import { dataDirFacts, gatherDoctorInput, litestreamFacts, parseMountinfo, type SysBlock, volumeFacts } from "../../../src/ops/doctor/facts.js"
+import { runDoctor } from "../../../src/ops/doctor/index.js"
+import { VERSION } from "../../../src/version.js"
+import { ScopeStore } from "../../../src/db/scope-store.js"
+import { OPS_TOKEN, startListener } from "../support.js"
+import { tempDir, testConfig } from "../../support/env.js"
+
+let dir: string
+let cleanup: () => void
+beforeEach(() => {
+  ;({ dir, cleanup } = tempDir("gn-doctor-"))
+})
+afterEach(() => cleanup())
+
+describe("data dir facts", () => {
+  it("finds nothing on a private data dir, and names every group- or world-accessible path with its chmod", () => {
+    const data = join(dir, "data")
+    expect(dataDirFacts(data)).toEqual({ path: data, exists: false, problems: [] })
+    mkdirSync(join(data, "scopes"), { recursive: true, mode: 0o700 })
+    chmodSync(data, 0o700)
+    writeFileSync(join(data, "ops.sqlite"), "", { mode: 0o600 })
+    writeFileSync(join(data, "scopes", "sales.sqlite"), "", { mode: 0o600 })
+    writeFileSync(join(data, "notes.txt"), "", { mode: 0o644 })
+    expect(dataDirFacts(data)).toEqual({ path: data, exists: true, problems: [] })
+    chmodSync(join(data, "scopes", "sales.sqlite"), 0o644)
+    writeFileSync(join(data, "scopes", "sales.sqlite-wal"), "", { mode: 0o640 })
+    chmodSync(join(data, "scopes", "sales.sqlite-wal"), 0o640)
+    chmodSync(data, 0o750)
+    expect(dataDirFacts(data).problems).toEqual([
+      `${data} is group- or world-accessible (mode 0750): run chmod 700 ${data}`,
+      `${join(data, "scopes", "sales.sqlite")} is group- or world-accessible (mode 0644): run chmod 600 ${join(data, "scopes", "sales.sqlite")}`,
+      `${join(data, "scopes", "sales.sqlite-wal")} is group- or world-accessible (mode 0640): run chmod 600 ${join(data, "scopes", "sales.sqlite-wal")}`
+    ])
+    expect(dataDirFacts(data, 12345).problems[0]).toBe(`${data} is owned by uid ${process.getuid?.()}, not by you (uid 12345): chown it to the service user`)
+  })
+})
+
+describe("encrypted volume facts", () => {
+  const line = (id: number, device: string, mountPoint: string, fsType: string, source: string) =>
+    `${id} 1 ${device} / ${mountPoint} rw,relatime shared:1 - ${fsType} ${source} rw`
+  const sys = (files: Record<string, string>, dirs: Record<string, ReadonlyArray<string>> = {}): SysBlock => ({
+    read: (p) => files[p] ?? null,
+    list: (p) => dirs[p] ?? []
+  })
+
+  it("parses mountinfo, escapes included", () => {
+    expect(parseMountinfo(`${line(30, "8:1", "/mnt/with\\040space", "ext4", "/dev/sda1")}\n`)).toEqual([
+      { device: "8:1", mountPoint: "/mnt/with space", fsType: "ext4", source: "/dev/sda1" }
+    ])
+  })
+
+  it("detects dm-crypt under the data dir's mount (also LVM on LUKS), an encrypting file system, and says when it cannot tell", () => {
+    const real = realpathSync(dir)
+    const mountinfo = (inner: string) => [line(20, "8:1", "/", "ext4", "/dev/sda1"), inner].join("\n")
+    const crypt = volumeFacts(dir, {
+      platform: "linux",
+      mountinfo: mountinfo(line(31, "253:0", real, "ext4", "/dev/mapper/data")),
+      sys: sys({ "/sys/dev/block/253:0/dm/uuid": "CRYPT-LUKS2-0123abcd-data" })
+    })
+    expect(crypt).toEqual({ encrypted: true, how: `dm-crypt (CRYPT-LUKS2) under ext4 /dev/mapper/data mounted at ${real}` })
+    const lvm = volumeFacts(dir, {
+      platform: "linux",
+      mountinfo: mountinfo(line(31, "253:1", real, "xfs", "/dev/mapper/vg-data")),
+      sys: sys({ "/sys/dev/block/253:1/dm/uuid": "LVM-abc", "/sys/class/block/dm-0/dm/uuid": "CRYPT-LUKS1-xyz-c" }, { "/sys/dev/block/253:1/slaves": ["dm-0"] })
+    })
+    expect(lvm.encrypted).toBe(true)
+    expect(volumeFacts(dir, { platform: "linux", mountinfo: mountinfo(""), sys: sys({}) })).toEqual({
+      encrypted: false, how: "ext4 /dev/sda1 mounted at /, no dm-crypt below it"
+    })
+    expect(volumeFacts(dir, { platform: "linux", mountinfo: mountinfo(line(31, "0:50", real, "fuse.gocryptfs", "/srv/cipher")), sys: sys({}) }).encrypted).toBe(true)
+    expect(volumeFacts(dir, { platform: "linux", mountinfo: line(20, "0:30", "/", "overlay", "overlay"), sys: sys({}) })).toEqual({
+      encrypted: null, how: "cannot tell for overlay overlay mounted at /"
+    })
+    expect(volumeFacts(dir, { platform: "darwin" })).toEqual({ encrypted: null, how: "cannot tell on darwin" })
+    expect(typeof volumeFacts(dir).how).toBe("string")
+  })
+})
+
+describe("litestream facts", () => {
+  it("finds the binary and runs it; says when its config is missing", async () => {
+    const facts = await Effect.runPromise(litestreamFacts({ PATH: process.env.PATH, LITESTREAM_CONFIG: join(dir, "missing.yml") }))
+    expect(facts.binary).not.toBeNull()
+    expect(facts.version).toBe("v0.3.13")
+    expect(facts).toMatchObject({ configPath: join(dir, "missing.yml"), configExists: false })
+  })
+})
+
+describe("gathering with the service down and up", () => {
+  it("down: ops-socket fails and the findings that need the service skip; up: GET /ops/status feeds them", async () => {
+    const data = join(dir, "data")
+    mkdirSync(data, { mode: 0o700 })
+    const backupDir = join(dir, "backup")
+    mkdirSync(backupDir, { mode: 0o700 })
+    const config = testConfig(data, { backup: { kind: "copy", directory: backupDir, deadman_url: "http://127.0.0.1:9/x" } })
+    const env = {
+      GROUNDNOTE_AUTH_MODE: "dev-token", GROUNDNOTE_SESSION_SECRET: "s".repeat(40), GROUNDNOTE_OPS_TOKEN: OPS_TOKEN,
+      GROUNDNOTE_DEV_MCP_TOKEN: "m".repeat(40), GROUNDNOTE_DEV_APPROVAL_TOKEN: "a".repeat(40), GROUNDNOTE_DATA_DIR: data
+    }
+    const gather = () => Effect.runPromise(gatherDoctorInput({
+      env, cwd: dir, cliVersion: VERSION, config: { ok: true, path: config.env.configPath, config: config.file }
+    }))
+    const down = runDoctor(await gather())
+    const byId = (fs: ReturnType<typeof runDoctor>) => Object.fromEntries(fs.map((f) => [f.id, f]))
+    expect(byId(down)["ops-socket"]).toMatchObject({ status: "fail" })
+    expect(byId(down)["probe-age"]).toMatchObject({ status: "skip", message: "the service is not reachable (ops-socket: ops-unreachable)" })
+
+    const service = await startListener(config)
+    try {
+      await service.run(Effect.flatMap(ScopeStore, (s) => s.create("sales")))
+      await service.run(runBackup().pipe(Effect.provide(BackupLock.Default)))
+      const up = byId(runDoctor(await gather()))
+      expect(up["ops-socket"]?.status).toBe("ok")
+      expect(up["service-version"]).toMatchObject({ status: "ok", message: `the service runs ${VERSION}, as this CLI` })
+      expect(up["scopes-unlocked"]).toMatchObject({ status: "warn", message: "configured without a file: ops" })
+      expect(up["backup-age"]).toMatchObject({ status: "ok", message: "every copy is younger than 26 h" })
+      expect(up["probe-age"]).toMatchObject({ status: "fail", message: "sales never probed" })
+      expect(up["data-dir-permissions"]?.status).toBe("ok")
+      expect(up["secrets-present"]?.status).toBe("ok")
+    } finally {
+      await service.stop()
+    }
+  })
+})

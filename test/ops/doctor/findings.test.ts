@@ -1,0 +1,235 @@
+/** Every doctor finding (gaps.md §9) in its ok and fail states, and skip where it depends on something absent. */
+import { Effect, Either, Schema } from "effect"
+import { describe, expect, it } from "vitest"
+import { readEnv } from "../../../src/config/load.js"
+import { ConfigFile } from "../../../src/config/schema.js"
+import { doctorExitCode, runDoctor } from "../../../src/ops/doctor/index.js"
+import * as F from "../../../src/ops/doctor/findings.js"
+import { renderFindings } from "../../../src/ops/doctor/render.js"
+import { type DoctorConfig, type DoctorInput, type DoctorStatus, FINDING_IDS } from "../../../src/ops/doctor/types.js"
+import { baseConfigJson } from "../../support/env.js"
+
+const NOW = Date.parse("2026-11-07T08:00:00Z")
+const HOURS_AGO = (h: number) => new Date(NOW - h * 3_600_000).toISOString()
+
+/** A decoded groundnote.json is a DoctorConfig as it is. */
+const decoded = (over: Record<string, unknown> = {}): DoctorConfig => {
+  const file: ConfigFile = Schema.decodeUnknownSync(ConfigFile)({ ...baseConfigJson(), ...over }, { onExcessProperty: "error" })
+  return file
+}
+
+const ENV = {
+  GROUNDNOTE_AUTH_MODE: "dev-token",
+  GROUNDNOTE_SESSION_SECRET: "s".repeat(40),
+  GROUNDNOTE_OPS_TOKEN: "o".repeat(40),
+  GROUNDNOTE_DEV_MCP_TOKEN: "m".repeat(40),
+  GROUNDNOTE_DEV_APPROVAL_TOKEN: "a".repeat(40),
+  GROUNDNOTE_DEV_EMAIL: "dev@example.com"
+}
+
+const scopeStatus = (scope: string, over: Partial<DoctorStatus["scopes"][number]> = {}): DoctorStatus["scopes"][number] => ({
+  scope, created: true, locked: false, lock_reason: null, last_backup_at: HOURS_AGO(2), verified_at: null, verify_ok: null,
+  probed_at: HOURS_AGO(2), probe_ok: true, ...over
+})
+
+const STATUS: DoctorStatus = {
+  version: "0.1.0",
+  now: new Date(NOW).toISOString(),
+  backup: { kind: "copy", ops_backup_at: HOURS_AGO(2) },
+  scopes: [scopeStatus("sales"), scopeStatus("ops")]
+}
+
+const input = (over: Partial<DoctorInput> = {}): DoctorInput => ({
+  now: NOW,
+  env: ENV,
+  cliVersion: "0.1.0",
+  config: { ok: true, path: "/etc/groundnote/groundnote.json", config: decoded() },
+  dataDir: { path: "/srv/gn/data", exists: true, problems: [] },
+  service: { reachable: true, status: STATUS },
+  volume: { encrypted: true, how: "dm-crypt (CRYPT-LUKS2) under ext4 /dev/mapper/data mounted at /srv" },
+  litestream: null,
+  semanticModel: null,
+  clock: null,
+  ...over
+})
+const withStatus = (status: Partial<DoctorStatus>) => input({ service: { reachable: true, status: { ...STATUS, ...status } } })
+const DOWN = { reachable: false as const, code: "ops-unreachable", message: "there is no ops socket at /srv/gn/data/ops.sock: is groundnote serve running with this GROUNDNOTE_DATA_DIR?" }
+
+describe("doctor findings", () => {
+  it("runs every finding in order; exit 3 on any fail", () => {
+    const all = runDoctor(input())
+    expect(all.map((f) => f.id)).toEqual([...FINDING_IDS])
+    expect(all.filter((f) => f.status === "fail")).toEqual([])
+    expect(doctorExitCode(all)).toBe(0)
+    expect(doctorExitCode(runDoctor(input({ dataDir: { path: "/x", exists: false, problems: [] } })))).toBe(3)
+  })
+
+  it("with the service down, every finding that needs it says skip and why", () => {
+    const all = runDoctor(input({ service: DOWN }))
+    const byId = Object.fromEntries(all.map((f) => [f.id, f]))
+    expect(byId["ops-socket"]?.status).toBe("fail")
+    for (const id of ["service-version", "scopes-unlocked", "backup-age", "probe-age", "verify-result"] as const) {
+      expect(byId[id]).toEqual({ id, status: "skip", message: "the service is not reachable (ops-socket: ops-unreachable)", remedy: null })
+    }
+  })
+
+  it("config-valid", () => {
+    expect(F.configValid(input()).status).toBe("ok")
+    const f = F.configValid(input({ config: { ok: false, path: "/etc/g.json", code: "config-invalid", message: "/etc/g.json is invalid (1 problem …):\n  backup: is missing (add it)" } }))
+    expect(f).toMatchObject({ status: "fail", message: expect.stringContaining("backup: is missing") })
+    expect(f.remedy).toContain("/etc/g.json")
+  })
+
+  it("secrets-present, and it asks for what the service asks for", () => {
+    expect(F.secretsPresent(input())).toMatchObject({ status: "ok", message: "4 secrets set, each at least 32 characters" })
+    expect(F.secretsPresent(input({ env: { ...ENV, GROUNDNOTE_OPS_TOKEN: "" } }))).toMatchObject({ status: "fail", message: "not set: GROUNDNOTE_OPS_TOKEN" })
+    const short = F.secretsPresent(input({ env: { ...ENV, GROUNDNOTE_DEV_MCP_TOKEN: "short-secret-value" } }))
+    expect(short).toMatchObject({ status: "fail", message: "shorter than 32 characters: GROUNDNOTE_DEV_MCP_TOKEN" })
+    expect(short.message).not.toContain("short-secret-value")
+    expect(F.secretsPresent(input({ env: {} }))).toMatchObject({ status: "fail", message: "GROUNDNOTE_AUTH_MODE is not set" })
+    // the same names the service refuses to start without
+    const names = F.secretNames(ENV) ?? []
+    for (const [name, required] of names) {
+      const refused = Effect.runSync(Effect.either(readEnv({ ...ENV, [name]: undefined }, "/")))
+      expect(Either.isLeft(refused), name).toBe(required)
+      const shortRefused = Effect.runSync(Effect.either(readEnv({ ...ENV, [name]: "x".repeat(31) }, "/")))
+      expect(Either.isLeft(shortRefused), name).toBe(true)
+    }
+    const access = F.secretNames({ GROUNDNOTE_AUTH_MODE: "cloudflare-access" })
+    expect(access?.map(([n]) => n)).toEqual(["GROUNDNOTE_SESSION_SECRET", "GROUNDNOTE_OPS_TOKEN"])
+  })
+
+  it("secrets-distinct", () => {
+    expect(F.secretsDistinct(input()).status).toBe("ok")
+    const f = F.secretsDistinct(input({ env: { ...ENV, GROUNDNOTE_DEV_MCP_TOKEN: ENV.GROUNDNOTE_OPS_TOKEN } }))
+    expect(f).toMatchObject({ status: "fail", message: "the same value: GROUNDNOTE_OPS_TOKEN = GROUNDNOTE_DEV_MCP_TOKEN" })
+    expect(f.message).not.toContain("o".repeat(40))
+    expect(F.secretsDistinct(input({ env: {} })).status).toBe("skip")
+  })
+
+  it("data-dir-permissions", () => {
+    expect(F.dataDirPermissions(input()).status).toBe("ok")
+    const problem = "/srv/gn/data/ops.sqlite is group- or world-accessible (mode 0644): run chmod 600 /srv/gn/data/ops.sqlite"
+    expect(F.dataDirPermissions(input({ dataDir: { path: "/srv/gn/data", exists: true, problems: [problem] } }))).toMatchObject({ status: "fail", message: problem })
+    expect(F.dataDirPermissions(input({ dataDir: { path: "/srv/gn/data", exists: false, problems: [] } }))).toMatchObject({ status: "fail", message: "there is no data dir at /srv/gn/data" })
+  })
+
+  it("at-rest: detected, attested within 365 days, attested too long ago, not attested", () => {
+    expect(F.atRest(input()).status).toBe("ok")
+    const undetected = { encrypted: null, how: "cannot tell for overlay overlay mounted at /" }
+    const attested = (day: string | undefined) => input({
+      volume: undetected,
+      config: { ok: true, path: "g.json", config: decoded({ at_rest: day === undefined ? { kind: "volume" } : { kind: "volume", attested_at: day } }) }
+    })
+    expect(F.atRest(attested("2026-06-01"))).toMatchObject({ status: "ok", message: "at_rest attested on 2026-06-01 (159 days ago)" })
+    expect(F.atRest(attested("2025-10-01"))).toMatchObject({ status: "fail", message: "at_rest was attested on 2025-10-01, 402 days ago (more than 365)" })
+    expect(F.atRest(attested(undefined)).status).toBe("warn")
+    expect(F.atRest(input({ volume: { encrypted: false, how: "ext4 /dev/sda1 mounted at /, no dm-crypt below it" } })).status).toBe("warn")
+  })
+
+  it("ops-socket", () => {
+    expect(F.opsSocket(input()).status).toBe("ok")
+    expect(F.opsSocket(input({ service: DOWN }))).toMatchObject({ status: "fail", remedy: expect.stringContaining("start the service") })
+    expect(F.opsSocket(input({ service: { reachable: false, code: "unauthorized", message: "x" } }))).toMatchObject({ status: "fail", message: "the service refused GROUNDNOTE_OPS_TOKEN" })
+    expect(F.opsSocket(input({ service: { reachable: false, code: "ops-socket-untrusted", message: "/srv/gn/data has mode 0755, not 0700: run chmod 700 /srv/gn/data" } })).message).toContain("0755")
+  })
+
+  it("service-version", () => {
+    expect(F.serviceVersion(input()).status).toBe("ok")
+    expect(F.serviceVersion(withStatus({ version: "0.0.9" }))).toMatchObject({ status: "warn", message: "the service runs 0.0.9, this CLI is 0.1.0" })
+  })
+
+  it("scopes-unlocked", () => {
+    expect(F.scopesUnlocked(input())).toMatchObject({ status: "ok", message: "2 scopes open" })
+    const locked = withStatus({ scopes: [scopeStatus("sales", { locked: true, lock_reason: "fewer rule versions (3) than ops.sqlite remembers (9)" }), scopeStatus("ops")] })
+    expect(F.scopesUnlocked(locked)).toMatchObject({ status: "fail", message: "locked: sales: fewer rule versions (3) than ops.sqlite remembers (9)" })
+    expect(F.scopesUnlocked(withStatus({ scopes: [scopeStatus("sales"), scopeStatus("ops", { created: false })] }))).toMatchObject({
+      status: "warn", remedy: "create it: groundnote scope create ops"
+    })
+  })
+
+  it("backup-age: copy within max_backup_age_hours, older, never; litestream skips", () => {
+    expect(F.backupAge(input())).toMatchObject({ status: "ok", message: "every copy is younger than 26 h" })
+    const old = withStatus({ backup: { kind: "copy", ops_backup_at: HOURS_AGO(30) }, scopes: [scopeStatus("sales", { last_backup_at: null }), scopeStatus("ops")] })
+    expect(F.backupAge(old)).toMatchObject({ status: "fail", message: "older than 26 h: ops.sqlite copied 30 h ago; sales never copied" })
+    const strict = input({ config: { ok: true, path: "g", config: decoded({ doctor: { max_backup_age_hours: 1 } }) } })
+    expect(F.backupAge(strict).status).toBe("fail")
+    expect(F.backupAge(withStatus({ backup: { kind: "litestream", ops_backup_at: null } })).status).toBe("skip")
+  })
+
+  it("probe-age: passed within the limit, failed, never, too old", () => {
+    expect(F.probeAge(input()).status).toBe("ok")
+    const bad = withStatus({
+      scopes: [scopeStatus("sales", { probe_ok: false }), scopeStatus("ops", { probed_at: null, probe_ok: null })]
+    })
+    expect(F.probeAge(bad)).toMatchObject({ status: "fail", message: `sales: the last probe failed (${HOURS_AGO(2)}); ops never probed` })
+    expect(F.probeAge(withStatus({ scopes: [scopeStatus("sales", { probed_at: HOURS_AGO(50) })] }))).toMatchObject({ status: "fail", message: "sales probed 2 d 2 h ago" })
+  })
+
+  it("verify-result: passed, failed, never run", () => {
+    expect(F.verifyResult(input()).status).toBe("skip")
+    expect(F.verifyResult(withStatus({ scopes: [scopeStatus("sales", { verify_ok: true, verified_at: HOURS_AGO(5) })] })).status).toBe("ok")
+    expect(F.verifyResult(withStatus({ scopes: [scopeStatus("sales", { verify_ok: false, verified_at: HOURS_AGO(5) })] }))).toMatchObject({
+      status: "fail", message: `the last backup verify failed: sales (${HOURS_AGO(5)})`
+    })
+  })
+
+  it("litestream-binary (kind litestream only)", () => {
+    const ls = (litestream: DoctorInput["litestream"]) => input({
+      config: { ok: true, path: "g", config: decoded({ backup: { kind: "litestream", target: "s3://b/gn", prefix: "gn", deadman_url: "https://d.example/p" } }) },
+      litestream
+    })
+    expect(F.litestreamBinary(input()).status).toBe("skip")
+    expect(F.litestreamBinary(ls({ binary: "/usr/bin/litestream", version: "v0.3.13", configPath: "/etc/litestream.yml", configExists: true }))).toMatchObject({
+      status: "ok", message: "/usr/bin/litestream v0.3.13, config /etc/litestream.yml"
+    })
+    expect(F.litestreamBinary(ls({ binary: null, version: null, configPath: "/etc/litestream.yml", configExists: true })).status).toBe("fail")
+    expect(F.litestreamBinary(ls({ binary: "/usr/bin/litestream", version: null, configPath: "/etc/litestream.yml", configExists: true })).status).toBe("fail")
+    expect(F.litestreamBinary(ls({ binary: "/usr/bin/litestream", version: "v0.3.13", configPath: "/etc/litestream.yml", configExists: false })).status).toBe("fail")
+  })
+
+  it("semantic-model (stage b on)", () => {
+    const on = (semanticModel: DoctorInput["semanticModel"]) => input({
+      config: { ok: true, path: "g", config: { ...decoded(), search: { semantic: { enabled: true }, reranker: { enabled: false } } } },
+      semanticModel
+    })
+    expect(F.semanticModel(input()).status).toBe("skip")
+    expect(F.semanticModel(on({ files: "present", loads: true, detail: "bge-m3, 1024 dimensions" })).status).toBe("ok")
+    expect(F.semanticModel(on({ files: "missing", loads: null, detail: "/srv/gn/data/models/bge-m3/model.onnx" })).status).toBe("fail")
+    expect(F.semanticModel(on({ files: "present", loads: false, detail: "protobuf parsing failed" })).status).toBe("fail")
+  })
+
+  it("reranker-key and reranker-budget (stage c on)", () => {
+    const on = (over: Partial<DoctorInput> = {}) => input({
+      config: { ok: true, path: "g", config: { ...decoded(), search: { semantic: { enabled: false }, reranker: { enabled: true, monthly_cap_usd: 5 } } } },
+      ...over
+    })
+    expect(F.rerankerKey(input()).status).toBe("skip")
+    expect(F.rerankerKey(on({ env: { ...ENV, TYPESAFE_API_KEY: "k".repeat(40) } })).status).toBe("ok")
+    expect(F.rerankerKey(on()).status).toBe("fail")
+    const usage = (usd: number) => on({ service: { reachable: true, status: { ...STATUS, usage: { reranker_month_usd: usd } } } })
+    expect(F.rerankerBudget(usage(1))).toMatchObject({ status: "ok", message: "$1.00 of $5.00 this month" })
+    expect(F.rerankerBudget(usage(4.2)).status).toBe("warn")
+    expect(F.rerankerBudget(usage(5))).toMatchObject({ status: "fail", message: "budget used up: $5.00 of $5.00 this month (stage c answers budget)" })
+    expect(F.rerankerBudget(on({ service: DOWN })).status).toBe("skip")
+    expect(F.rerankerBudget(input()).status).toBe("skip")
+  })
+
+  it("clock-skew", () => {
+    expect(F.clockSkew(input()).status).toBe("skip")
+    expect(F.clockSkew(input({ clock: { offsetMs: 1200, source: "https://team.cloudflareaccess.com" } }))).toMatchObject({
+      status: "ok", message: "this host is 1.2 s behind https://team.cloudflareaccess.com"
+    })
+    expect(F.clockSkew(input({ clock: { offsetMs: -12_000, source: "ntp" } })).status).toBe("warn")
+    expect(F.clockSkew(input({ clock: { offsetMs: 45_000, source: "ntp" } })).status).toBe("fail")
+  })
+
+  it("renders grouped, coloured only when asked, control characters escaped", () => {
+    const findings = runDoctor(input({ service: { reachable: false, code: "x", message: "bad \u001b[2J answer" } }))
+    const plain = renderFindings(findings, { color: false })
+    expect(plain.split("\n")[0]).toBe("FAIL  ops-socket: x: bad \\u001b[2J answer")
+    expect(plain).not.toContain("\u001b")
+    expect(plain.split("\n").at(-1)).toMatch(/^\d+ ok, 0 warn, 1 fail, \d+ skip$/)
+    expect(renderFindings(findings, { color: true })).toContain("\u001b[31mFAIL")
+  })
+})
