@@ -8,7 +8,7 @@ import type { Stats } from "node:fs"
 import { connect } from "node:net"
 import { join } from "node:path"
 import { Effect } from "effect"
-import { StartRefusal } from "./load.js"
+import { StartRefusal } from "./refusal.js"
 
 export const OPS_SOCKET_NAME = "ops.sock"
 export const SQLITE_SUFFIXES: ReadonlyArray<string> = [".sqlite", ".sqlite-wal", ".sqlite-shm", ".sqlite-journal"]

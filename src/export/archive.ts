@@ -8,7 +8,7 @@
  * The same files and mtime give the same bytes.
  */
 import { gzipSync } from "node:zlib"
-import type { ExportFiles } from "./build.js"
+import type { ExportFiles } from "./types.js"
 
 const BLOCK = 512
 const NAME_MAX = 100

@@ -3,7 +3,8 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect, Either } from "effect"
 import { describe, expect, it } from "vitest"
-import { parseConfigFile, type StartRefusal } from "../../src/config/load.js"
+import { parseConfigFile } from "../../src/config/file.js"
+import { type StartRefusal } from "../../src/config/refusal.js"
 import { MANDATORY_EXCEPTIONS, type ConfigFile } from "../../src/config/schema.js"
 
 const minimal = {

@@ -12,7 +12,7 @@ import {
   socketPathBytes,
   sunPathLimit
 } from "../../src/config/data-dir.js"
-import type { StartRefusal } from "../../src/config/load.js"
+import type { StartRefusal } from "../../src/config/refusal.js"
 
 const refusalOf = async <A>(effect: Effect.Effect<A, StartRefusal>): Promise<StartRefusal> => {
   const result = await Effect.runPromise(Effect.either(effect))

@@ -4,14 +4,11 @@ import { join } from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { Effect, Either, Redacted } from "effect"
 import { AppConfig } from "../../src/config/config.js"
-import {
-  AppConfigLive,
-  checkConfigAgainstEnv,
-  loadConfig,
-  parseConfigFile,
-  readEnv,
-  type StartRefusal
-} from "../../src/config/load.js"
+import { checkConfigAgainstEnv } from "../../src/config/cross-checks.js"
+import { readEnv } from "../../src/config/env.js"
+import { parseConfigFile } from "../../src/config/file.js"
+import { AppConfigLive, loadConfig } from "../../src/config/load.js"
+import { type StartRefusal } from "../../src/config/refusal.js"
 
 const SESSION = "session-secret-0123456789abcdefghijklmnop"
 const OPS = "ops-token-0123456789abcdefghijklmnopqrstuv"

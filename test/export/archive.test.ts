@@ -4,7 +4,7 @@ import { join } from "node:path"
 import { gunzipSync } from "node:zlib"
 import { afterEach, describe, expect, it } from "vitest"
 import { exportArchive, splitName } from "../../src/export/archive.js"
-import type { ExportFiles } from "../../src/export/build.js"
+import type { ExportFiles } from "../../src/export/types.js"
 import { tempDir } from "../support/env.js"
 
 const cleanups: Array<() => void> = []

@@ -9,9 +9,11 @@ import { afterEach, describe, expect, it } from "vitest"
 import { ScopeStore } from "../../src/db/scope-store.js"
 import { localDateTime } from "../../src/contracts/time.js"
 import { exportArchive } from "../../src/export/archive.js"
-import { buildExport, type ExportFiles } from "../../src/export/build.js"
+import { buildExport } from "../../src/export/build.js"
+import { type ExportFiles } from "../../src/export/types.js"
 import { normalizeNewlines } from "../../src/export/escape.js"
 import { storeLayer, tempDir, testConfig } from "../support/env.js"
+import { latestVersion } from "../../src/db/migrate.js"
 import { SCOPE_MIGRATIONS } from "../../src/db/migrations/scope/index.js"
 
 const ZONE = "Europe/Berlin"
@@ -320,7 +322,7 @@ describe("buildExport", () => {
     expect(raw).toBe(`${JSON.stringify(manifest, null, 2)}\n`)
     expect(Object.keys(manifest)).toEqual(["counts", "files", "schema_version", "scope"])
     expect(manifest.scope).toBe("sales")
-    expect(manifest.schema_version).toBe(SCOPE_MIGRATIONS.length)
+    expect(manifest.schema_version).toBe(latestVersion(SCOPE_MIGRATIONS))
     expect(manifest.counts).toEqual({
       decision: 4, entity: 3, entity_version: 4, link: 2, review: 2, rule: 4, rule_version: 8, source: 3,
       source_attachment: 2, source_segment: 3

@@ -1,7 +1,7 @@
 /** Every doctor finding (gaps.md §9) in its ok and fail states, and skip where it depends on something absent. */
 import { Effect, Either, Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import { readEnv } from "../../../src/config/load.js"
+import { readEnv } from "../../../src/config/env.js"
 import { ConfigFile } from "../../../src/config/schema.js"
 import { doctorExitCode, runDoctor } from "../../../src/ops/doctor/index.js"
 import * as F from "../../../src/ops/doctor/findings.js"
