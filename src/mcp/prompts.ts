@@ -40,6 +40,12 @@ const message = (instructions: string, foreign: ReadonlyArray<readonly [label: s
   }
 }
 
+/** "A is quoted below." / "A and B are quoted below." / "A, B and C are quoted below." */
+const quotedBelow = (parts: ReadonlyArray<string>): string =>
+  parts.length <= 1
+    ? `${parts[0] ?? ""} is quoted below.`
+    : `${parts.slice(0, -1).join(", ")} and ${parts[parts.length - 1] ?? ""} are quoted below.`
+
 const NEVER = "Never confirm, reject, archive or revert anything yourself: a person does that on the approval page."
 
 export const registerPrompts = (server: McpServer, entityTypes: ReadonlyArray<string>): void => {
@@ -72,7 +78,7 @@ export const registerPrompts = (server: McpServer, entityTypes: ReadonlyArray<st
   }, (raw) => {
     const a = z.strictObject(fileMail).parse(raw)
     return message([
-      `File the incoming mail whose source id is quoted below in scope ${a.scope}. Its subject${a.sender === undefined ? "" : ", its sender"}${a.hint === undefined ? "" : " and a hint"} are quoted below.`,
+      `File the incoming mail whose source id is quoted below in scope ${a.scope}. ${quotedBelow(["Its subject", ...(a.sender === undefined ? [] : ["its sender"]), ...(a.hint === undefined ? [] : ["a hint"])])}`,
       `1. Find what the mail is about: call entity_resolve in scope ${a.scope} with each name in the subject${a.sender === undefined ? "" : ", the sender"}${a.hint === undefined ? "" : " and the hint"} (customers, projects, objects, cases, organisations).`,
       "2. An exact or alias match: use it and check its place with entity_path. Several close candidates: show their paths and ask the person. Nothing fits: ask the person whether to create a new level (prompt create_level).",
       `3. Call link_propose in scope ${a.scope} from source/<the source id> to the entity, type concerns (or belongs_to), with an honest confidence from 0 to 1 and a reason that names the evidence.`,

@@ -123,5 +123,33 @@ export const mcpPost = Effect.gen(function*() {
       await server.close()
     }
   })
-  return HttpServerResponse.fromWeb(response)
+  return HttpServerResponse.fromWeb(yield* Effect.promise(() => withoutErrorPrefix(response)))
 }).pipe(Effect.catchAllDefect((defect) => internal("mcp", defect)))
+
+const ERROR_PREFIX = /^MCP error -?\d+: /
+
+/**
+ * The SDK's server writes a JSON-RPC error's message with its "MCP error <code>: " prefix, and its
+ * client adds the prefix again ("MCP error -32602: MCP error -32602: …"): the prefix is cut here,
+ * so a client shows the code once.
+ */
+const withoutErrorPrefix = async (response: Response): Promise<Response> => {
+  if (!(response.headers.get("content-type") ?? "").includes("application/json")) return response
+  const text = await response.text()
+  const rebuilt = (body: string) => new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers })
+  let changed = false
+  const strip = (m: unknown): unknown => {
+    if (typeof m !== "object" || m === null || !("error" in m)) return m
+    const error = (m as { error: { message?: unknown } }).error
+    if (typeof error?.message !== "string" || !ERROR_PREFIX.test(error.message)) return m
+    changed = true
+    return { ...m, error: { ...error, message: error.message.replace(ERROR_PREFIX, "") } }
+  }
+  try {
+    const parsed: unknown = JSON.parse(text)
+    const out = Array.isArray(parsed) ? parsed.map(strip) : strip(parsed)
+    return rebuilt(changed ? JSON.stringify(out) : text)
+  } catch {
+    return rebuilt(text)
+  }
+}

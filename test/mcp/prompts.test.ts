@@ -93,4 +93,21 @@ describe("prompts", () => {
       await expect(mcp.client.getPrompt({ name, arguments: args }), `${name} ${JSON.stringify(args).slice(0, 80)}`).rejects.toThrow(/Invalid arguments/)
     }
   })
+
+  it("a refusal names its code once (the client adds the prefix; the server no longer sends it too)", async () => {
+    const e = await mcp.client.getPrompt({ name: "restructure", arguments: { scope: "sales", entity: "a", new_parent: "b" } }).then(() => null, (x: unknown) => x)
+    const message = e instanceof Error ? e.message : ""
+    expect(message).toMatch(/^MCP error -32602: Invalid arguments for prompt restructure/)
+    expect(message.match(/MCP error/g)).toHaveLength(1)
+  })
+
+  it("file_incoming_mail with only a subject says 'Its subject is quoted below'", async () => {
+    const t = await text("file_incoming_mail", { scope: "sales", source: "mail:<a@b>", subject: "Lieferzeit" })
+    expect(t).toContain("Its subject is quoted below.")
+    expect(t).not.toContain("are quoted below")
+    const withSender = await text("file_incoming_mail", { scope: "sales", source: "mail:<a@b>", subject: "Lieferzeit", sender: "x@example.com" })
+    expect(withSender).toContain("Its subject and its sender are quoted below.")
+    const all = await text("file_incoming_mail", { scope: "sales", source: "mail:<a@b>", subject: "Lieferzeit", sender: "x@example.com", hint: "h" })
+    expect(all).toContain("Its subject, its sender and a hint are quoted below.")
+  })
 })
