@@ -17,6 +17,13 @@ import { readBundle } from "../search/bundle.js"
 
 const notFound = (id: string) => new NotFound({ message: `no rule ${id}` })
 
+/** not-found for a rule that exists only as a proposal, with how to read it. */
+const proposalOnly = (id: string) =>
+  new NotFound({
+    message: `${id} is a proposal a person has not confirmed yet`,
+    remedy: "read it with include_proposals: true (it is unconfirmed: say so when you cite it)"
+  })
+
 /** The checks and scope of a call about one rule named by its id. */
 const byRuleId = {
   check: (input: { readonly id: string }) => (RULE_ID_RE.test(input.id) ? Effect.void : Effect.fail(notFound(input.id))),
@@ -57,12 +64,19 @@ export const readRule = operation({
       const store = yield* ScopeStore
       const config = yield* AppConfig
       const nowMs = yield* Clock.currentTimeMillis
-      const bundle = yield* store.read(scopeOfRuleId(p.id), ({ sql }) => readBundle(sql, p.id, {
-        zone: config.file.zone, recheckAfterDays: config.file.recheck_after_days, nowMs,
-        asOf: p.as_of ?? null, includeProposals: p.include_proposals ?? false
-      }))
-      if (bundle === undefined) return yield* notFound(p.id)
-      return { status: 200, body: bundle, refs: [bundle.head.ref] }
+      const read = yield* store.read(scopeOfRuleId(p.id), ({ sql }) =>
+        Effect.gen(function*() {
+          const bundle = yield* readBundle(sql, p.id, {
+            zone: config.file.zone, recheckAfterDays: config.file.recheck_after_days, nowMs,
+            asOf: p.as_of ?? null, includeProposals: p.include_proposals ?? false
+          })
+          // a rule that exists only as a proposal: say how to read it (a rejected one never leaks)
+          const proposal = bundle === undefined && p.include_proposals !== true && (yield* currentVersion(sql, p.id))?.status === "proposed"
+          return { bundle, proposal }
+        }))
+      if (read.proposal) return yield* proposalOnly(p.id)
+      if (read.bundle === undefined) return yield* notFound(p.id)
+      return { status: 200, body: read.bundle, refs: [read.bundle.head.ref] }
     })
 })
 

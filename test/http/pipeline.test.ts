@@ -270,6 +270,14 @@ describe("reads", () => {
     expect((await req("GET", "/v1/rules/sales-9999", { token: tokens.feeder })).status).toBe(404)
     expect((await req("GET", "/v1/rules/not-an-id", { token: tokens.feeder })).status).toBe(404)
   })
+  it("a rule that exists only as a proposal: 404 that says to read it with include_proposals (a rejected one says nothing)", async () => {
+    const created = await req("POST", "/v1/proposals", { token: tokens.feeder, body: mailProposal({ statement: "Proposals are read with include_proposals only" }) })
+    const id = (created.json() as { ref: string }).ref.replace(/^rule\//, "").replace(/@\d+$/, "")
+    const plain = await req("GET", `/v1/rules/${id}`, { token: tokens.feeder })
+    expect(plain.status).toBe(404)
+    expect(plain.json()).toEqual({ error: "not-found", message: `${id} is a proposal a person has not confirmed yet`, remedy: expect.stringContaining("include_proposals: true") })
+    expect((await req("GET", `/v1/rules/${id}?include_proposals=true`, { token: tokens.feeder })).status).toBe(200)
+  })
   it("/openapi.json and the protected-resource document need no credential", async () => {
     const api = await req("GET", "/openapi.json")
     expect(api.status).toBe(200)

@@ -182,7 +182,11 @@ describe("read_rule", () => {
     expect(rows[rows.length - 1]).toMatchObject({ channel: "mcp", operation: "read_rule", outcome: 200 })
   })
   it("a proposal only with include_proposals; a rejected rule is not-found, also with include_proposals and as_of", async () => {
-    expect(errorOf(await mcp.call("read_rule", { ref: "rule/sales-0003" }))).toMatchObject({ error: "not-found" })
+    // a proposal read without include_proposals: not-found that says how to read it (issue 16 item 6)
+    const proposal = await mcp.call("read_rule", { ref: "rule/sales-0003" })
+    expect(proposal.isError).toBe(true)
+    expect(proposal.structuredContent).toMatchObject({ error: "not-found", message: "sales-0003 is a proposal a person has not confirmed yet" })
+    expect(textOf(proposal)).toContain("include_proposals: true")
     expect(structured<{ head: { ref: string } }>(await mcp.call("read_rule", { ref: "rule/sales-0003", include_proposals: true })).head.ref).toBe("rule/sales-0003@1")
     const plain = errorOf(await mcp.call("read_rule", { ref: "rule/sales-0002" }))
     const withProposals = errorOf(await mcp.call("read_rule", { ref: "rule/sales-0002@2", include_proposals: true }))
