@@ -5,6 +5,8 @@
  */
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { VERSION } from "../version.js"
+import { completeSpec } from "./openapi.js"
 import { DecisionRequest, DecisionResult } from "../domain/decision-schemas.js"
 import { ProposalCreated, ProposalRequest, ProposalSummary } from "../domain/proposal-schemas.js"
 import { FeedbackRequest, SearchRequest, SearchResponse } from "../domain/search-schemas.js"
@@ -106,4 +108,6 @@ export class Api extends HttpApi.make("groundnote")
   .add(SourcesApi).add(ProposalsApi).add(RulesApi).add(DecisionApi).add(StatusApi).add(ExportApi).add(SearchApi).add(EntitiesApi)
   .add(LinksApi).add(StructureApi)
   .annotate(OpenApi.Title, "Groundnote API")
+  .annotate(OpenApi.Version, VERSION)
+  .annotate(OpenApi.Transform, completeSpec(VERSION))
 {}
