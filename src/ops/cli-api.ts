@@ -12,10 +12,9 @@ import { createHash, randomBytes } from "node:crypto"
 import { closeSync, fsyncSync, linkSync, openSync, unlinkSync, writeSync } from "node:fs"
 import { basename, dirname, join } from "node:path"
 import { Effect } from "effect"
-import { cliError, type CliError } from "./cli-output.js"
+import { CliError, cliError } from "./cli-output.js"
 import type { Endpoint } from "./cli-credentials.js"
 import { buildPath, CLI_ROUTES, type CliRouteName } from "./cli-routes.js"
-import { CliError as CliErrorClass } from "./ops-client.js"
 
 /** How long an api command waits for its answer. */
 export const API_TIMEOUT_MS = 60_000
@@ -46,29 +45,41 @@ const originOf = (base: string): string => {
   }
 }
 
-/** The request of `route` with its headers; the fetch promise or the failure before it. */
-const send = (endpoint: Endpoint, route: CliRouteName, options: ApiOptions, accept: string) =>
-  Effect.tryPromise({
-    try: (signal) => {
-      const r = CLI_ROUTES[route]
-      if (r.channel === "ops") throw new Error(`${route} is an ops route`)
-      const url = `${endpoint.base}${buildPath(r, options.params ?? {}, options.query ?? {})}`
-      const headers: Record<string, string> = { ...endpoint.headers, accept }
-      let body: string | undefined
-      if (options.body !== undefined) {
-        headers["content-type"] = "application/json"
-        body = JSON.stringify(options.body)
+/** The URL of `route`: an empty path parameter is refused like the service refuses it. */
+const urlOf = (endpoint: Endpoint, route: CliRouteName, options: ApiOptions): Effect.Effect<string, CliError> =>
+  Effect.suspend(() => {
+    const r = CLI_ROUTES[route]
+    if (r.channel === "ops") return Effect.die(new Error(`${route} is an ops route`))
+    for (const [name, value] of Object.entries(options.params ?? {})) {
+      if (value === "") {
+        const message = `request is invalid: ${name}: must not be empty`
+        return Effect.fail(new CliError({ code: "validation-failed", message, body: { error: "validation-failed", message, issues: [{ path: name, message: "must not be empty" }] } }))
       }
-      const timeout = AbortSignal.timeout(options.timeoutMs ?? API_TIMEOUT_MS)
-      return fetch(url, { method: r.method, headers, redirect: "manual", signal: AbortSignal.any([signal, timeout]), ...(body === undefined ? {} : { body }) })
-    },
-    catch: (e): CliError => {
-      const name = e instanceof Error ? e.name : ""
-      return name === "TimeoutError"
-        ? cliError("api-unreachable", `no answer from ${originOf(endpoint.base)} within ${Math.round((options.timeoutMs ?? API_TIMEOUT_MS) / 1000)} s`)
-        : cliError("api-unreachable", `cannot reach ${originOf(endpoint.base)} (${causeText(e)}): is GROUNDNOTE_URL the service's address, and is it running?`)
     }
+    return Effect.succeed(`${endpoint.base}${buildPath(r, options.params ?? {}, options.query ?? {})}`)
   })
+
+/** The request of `route` with its headers; the response, or why there is none. */
+const send = (endpoint: Endpoint, route: CliRouteName, options: ApiOptions, accept: string) =>
+  Effect.flatMap(urlOf(endpoint, route, options), (url) =>
+    Effect.tryPromise({
+      try: (signal) => {
+        const headers: Record<string, string> = { ...endpoint.headers, accept }
+        let body: string | undefined
+        if (options.body !== undefined) {
+          headers["content-type"] = "application/json"
+          body = JSON.stringify(options.body)
+        }
+        const timeout = AbortSignal.timeout(options.timeoutMs ?? API_TIMEOUT_MS)
+        return fetch(url, { method: CLI_ROUTES[route].method, headers, redirect: "manual", signal: AbortSignal.any([signal, timeout]), ...(body === undefined ? {} : { body }) })
+      },
+      catch: (e): CliError => {
+        const name = e instanceof Error ? e.name : ""
+        return name === "TimeoutError"
+          ? cliError("api-unreachable", `no answer from ${originOf(endpoint.base)} within ${Math.round((options.timeoutMs ?? API_TIMEOUT_MS) / 1000)} s`)
+          : cliError("api-unreachable", `cannot reach ${originOf(endpoint.base)} (${causeText(e)}): is GROUNDNOTE_URL the service's address, and is it running?`)
+      }
+    }))
 
 /** An answer that is not 2xx as a CliError: the service's ErrorBody, a redirect, or something else. */
 const refusalOf = (endpoint: Endpoint, response: Response): Effect.Effect<never, CliError> =>
@@ -84,12 +95,12 @@ const refusalOf = (endpoint: Endpoint, response: Response): Effect.Effect<never,
       const body = JSON.parse(text) as unknown
       if (typeof body === "object" && body !== null && typeof (body as { error?: unknown }).error === "string") {
         const e = body as { error: string; message?: unknown }
-        return yield* new CliErrorClass({ code: e.error, message: typeof e.message === "string" ? e.message : `the service answered ${status}`, status, body })
+        return yield* new CliError({ code: e.error, message: typeof e.message === "string" ? e.message : `the service answered ${status}`, status, body })
       }
     } catch {
       // not JSON
     }
-    return yield* new CliErrorClass({ code: "api-bad-answer", message: `${originOf(endpoint.base)} answered ${status} without an error body`, status })
+    return yield* new CliError({ code: "api-bad-answer", message: `${originOf(endpoint.base)} answered ${status} without an error body`, status })
   })
 
 /** One api request: the JSON answer on 2xx, else a CliError with the service's code. */

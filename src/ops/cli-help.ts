@@ -330,6 +330,16 @@ export type HelpRequest =
 
 const HELP_FLAGS = new Set(["--help", "-h"])
 
+/** A word that is neither an option nor the value of one of `valued`. */
+const strayArgument = (args: ReadonlyArray<string>, valued: ReadonlyArray<string>): boolean => {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i] ?? ""
+    if (valued.includes(a)) i++
+    else if (!a.startsWith("-")) return true
+  }
+  return false
+}
+
 /**
  * What argv asks for before the parser sees it: --help of a command or group (stdout, exit 0), a
  * bare group or no command at all (its help on stderr, exit 2), --wizard (not an option, exit 2).
@@ -338,6 +348,10 @@ export const helpRequest = (args: ReadonlyArray<string>): HelpRequest => {
   const end = args.indexOf("--")
   const head = end < 0 ? args : args.slice(0, end)
   if (head.includes("--wizard")) return { kind: "usage", text: "", message: "--wizard is not an option of groundnote" }
+  if (head[0] === "config" && head[1] === "init" && strayArgument(head.slice(2), ["--url", "--credential"])) {
+    // a secret given as an argument is never echoed (the parser would quote it)
+    return { kind: "usage", text: "", message: "config init takes no arguments: the secrets come from stdin, one line per --credential (never from argv)" }
+  }
   const words = head.filter((a) => !a.startsWith("-"))
   const find = (n: number): string => words.slice(0, n).join(" ")
   const command = [2, 1].map(find).map((p) => COMMANDS.find((c) => c.path === p)).find((c) => c !== undefined)
