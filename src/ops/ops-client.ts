@@ -20,8 +20,8 @@ export const DEFAULT_DATA_DIR = "./data"
 /** How long the CLI waits for an ops answer. */
 export const OPS_TIMEOUT_MS = 120_000
 /**
- * How long it waits for backup run, probe and verify: a probe of 100k rules took 71 s on a loaded
- * 2-core machine (docs/backup.md); an hour leaves room for far larger scopes and slow disks.
+ * How long it waits for backup run, probe and verify: a probe of 100k rules took 71 to 207 s on a
+ * loaded 2-core machine (docs/backup.md); an hour leaves room for far larger scopes and slow disks.
  */
 export const BACKUP_TIMEOUT_MS = 60 * 60_000
 
