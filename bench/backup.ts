@@ -2,10 +2,11 @@
  * Backup bench (issue 12): seconds of backup run, restore probe (with the nightly export) and
  * backup verify for one scope of 1k, 10k and 100k confirmed rules, and how long the service's
  * event loop stalled meanwhile (the work runs in the backup worker; perf_hooks'
- * monitorEventLoopDelay in the service's thread). The /healthz and search p95 ratio on the public
- * listener during a run is measured once the ops routes exist.
+ * monitorEventLoopDelay in the service's thread). Then the /healthz and POST /v1/search p95 on the
+ * public listener during backups of the 100k scope against idle (backup-listener.ts).
  *
- * BENCH_BACKUP_SIZES=1000,10000 picks the sizes; BENCH_KEEP=1 keeps the data dir.
+ * BENCH_BACKUP_SIZES=1000,10000 picks the sizes; BENCH_BACKUP_LISTENER=0 leaves out the listener
+ * measure; BENCH_KEEP=1 keeps the data dir.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -22,6 +23,7 @@ import { AppConfig } from "../src/config/config.js"
 import { OpsStore } from "../src/db/ops-store.js"
 import { ScopeStore, scopeFile } from "../src/db/scope-store.js"
 import { formatRuleId } from "../src/contracts/ids.js"
+import { backupListenerBench } from "./backup-listener.js"
 import { benchConfig } from "./config.js"
 
 let seed = 11
@@ -34,7 +36,7 @@ const WORDS = ["Lieferzeit", "Hakenleiste", "Bestellung", "Lieferant", "Rechnung
 const sentence = (n: number): string => Array.from({ length: n }, () => `${WORDS[rand(WORDS.length)] ?? "x"}${rand(500)}`).join(" ")
 
 /** n rules, each proposed then confirmed with its decision row and search row (one transaction per 1,000). */
-const seedRules = (sql: SqlClient, n: number) =>
+export const seedRules = (sql: SqlClient, n: number) =>
   Effect.gen(function*() {
     const t = "2026-01-01T00:00:00.000Z"
     yield* sql`INSERT INTO source (id, kind, title, occurred_at, sender, thread, link, excerpt, fulltext_sha256, fetched_at, feeder)
@@ -155,4 +157,5 @@ export const backupBench = async (sizes: ReadonlyArray<number> = [1_000, 10_000,
       else rmSync(root, { recursive: true, force: true })
     }
   }
+  if (process.env.BENCH_BACKUP_LISTENER !== "0") await backupListenerBench()
 }

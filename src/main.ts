@@ -2,31 +2,81 @@
  * Composition root of the service: config and start refusals first, then ServicesLive (the stores
  * and every layer of the design card), the ops listener on <data dir>/ops.sock and the public
  * listener on GROUNDNOTE_HOST:GROUNDNOTE_PORT (/v1, /mcp, the approval pages, /healthz,
- * /openapi.json).
+ * /openapi.json). The server's modules are loaded when serve runs, so the CLI, which reaches this
+ * module through its one dynamic import (AT6) for cliHost, does not load them.
+ *
+ * A refusal to start is one stderr line `groundnote: <code>: <message>` (printed by the CLI, with
+ * real line breaks) and one JSON log line "start refused" on stdout; a taken port names the
+ * address, the port and GROUNDNOTE_PORT.
  */
+import type { HttpServerError } from "@effect/platform"
 import { Console, Effect, Layer } from "effect"
 import { checkDataDirPermissions, checkOpsSocketPath } from "./config/data-dir.js"
 import { loadConfig } from "./config/load.js"
-import { publicListener } from "./http/server.js"
-import { OpsListenerLive } from "./http/ops-listener.js"
-import { DEMO_EMAIL, DEMO_SCOPE, prepareDemoDir, seedDemo } from "./demo.js"
+import { StartRefusal } from "./config/refusal.js"
 import { JsonLoggerLive } from "./logging.js"
-import { ServicesLive } from "./services.js"
 import { VERSION } from "./version.js"
+
+export { cliHost } from "./operations/ops-cli-host.js"
 
 export interface ServeOptions {
   readonly demo: boolean
 }
 
+const errnoOf = (cause: unknown): { readonly code: string; readonly port: unknown; readonly address: unknown } => {
+  const c = typeof cause === "object" && cause !== null ? (cause as { code?: unknown; port?: unknown; address?: unknown }) : {}
+  return { code: typeof c.code === "string" ? c.code : "", port: c.port, address: c.address }
+}
+
+/** A listener that could not listen, in words that name the address, the port and the variable to change. */
+export const listenRefusal = (e: HttpServerError.ServeError, host: string, port: number): StartRefusal => {
+  const { address, code, port: errPort } = errnoOf(e.cause)
+  if (errPort === undefined && typeof address === "string") {
+    return new StartRefusal({
+      code: "ops-socket-unavailable",
+      message: `cannot listen on the ops socket ${address} (${code || "error"}): check who owns GROUNDNOTE_DATA_DIR and that no other service uses it`
+    })
+  }
+  const where = `${host}:${port}`
+  switch (code) {
+    case "EADDRINUSE":
+      return new StartRefusal({
+        code: "port-in-use",
+        message: `${where} is already in use by another process: stop that process, or set GROUNDNOTE_PORT to a free port (GROUNDNOTE_HOST is ${host}, GROUNDNOTE_PORT is ${port})`
+      })
+    case "EACCES":
+      return new StartRefusal({
+        code: "listen-failed",
+        message: `cannot listen on ${where} (EACCES: ports below 1024 need privileges): set GROUNDNOTE_PORT to a port from 1024 to 65535`
+      })
+    case "EADDRNOTAVAIL":
+      return new StartRefusal({
+        code: "listen-failed",
+        message: `cannot listen on ${where} (EADDRNOTAVAIL): GROUNDNOTE_HOST is not an address of this host; set it to one (default 127.0.0.1)`
+      })
+    default:
+      return new StartRefusal({
+        code: "listen-failed",
+        message: `cannot listen on ${where} (${code || "error"}): check GROUNDNOTE_HOST and GROUNDNOTE_PORT`
+      })
+  }
+}
+
+const isServeError = (e: unknown): e is HttpServerError.ServeError =>
+  typeof e === "object" && e !== null && (e as { _tag?: unknown })._tag === "ServeError"
+
 export const serve = (options: ServeOptions) =>
   Effect.gen(function*() {
     const env = process.env
+    const [{ DEMO_EMAIL, DEMO_SCOPE, prepareDemoDir, seedDemo }, { publicListener }, { OpsListenerLive }, { ServicesLive }] = yield* Effect.promise(() =>
+      Promise.all([import("./demo.js"), import("./http/server.js"), import("./http/ops-listener.js"), import("./services.js")]))
     const demo = options.demo ? prepareDemoDir(env, process.cwd()) : null
     const config = yield* loadConfig(env, process.cwd())
     yield* checkDataDirPermissions(config.env.dataDir)
     yield* checkOpsSocketPath(config.env.dataDir)
+    const { host, port } = config.env
     // The ops listener first: a socket served by another process refuses start before any port opens.
-    const app = Layer.merge(OpsListenerLive, publicListener(config.env.host, config.env.port)).pipe(
+    const app = Layer.merge(OpsListenerLive, publicListener(host, port)).pipe(
       Layer.provideMerge(ServicesLive(config))
     )
     yield* Effect.gen(function*() {
@@ -49,11 +99,21 @@ export const serve = (options: ServeOptions) =>
           `  approval login    ${url}/approval/login`,
           `  API               ${url}/v1/status  (Authorization: Bearer <API bearer>)  ·  ${url}/openapi.json`,
           `  MCP (agents)      ${url}/mcp  (Streamable HTTP, Authorization: Bearer <MCP bearer>; see docs/agents.md)`,
-          `  ops (CLI)         GROUNDNOTE_DATA_DIR=${demo.dataDir} GROUNDNOTE_OPS_TOKEN=<ops token> groundnote status`,
+          `  ops (CLI)         GROUNDNOTE_DATA_DIR=${demo.dataDir} GROUNDNOTE_OPS_TOKEN=<ops token> npx groundnote status`,
           ...secrets
         ].join("\n"))
       }
-      yield* Effect.logInfo("listening").pipe(Effect.annotateLogs({ host: config.env.host, port: config.env.port, version: VERSION }))
+      yield* Effect.logInfo("listening").pipe(Effect.annotateLogs({ host, port, version: VERSION }))
       return yield* Effect.never
-    }).pipe(Effect.provide(app))
-  }).pipe(Effect.scoped, Effect.provide(JsonLoggerLive))
+    }).pipe(
+      Effect.provide(app),
+      Effect.mapError((e) => (isServeError(e) ? listenRefusal(e, host, port) : e))
+    )
+  }).pipe(
+    Effect.tapError((e) =>
+      e instanceof StartRefusal
+        ? Effect.logError("start refused").pipe(Effect.annotateLogs({ code: e.code, refusal: e.message }))
+        : Effect.void),
+    Effect.scoped,
+    Effect.provide(JsonLoggerLive)
+  )

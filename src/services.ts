@@ -1,12 +1,13 @@
 /**
  * The one composition of the design card's services (ServicesLive): Config, Clock, ScopeStore,
  * OpsStore, JwtVerifier, RateLimiter, SearchStages and ModelOutput, with the lexical index and the
- * RuleIndex port the writers use. main.ts, the tests' support and the benches build the service
+ * RuleIndex port the writers use, and the one BackupLock of backup run, probe and verify. main.ts, the tests' support and the benches build the service
  * from it; a test replaces any one of them by passing its own layer (a local key set, a limiter, a
  * failing stage b, a TestClock) instead of mocking a module.
  */
 import { type Clock, Layer } from "effect"
 import { type JwtVerifier, JwtVerifierLive } from "./auth/jwt.js"
+import { BackupLock } from "./backup/lock.js"
 import { AppConfig, type AppConfigShape } from "./config/config.js"
 import { OpsStore } from "./db/ops-store.js"
 import { ScopeStore } from "./db/scope-store.js"
@@ -18,7 +19,7 @@ import { type ModelOutput, ModelOutputLive } from "./security/model-output.js"
 import { type RateLimiter, RateLimiterLive } from "./transport/rate-limit.js"
 
 /** Every service a request of any channel may need. */
-export type Services = AppConfig | ScopeStore | OpsStore | LexicalIndex | RuleIndex | JwtVerifier | RateLimiter | SearchStages | ModelOutput
+export type Services = AppConfig | ScopeStore | OpsStore | LexicalIndex | RuleIndex | JwtVerifier | RateLimiter | SearchStages | ModelOutput | BackupLock
 
 /** A layer to use instead of the live one. */
 export interface ServiceOverrides {
@@ -36,6 +37,7 @@ export const ServicesLive = (config: AppConfigShape, overrides: ServiceOverrides
   const services = Layer.mergeAll(
     ScopeStore.Default,
     OpsStore.Default,
+    BackupLock.Default,
     RuleIndexLive.pipe(Layer.provideMerge(lexical)),
     overrides.rateLimiter ?? RateLimiterLive,
     overrides.jwt ?? JwtVerifierLive,

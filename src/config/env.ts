@@ -44,6 +44,14 @@ const DEV_SECRETS: ReadonlyArray<SecretSpec> = [
 /** Printable ASCII without spaces, one `@`, a domain of dot-separated labels. */
 const EMAIL_RE = /^[\x21-\x3f\x41-\x7e]+@[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*$/
 
+/** GROUNDNOTE_DATA_DIR (default ./data), absolute against `cwd`. */
+export const dataDirOf = (env: Record<string, string | undefined>, cwd: string): string =>
+  resolve(cwd, get(env, "GROUNDNOTE_DATA_DIR") ?? DEFAULT_DATA_DIR)
+
+/** GROUNDNOTE_CONFIG (default ./groundnote.json), absolute against `cwd`. */
+export const configPathOf = (env: Record<string, string | undefined>, cwd: string): string =>
+  resolve(cwd, get(env, "GROUNDNOTE_CONFIG") ?? DEFAULT_CONFIG_PATH)
+
 /** Reads and checks the environment (gaps.md §2, architecture.md §3 "Refuse start when"). */
 export const readEnv = (
   env: Record<string, string | undefined>,
@@ -179,8 +187,8 @@ export const readEnv = (
       host,
       port,
       allowNonLoopback,
-      dataDir: resolve(cwd, get(env, "GROUNDNOTE_DATA_DIR") ?? DEFAULT_DATA_DIR),
-      configPath: resolve(cwd, get(env, "GROUNDNOTE_CONFIG") ?? DEFAULT_CONFIG_PATH),
+      dataDir: dataDirOf(env, cwd),
+      configPath: configPathOf(env, cwd),
       typesafeApiKey: typesafe === undefined ? null : Redacted.make(typesafe)
     }
     return result

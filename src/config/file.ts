@@ -1,8 +1,10 @@
 /**
  * groundnote.json (architecture.md §3): its text parsed strictly into ConfigFile; a syntax error
- * names its line and column, every schema problem its key path, in words a person can act on.
+ * names its line and column, every schema problem its key path, in words a person can act on; an
+ * unknown key names the nearest known key of its object ("serach: unknown key — did you mean
+ * search?").
  */
-import { Effect, Either, Schema } from "effect"
+import { Effect, Either, Schema, type SchemaAST } from "effect"
 import { issuesOf, type Issue } from "../contracts/errors.js"
 import { jsonErrorOffset, lineColumn } from "./json-position.js"
 import { refuse, StartRefusal } from "./refusal.js"
@@ -43,6 +45,101 @@ export const tidyIssues = (issues: ReadonlyArray<Issue>): Array<Issue> => {
   return out
 }
 
+// ---------------------------------------------------------------------------------------------
+// "did you mean …?" for an unknown key
+
+/** "search.lexical.features.foo" / "scopes[0].secret" → ["search", "lexical", "features", "foo"] / ["scopes", 0, "secret"] */
+const pathSegments = (path: string): Array<string | number> =>
+  path.split(".").flatMap((part) => {
+    const out: Array<string | number> = []
+    const m = /^([^[]*)((?:\[\d+\])*)$/.exec(part)
+    if (m === null) return [part]
+    if (m[1] !== undefined && m[1] !== "") out.push(m[1])
+    for (const i of (m[2] ?? "").matchAll(/\[(\d+)\]/g)) out.push(Number(i[1]))
+    return out
+  })
+
+/** The object types a value at `segments` may have, in the encoded (JSON) side of the schema. */
+const typesAt = (ast: SchemaAST.AST, segments: ReadonlyArray<string | number>): Array<SchemaAST.AST> => {
+  switch (ast._tag) {
+    case "Union":
+      return ast.types.flatMap((t) => typesAt(t, segments))
+    case "Refinement":
+      return typesAt(ast.from, segments)
+    case "Transformation":
+      return typesAt(ast.from, segments)
+    case "Suspend":
+      return typesAt(ast.f(), segments)
+    default:
+      break
+  }
+  const [head, ...rest] = segments
+  if (head === undefined) return [ast]
+  if (ast._tag === "TypeLiteral" && typeof head === "string") {
+    const p = ast.propertySignatures.find((ps) => ps.name === head)
+    return p === undefined ? [] : typesAt(p.type, rest)
+  }
+  if (ast._tag === "TupleType" && typeof head === "number") {
+    const element = ast.elements[head]?.type ?? ast.rest[0]?.type
+    return element === undefined ? [] : typesAt(element, rest)
+  }
+  return []
+}
+
+/** The keys an object at `parent` (path segments) may hold. */
+const knownKeysAt = (parent: ReadonlyArray<string | number>): ReadonlyArray<string> => {
+  const keys = new Set<string>()
+  for (const t of typesAt(Schema.encodedSchema(ConfigFile).ast, parent)) {
+    if (t._tag === "TypeLiteral") for (const p of t.propertySignatures) if (typeof p.name === "string") keys.add(p.name)
+  }
+  return [...keys]
+}
+
+/** Optimal string alignment distance (Damerau–Levenshtein with adjacent transpositions). */
+export const editDistance = (a: string, b: string): number => {
+  const d: Array<Array<number>> = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)))
+  const at = (i: number, j: number): number => d[i]?.[j] ?? 0
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      let v = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, at(i - 2, j - 2) + 1)
+      const row = d[i]
+      if (row !== undefined) row[j] = v
+    }
+  }
+  return at(a.length, b.length)
+}
+
+/**
+ * The known key nearest to `unknown`: at most 2 edits (1 for keys of up to 5 characters),
+ * case ignored, or a known key that starts with it (4 characters or more); null when none is near.
+ */
+export const nearestKey = (unknown: string, known: ReadonlyArray<string>): string | null => {
+  const u = unknown.toLowerCase()
+  const limit = u.length <= 5 ? 1 : 2
+  let best: { key: string; d: number } | null = null
+  for (const key of known) {
+    const k = key.toLowerCase()
+    const d = u.length >= 4 && k.startsWith(u) ? 1 : editDistance(u, k)
+    if (d <= limit && (best === null || d < best.d)) best = { key, d }
+  }
+  return best?.key ?? null
+}
+
+export const UNKNOWN_KEY = "unknown key (remove it)"
+
+/** An unknown key's issue names the nearest known key of its object, where one is near. */
+export const suggestKeys = (issues: ReadonlyArray<Issue>): Array<Issue> =>
+  issues.map((issue) => {
+    if (issue.message !== UNKNOWN_KEY) return issue
+    const segments = pathSegments(issue.path)
+    const last = segments[segments.length - 1]
+    if (typeof last !== "string") return issue
+    const near = nearestKey(last, knownKeysAt(segments.slice(0, -1)).filter((k) => k !== last))
+    return near === null ? issue : { path: issue.path, message: `unknown key — did you mean ${near}?` }
+  })
+
 /**
  * Parses the text of groundnote.json strictly: unknown keys fail and name their full path.
  * `source` names the file in messages.
@@ -70,7 +167,7 @@ export const parseConfigFile = (
     }
     const decoded = Schema.decodeUnknownEither(ConfigFile)(json, { onExcessProperty: "error", errors: "all" })
     if (Either.isLeft(decoded)) {
-      const issues = tidyIssues(issuesOf(decoded.left))
+      const issues = suggestKeys(tidyIssues(issuesOf(decoded.left)))
       const lines = issues.map((i) => `  ${i.path}: ${i.message}`).join("\n")
       return yield* Effect.fail(new StartRefusal({
         code: "config-invalid",

@@ -7,9 +7,10 @@ import { readFile } from "node:fs/promises"
 import { Effect, Layer } from "effect"
 import { AppConfig, type AppConfigShape } from "./config.js"
 import { checkConfigAgainstEnv } from "./cross-checks.js"
-import { readEnv } from "./env.js"
+import { configPathOf, readEnv } from "./env.js"
 import { parseConfigFile } from "./file.js"
 import { StartRefusal } from "./refusal.js"
+import type { ConfigFile } from "./schema.js"
 
 const describeReadError = (e: unknown): string => {
   const code = typeof e === "object" && e !== null && "code" in e ? String((e as { code: unknown }).code) : ""
@@ -26,14 +27,9 @@ const describeReadError = (e: unknown): string => {
   }
 }
 
-/** Environment + groundnote.json → the Config service, or the first reason to refuse start. */
-export const loadConfig = (
-  env: Record<string, string | undefined>,
-  cwd: string
-): Effect.Effect<AppConfigShape, StartRefusal> =>
+/** groundnote.json at `path`, read and decoded strictly (config-unreadable, config-invalid). */
+const readConfigFile = (path: string): Effect.Effect<ConfigFile, StartRefusal> =>
   Effect.gen(function* () {
-    const checked = yield* readEnv(env, cwd)
-    const path = checked.configPath
     const text = yield* Effect.tryPromise({
       try: () => readFile(path, "utf8"),
       catch: (e) =>
@@ -42,7 +38,29 @@ export const loadConfig = (
           message: `the config file ${path} ${describeReadError(e)}: set GROUNDNOTE_CONFIG to the path of your groundnote.json, or copy config/groundnote.example.json to ${path} and edit it`
         })
     })
-    const file = yield* parseConfigFile(text, path)
+    return yield* parseConfigFile(text, path)
+  })
+
+/**
+ * groundnote.json alone (GROUNDNOTE_CONFIG, default ./groundnote.json), without the environment's
+ * secrets: what the CLI reads for doctor, backup nightly and restore.
+ */
+export const loadConfigFile = (
+  env: Record<string, string | undefined>,
+  cwd: string
+): Effect.Effect<{ readonly path: string; readonly file: ConfigFile }, StartRefusal> => {
+  const path = configPathOf(env, cwd)
+  return Effect.map(readConfigFile(path), (file) => ({ path, file }))
+}
+
+/** Environment + groundnote.json → the Config service, or the first reason to refuse start. */
+export const loadConfig = (
+  env: Record<string, string | undefined>,
+  cwd: string
+): Effect.Effect<AppConfigShape, StartRefusal> =>
+  Effect.gen(function* () {
+    const checked = yield* readEnv(env, cwd)
+    const file = yield* readConfigFile(checked.configPath)
     yield* checkConfigAgainstEnv(file, checked)
     const config: AppConfigShape = { file, env: checked }
     return config

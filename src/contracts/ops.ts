@@ -12,3 +12,13 @@ export const GrantRename = Schema.Struct({
 
 /** POST /ops/scopes */
 export const ScopeCreate = Schema.Struct({ name: ScopeName })
+
+/** POST /ops/backup/run: no body, or an empty object (every key is refused). */
+export const BackupRunRequest = Schema.Record({
+  key: Schema.String,
+  value: Schema.Never.annotations({ message: () => "unknown key (remove it): backup run takes no options" })
+})
+
+/** POST /ops/backup/probe and /ops/backup/verify: every created scope, or the named one. */
+export const BackupScopeRequest = Schema.Struct({ scope: Schema.optional(ScopeName) })
+export type BackupScopeRequest = typeof BackupScopeRequest.Type

@@ -2,8 +2,10 @@
  * The ops listener (architecture.md §11, gaps.md §3): an HTTP server on the Unix socket
  * `<data dir>/ops.sock`, mode 0600, bearer $GROUNDNOTE_OPS_TOKEN compared in constant time.
  * There is no TCP listener for ops. Routes: GET /ops/status, GET /ops/grants, POST /ops/grants,
- * POST /ops/grants/:id/disable, POST /ops/grants/:id/rename, POST /ops/scopes. Bodies are read
- * and refusals answered exactly as on the public listener (src/transport/).
+ * POST /ops/grants/:id/disable, POST /ops/grants/:id/rename, POST /ops/scopes, and
+ * POST /ops/backup/run, /ops/backup/probe and /ops/backup/verify (optional {scope}), which share
+ * the BackupLock (409 backup-running) and do their long reads in the backup worker thread. Bodies
+ * are read and refusals answered exactly as on the public listener (src/transport/).
  */
 import { createHash, timingSafeEqual } from "node:crypto"
 import { chmodSync, lstatSync, unlinkSync } from "node:fs"
@@ -12,13 +14,17 @@ import { join } from "node:path"
 import { HttpRouter, HttpServer, type HttpServerError, HttpServerRequest, type HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Clock, Effect, Layer, Option, Redacted, type Schema } from "effect"
+import type { BackupLock } from "../backup/lock.js"
+import { probeBackup } from "../backup/probe.js"
+import { runBackup } from "../backup/run.js"
+import { verifyBackup } from "../backup/verify.js"
 import { AppConfig, type AppConfigShape } from "../config/config.js"
 import { OPS_SOCKET_NAME, prepareOpsSocket } from "../config/data-dir.js"
 import { StartRefusal } from "../config/refusal.js"
 import { decodeStrict } from "../contracts/decode.js"
 import { isDomainError, toErrorBody, ValidationFailed } from "../contracts/errors.js"
 import { GrantCreate } from "../contracts/grants.js"
-import { GrantRename, OPS_BODY_LIMIT, ScopeCreate } from "../contracts/ops.js"
+import { BackupRunRequest, BackupScopeRequest, GrantRename, OPS_BODY_LIMIT, ScopeCreate } from "../contracts/ops.js"
 import { nowInstant } from "../contracts/time.js"
 import { OpsStore } from "../db/ops-store.js"
 import { ScopeStore } from "../db/scope-store.js"
@@ -38,6 +44,18 @@ const decodeBody = <A, I>(schema: Schema.Schema<A, I>, what: string) =>
     return yield* decodeStrict(schema, body.value, what)
   })
 
+/** Like decodeBody, but no body at all counts as `{}` (the backup routes take an optional scope). */
+const decodeOptionalBody = <A, I>(schema: Schema.Schema<A, I>, what: string) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const notJson = new ValidationFailed({ message: `${what} is invalid: (root): the body must be one JSON object or empty`, issues: [{ path: "(root)", message: "the body must be one JSON object or empty" }] })
+    const body = yield* readBody(request, OPS_BODY_LIMIT).pipe(Effect.catchTag("ValidationFailed", () => Effect.fail(notJson)))
+    if (body.form) return yield* notJson
+    return yield* decodeStrict(schema, body.value === undefined ? {} : body.value, what)
+  })
+
+const scopeOption = (body: BackupScopeRequest) => (body.scope === undefined ? {} : { scope: body.scope })
+
 /** The routes; the stores come from the services. */
 const makeRouter = (startedAt: string) => {
   const grantId = Effect.map(HttpRouter.params, (p) => p.id ?? "")
@@ -51,7 +69,10 @@ const makeRouter = (startedAt: string) => {
       Effect.flatMap(Effect.all([grantId, decodeBody(GrantRename, "rename")]), ([id, body]) => Effect.flatMap(ops, (o) => o.renameGrant(id, body.label))),
       jsonResponse(200)
     )),
-    HttpRouter.post("/ops/scopes", Effect.map(Effect.flatMap(decodeBody(ScopeCreate, "scope"), (body) => Effect.flatMap(ScopeStore, (s) => s.create(body.name))), jsonResponse(201)))
+    HttpRouter.post("/ops/scopes", Effect.map(Effect.flatMap(decodeBody(ScopeCreate, "scope"), (body) => Effect.flatMap(ScopeStore, (s) => s.create(body.name))), jsonResponse(201))),
+    HttpRouter.post("/ops/backup/run", Effect.map(Effect.zipRight(decodeOptionalBody(BackupRunRequest, "backup run"), runBackup()), jsonResponse(200))),
+    HttpRouter.post("/ops/backup/probe", Effect.map(Effect.flatMap(decodeOptionalBody(BackupScopeRequest, "backup probe"), (b) => probeBackup(scopeOption(b))), jsonResponse(200))),
+    HttpRouter.post("/ops/backup/verify", Effect.map(Effect.flatMap(decodeOptionalBody(BackupScopeRequest, "backup verify"), (b) => verifyBackup(scopeOption(b))), jsonResponse(200)))
   )
 }
 
@@ -79,7 +100,7 @@ export const makeOpsApp = (deps: { readonly config: AppConfigShape; readonly sta
         return "(invalid)"
       }
     })()
-    const handled: Effect.Effect<HttpServerResponse.HttpServerResponse, never, OpsStore | ScopeStore | AppConfig> = !authorized(request.headers.authorization)
+    const handled: Effect.Effect<HttpServerResponse.HttpServerResponse, never, OpsStore | ScopeStore | AppConfig | BackupLock> = !authorized(request.headers.authorization)
       ? Effect.succeed(errorResponse("unauthorized", { message: "missing or wrong ops token: send Authorization: Bearer $GROUNDNOTE_OPS_TOKEN" }))
       // a declared body over the limit is refused on every route, also one that reads no body (drained, so the client reads the answer)
       : contentLengthTooLarge(request, OPS_BODY_LIMIT)
@@ -118,7 +139,7 @@ export const makeOpsApp = (deps: { readonly config: AppConfigShape; readonly sta
  * another process refuses start), serves the ops app on it, sets mode 0600 after listening and
  * removes the socket when the layer closes.
  */
-export const OpsListenerLive: Layer.Layer<never, StartRefusal | HttpServerError.ServeError, AppConfig | OpsStore | ScopeStore> =
+export const OpsListenerLive: Layer.Layer<never, StartRefusal | HttpServerError.ServeError, AppConfig | OpsStore | ScopeStore | BackupLock> =
   Layer.unwrapScoped(Effect.gen(function*() {
     const config = yield* AppConfig
     const startedAt = yield* nowInstant

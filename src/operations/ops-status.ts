@@ -1,13 +1,16 @@
 /**
- * GET /ops/status (architecture.md §11 OpsStatus): the service, the backup state and every
- * configured scope (opened, so the open check runs and a lock shows), in config order.
+ * GET /ops/status (architecture.md §11 OpsStatus): the service, the backup state (what holds the
+ * backup lock now), every configured scope (opened, so the open check runs and a lock shows) in
+ * config order, and this month's reranker spending in the instance zone (read by doctor).
  */
 import { realpathSync } from "node:fs"
 import { resolve } from "node:path"
 import { Effect } from "effect"
+import { BackupLock } from "../backup/lock.js"
 import { AppConfig } from "../config/config.js"
 import { nowInstant } from "../contracts/time.js"
 import { type BackupStateFullRow, OpsStore } from "../db/ops-store.js"
+import { spentThisMonthUsd } from "../db/reranker-usage.js"
 import { ScopeStore } from "../db/scope-store.js"
 import { VERSION } from "../version.js"
 
@@ -27,6 +30,7 @@ export const opsStatus = Effect.fn("Ops.status")(function*(startedAt: string) {
   const config = yield* AppConfig
   const ops = yield* OpsStore
   const scopes = yield* ScopeStore
+  const lock = yield* BackupLock
   const now = yield* nowInstant
   const states = yield* scopes.states
   // Open every created scope so the open check runs and a lock shows here.
@@ -35,6 +39,8 @@ export const opsStatus = Effect.fn("Ops.status")(function*(startedAt: string) {
   const rows = yield* ops.listBackupStates()
   const byScope = new Map<string, BackupStateFullRow>(rows.map((r) => [r.scope, r]))
   const runs = yield* ops.backupRunStatus()
+  const running = yield* lock.current
+  const spent = yield* spentThisMonthUsd(ops.sql, config.file.zone)
   const backup = config.file.backup
   return {
     service: "groundnote" as const,
@@ -47,7 +53,7 @@ export const opsStatus = Effect.fn("Ops.status")(function*(startedAt: string) {
       kind: backup.kind,
       directory: backup.kind === "copy" ? realOrAbsolute(backup.directory) : null,
       export_directory: backup.export_directory === undefined ? null : realOrAbsolute(backup.export_directory),
-      running: null,
+      running,
       ops_backup_at: runs.ops_backup_at,
       last_run: runs.last_run,
       last_probe: runs.last_probe
@@ -68,6 +74,8 @@ export const opsStatus = Effect.fn("Ops.status")(function*(startedAt: string) {
         exported_at: row?.exported_at ?? null,
         export_sha256: row?.export_sha256 ?? null
       }
-    })
+    }),
+    // estimated USD, rounded to a millionth so float sums print cleanly
+    usage: { reranker_month_usd: Math.round(spent * 1e6) / 1e6 }
   }
 })

@@ -8,40 +8,31 @@
 import { Args, Command, Options, ValidationError } from "@effect/cli"
 import { Cause, Console, Effect, Exit, Option } from "effect"
 import type { GrantOut } from "../contracts/grants.js"
+import { type CliError, printJson, terminalSafe, withJsonError } from "./cli-output.js"
 import type { CliRouteName } from "./cli-routes.js"
-import { type CliError, opsRequest, resolveOps } from "./ops-client.js"
+import { opsRequest, resolveOps } from "./ops-client.js"
 
-/** Control characters and bidi overrides are shown escaped, so text cannot steer the terminal. */
-const unsafeChar = (code: number): boolean =>
-  code <= 0x1f || (code >= 0x7f && code <= 0x9f) || (code >= 0x202a && code <= 0x202e) || (code >= 0x2066 && code <= 0x2069)
-export const terminalSafe = (text: string): string =>
-  Array.from(text, (c) => {
-    const code = c.codePointAt(0) ?? 0
-    return unsafeChar(code) ? `\\u${code.toString(16).padStart(4, "0")}` : c
-  }).join("")
+export { terminalSafe } from "./cli-output.js"
 
-const jsonText = (value: unknown): string => JSON.stringify(value, null, 2)
-
-const jsonOption = Options.boolean("json").pipe(Options.withDescription("Print only the JSON answer (or error body) on stdout."))
-
-/** The JSON form of a failure: the server's ErrorBody, else {error, message}. */
-const errorBodyOf = (e: CliError): unknown => e.body ?? { error: e.code, message: e.message }
+export const jsonOption = Options.boolean("json").pipe(Options.withDescription("Print only the JSON answer (or error body) on stdout."))
 
 /**
- * Calls one ops route. With --json the answer (or error body) goes to stdout; without it
- * `human` renders the answer to stderr (and may print a new token to stdout).
+ * Calls one ops route and returns its answer. With --json the answer (or error body) goes to
+ * stdout; without it `human` renders the answer to stderr (and may print a new token to stdout).
  */
-const callOps = (
+export const callOps = <A = void>(
   json: boolean,
   route: CliRouteName,
-  options: { readonly params?: Readonly<Record<string, string>>; readonly body?: unknown },
-  human: (answer: unknown) => Effect.Effect<void>
-): Effect.Effect<void, CliError> =>
+  options: { readonly params?: Readonly<Record<string, string>>; readonly body?: unknown; readonly timeoutMs?: number },
+  human: (answer: unknown) => Effect.Effect<A>,
+  wrap: <X>(effect: Effect.Effect<X, CliError>) => Effect.Effect<X, CliError> = (e) => e
+): Effect.Effect<unknown, CliError> =>
   Effect.gen(function*() {
     const ops = yield* resolveOps(process.env, process.cwd())
-    const answer = yield* opsRequest(ops, route, options)
-    yield* json ? Console.log(jsonText(answer)) : human(answer)
-  }).pipe(Effect.tapError((e) => (json ? Console.log(jsonText(errorBodyOf(e))) : Effect.void)))
+    const answer = yield* wrap(opsRequest(ops, route, options))
+    yield* json ? printJson(answer) : human(answer)
+    return answer
+  }).pipe(withJsonError(json))
 
 // ---------------------------------------------------------------------------------------------
 // Human output (stderr)
@@ -86,7 +77,7 @@ export const renderStatus = (s: StatusView): string => {
     lines.push(`  ${sc.scope}: ${state}, ${sc.version_count ?? "?"} rule versions remembered; backup ${when(sc.last_backup_at)}; ` +
       `verify ${check(sc.verified_at, sc.verify_ok)}; probe ${check(sc.probed_at, sc.probe_ok)}; export ${when(sc.exported_at)}`)
   }
-  return lines.map(terminalSafe).join("\n")
+  return lines.map((l) => terminalSafe(l)).join("\n")
 }
 
 export const renderGrant = (g: GrantOut): string =>
@@ -188,33 +179,41 @@ export const opsCommands = [status, scope, grants] as const
 // ---------------------------------------------------------------------------------------------
 // Exit codes
 
-/** A failure that carries its own exit code (3: a check failed). */
-export interface ExitCode {
-  readonly _tag: "ExitCode"
-  readonly code: number
-}
+const tagOf = (e: unknown): string | null =>
+  typeof e === "object" && e !== null && typeof (e as { _tag?: unknown })._tag === "string" ? (e as { _tag: string })._tag : null
 
+/** 0 ok, 1 error, 2 usage (the parser's and UsageError), 3 a check failed (CheckFailed). */
 export const exitCodeOf = (exit: Exit.Exit<unknown, unknown>): number => {
   if (Exit.isSuccess(exit)) return 0
   const failure = Cause.failureOption(exit.cause)
   if (Option.isSome(failure)) {
     const e = failure.value
-    if (ValidationError.isValidationError(e)) return 2
-    if (typeof e === "object" && e !== null && (e as ExitCode)._tag === "ExitCode") return (e as ExitCode).code
+    if (ValidationError.isValidationError(e) || tagOf(e) === "UsageError") return 2
+    if (tagOf(e) === "CheckFailed") return 3
   }
   return 1
 }
 
-/** The one stderr line of a failure, or null when there is none to print (usage, interrupt). */
+/**
+ * The stderr line of a failure, `groundnote: <code>: <message>`, or null when there is none to
+ * print (the parser printed a usage error itself; an interrupt). A message of several lines
+ * (config-invalid names every key) keeps its line breaks; nothing else can steer the terminal.
+ */
 export const failureLine = (cause: Cause.Cause<unknown>): string | null => {
   if (Cause.isInterruptedOnly(cause)) return null
   const failure = Cause.failureOption(cause)
   if (Option.isSome(failure) && ValidationError.isValidationError(failure.value)) return null
-  return `groundnote: ${Option.match(failure, {
-    onNone: () => Cause.pretty(cause),
-    onSome: (e) =>
-      typeof e === "object" && e !== null && "message" in e
-        ? `${String((e as { code?: unknown }).code ?? "error")}: ${terminalSafe(String(e.message))}`
-        : String(e)
-  })}`
+  const text = Option.match(failure, {
+    onNone: () => {
+      const defect = Option.getOrUndefined(Cause.dieOption(cause))
+      return `internal: ${defect instanceof Error ? defect.message : String(defect ?? Cause.pretty(cause))}`
+    },
+    onSome: (e) => {
+      if (typeof e !== "object" || e === null) return `error: ${String(e)}`
+      const code = String((e as { code?: unknown }).code ?? tagOf(e) ?? "error")
+      const message = "message" in e ? String(e.message) : ""
+      return `${code}: ${message === "" ? (tagOf(e) ?? "failed") : message}`
+    }
+  })
+  return `groundnote: ${terminalSafe(text, { lines: true })}`
 }

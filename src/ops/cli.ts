@@ -1,39 +1,63 @@
 #!/usr/bin/env node
 /**
- * The operator's CLI `groundnote` (gaps.md §9). Exit codes: 0 ok, 1 error, 2 usage, 3 a check
- * failed. It never confirms, rejects, revokes, reviews, archives, reverts or redacts (AT6); the
- * service itself is reached only through the dynamic import of ../main.js. The ops commands are
- * thin clients of the ops socket (cli-commands.ts, ops-client.ts, cli-routes.ts).
+ * The operator's CLI `groundnote` (gaps.md §9, architecture.md §11 "CLI groundnote"). Exit codes:
+ * 0 ok, 1 error, 2 usage, 3 a check failed. It never confirms, rejects, revokes, reviews,
+ * archives, reverts or redacts (AT6).
+ *
+ *   ops commands      status, scope, grants, backup: thin clients of the ops socket
+ *   api commands      sources, search, rules, proposals, propose, feedback, approvals, export:
+ *                     thin clients of /v1 with the service's own request schemas
+ *   host commands     serve, restore, doctor (and backup nightly's groundnote.json): the only
+ *                     dynamic import of src/ops/**, ../main.js, brings the service and the CLI
+ *                     host (cli-host.ts)
+ *
+ * --help is ours (cli-help.ts): plain text, one example per command.
  */
 import { Command, Options } from "@effect/cli"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Console, Effect } from "effect"
 import { VERSION } from "../version.js"
+import { apiCommands } from "./cli-api-commands.js"
+import { backup, doctor, restore } from "./cli-backup.js"
 import { exitCodeOf, failureLine, opsCommands } from "./cli-commands.js"
+import { config } from "./cli-config.js"
+import { helpRequest } from "./cli-help.js"
+import type { CliHost } from "./cli-host.js"
 
-const version = Command.make("version", {}, () => Console.log(VERSION)).pipe(
-  Command.withDescription("Print the version of this build.")
-)
+const main = Effect.promise(() => import("../main.js"))
+const host: Effect.Effect<CliHost> = Effect.map(main, (m) => m.cliHost)
+
+const version = Command.make("version", {}, () => Console.log(VERSION))
 
 const serve = Command.make("serve", {
   demo: Options.boolean("demo").pipe(Options.withDescription("Seed and use a demo data dir (./demo-data) for a first look."))
-}, ({ demo }) => Effect.flatMap(Effect.promise(() => import("../main.js")), (main) => main.serve({ demo }))).pipe(
-  Command.withDescription("Run the service.")
-)
+}, ({ demo }) => Effect.flatMap(main, (m) => m.serve({ demo })))
 
-const root = Command.make("groundnote").pipe(Command.withSubcommands([version, serve, ...opsCommands]))
+const root = Command.make("groundnote").pipe(Command.withSubcommands([
+  version, serve, config, ...opsCommands, backup(host), restore(host), doctor(host), ...apiCommands
+]))
 
 const cli = Command.run(root, { name: "groundnote", version: VERSION })
 
-cli(process.argv).pipe(
-  Effect.tapErrorCause((cause) => {
-    const line = failureLine(cause)
-    return line === null ? Effect.void : Console.error(line)
-  }),
-  Effect.provide(NodeContext.layer),
-  NodeRuntime.runMain({
-    disableErrorReporting: true,
-    disablePrettyLogger: true,
-    teardown: (exit, onExit) => onExit(exitCodeOf(exit))
-  })
-)
+const asked = helpRequest(process.argv.slice(2))
+if (asked.kind === "help") {
+  process.stdout.write(`${asked.text}\n`)
+} else if (asked.kind === "usage") {
+  if (asked.message !== null) process.stderr.write(`groundnote: usage: ${asked.message}\n`)
+  if (asked.text !== "") process.stderr.write(`${asked.text}\n`)
+  process.exitCode = 2
+} else {
+  cli(process.argv).pipe(
+    Effect.tapErrorCause((cause) => {
+      const line = failureLine(cause)
+      return line === null ? Effect.void : Console.error(line)
+    }),
+    Effect.provide(NodeContext.layer),
+    NodeRuntime.runMain({
+      disableErrorReporting: true,
+      disablePrettyLogger: true,
+      teardown: (exit, onExit) => onExit(exitCodeOf(exit))
+    })
+  )
+}

@@ -19,6 +19,11 @@ export const OPS_SOCKET_FILE = "ops.sock"
 export const DEFAULT_DATA_DIR = "./data"
 /** How long the CLI waits for an ops answer. */
 export const OPS_TIMEOUT_MS = 120_000
+/**
+ * How long it waits for backup run, probe and verify: a probe of 100k rules took 71 to 207 s on a
+ * loaded 2-core machine (docs/backup.md); an hour leaves room for far larger scopes and slow disks.
+ */
+export const BACKUP_TIMEOUT_MS = 60 * 60_000
 
 /**
  * A failure of a CLI command: its code and a one-line message; `body` is the server's ErrorBody
@@ -162,6 +167,7 @@ export const opsRequest = (
 ): Effect.Effect<unknown, CliError> =>
   Effect.async<unknown, CliError>((resume) => {
     const r = CLI_ROUTES[route]
+    if (r.channel !== "ops") throw new Error(`${route} is not an ops route`)
     const path = buildPath(r, options.params ?? {})
     const payload = options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body), "utf8")
     const headers: Record<string, string> = { authorization: `Bearer ${ops.token}`, accept: "application/json" }

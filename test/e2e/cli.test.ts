@@ -76,6 +76,44 @@ describe("groundnote CLI", () => {
   })
 })
 
+describe("help, as a user reads it through a pipe (issue 16 item 4)", () => {
+  const run = (args: ReadonlyArray<string>) => spawnSync(process.execPath, [cli, ...args], { env: cleanEnv(), timeout: 30_000 })
+  const readable = (text: string) => {
+    expect(text.includes("\u001b")).toBe(false)
+    expect(text).not.toContain("--wizard")
+    expect(text).not.toMatch(/^\$ groundnote\s*$/m)
+    const lines = text.split("\n")
+    const example = lines.indexOf("Example:")
+    expect(lines.filter((l, i) => i !== example + 1 && l.length > 80)).toEqual([])
+  }
+
+  it("groundnote --help and a command's --help: plain text on stdout, at most 80 columns, one example, exit 0", () => {
+    const root = run(["--help"])
+    expect(root.status).toBe(0)
+    expect(root.stderr.toString()).toBe("")
+    readable(root.stdout.toString())
+    expect(root.stdout.toString()).toContain("backup nightly  backup run, then probe, then the dead-man ping")
+    const probe = run(["backup", "probe", "-h"])
+    expect(probe.status).toBe(0)
+    readable(probe.stdout.toString())
+    expect(probe.stdout.toString()).toMatch(/^groundnote backup probe: [\s\S]*?\n\nUsage: groundnote backup probe \[--scope <s>\] \[--json\]\n/)
+    expect(probe.stdout.toString().match(/^Example:\n {2}groundnote backup probe --scope sales$/gm)).toHaveLength(1)
+  })
+
+  it("no command, a bare group and --wizard are usage errors: help on stderr, exit 2, stdout empty", () => {
+    for (const args of [[], ["grants"]]) {
+      const r = run(args)
+      expect(r.status, args.join(" ")).toBe(2)
+      expect(r.stdout.toString()).toBe("")
+      readable(r.stderr.toString())
+    }
+    const wizard = run(["status", "--wizard"])
+    expect(wizard.status).toBe(2)
+    expect(wizard.stdout.toString()).toBe("")
+    expect(wizard.stderr.toString()).toBe("groundnote: usage: --wizard is not an option of groundnote\n")
+  })
+})
+
 describe("serve --demo", () => {
   const { dir, cleanup } = tempDir()
   const dataDir = join(dir, "demo")

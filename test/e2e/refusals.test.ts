@@ -1,12 +1,14 @@
 /**
  * Every start refusal of architecture.md §3: `groundnote serve` is started as a process and
- * must exit non-zero with one line naming the code (and the variable, key or path).
+ * must exit 1 with `groundnote: <code>: <message>` on stderr naming the variable, key or path (a
+ * message of several problems on real lines, issue 16 item 3) and one JSON log line "start
+ * refused" on stdout; a taken port names the address, the port and GROUNDNOTE_PORT (item 2).
  */
 import { spawn } from "node:child_process"
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:net"
 import { join } from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { baseConfigJson, tempDir } from "../support/env.js"
 
 const root = join(import.meta.dirname, "..", "..")
@@ -40,14 +42,16 @@ const setup = (config: Record<string, unknown>, env: Record<string, string>, pre
   return { ...base, GROUNDNOTE_DATA_DIR: dataDir, GROUNDNOTE_CONFIG: configPath, ...env }
 }
 
-const serve = (env: Record<string, string>) => new Promise<{ code: number | null; stderr: string }>((resolve) => {
-  const child = spawn(process.execPath, [cli, "serve"], { env, stdio: ["ignore", "ignore", "pipe"] })
+const serve = (env: Record<string, string>) => new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+  const child = spawn(process.execPath, [cli, "serve"], { env, stdio: ["ignore", "pipe", "pipe"] })
+  let stdout = ""
   let stderr = ""
+  child.stdout.on("data", (d: Buffer) => { stdout += d.toString() })
   child.stderr.on("data", (d: Buffer) => { stderr += d.toString() })
-  const timer = setTimeout(() => child.kill("SIGKILL"), 20_000)
-  child.on("exit", (code) => {
+  const timer = setTimeout(() => child.kill("SIGKILL"), 40_000)
+  child.on("close", (code) => {
     clearTimeout(timer)
-    resolve({ code, stderr })
+    resolve({ code, stdout, stderr })
   })
 })
 
@@ -84,17 +88,38 @@ const CASES: ReadonlyArray<[string, string, RegExp, () => Record<string, string>
     sockets.push(server)
   })],
   ["an invalid groundnote.json", "config-invalid", /search\.nope: unknown key/, () => setup({ ...baseConfigJson(), search: { nope: 1 } }, devEnv)],
+  ["a misspelt key", "config-invalid", /\n {2}serach: unknown key — did you mean search\?/, () => setup({ ...baseConfigJson(), serach: {} }, devEnv)],
+  ["a port another process listens on", "port-in-use", /^groundnote: port-in-use: 127\.0\.0\.1:\d+ is already in use by another process: .*GROUNDNOTE_PORT/, () => {
+    const env = setup(baseConfigJson(), devEnv)
+    return { ...env, GROUNDNOTE_PORT: String(takenPort) }
+  }],
   ["a missing groundnote.json", "config-unreadable", /GROUNDNOTE_CONFIG/, () => ({ ...setup(baseConfigJson(), devEnv), GROUNDNOTE_CONFIG: join(dir, "missing.json") })]
 ]
 
+let takenPort = 0
+beforeAll(async () => {
+  const server = createServer((c) => c.end())
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()))
+  sockets.push(server)
+  const address = server.address()
+  takenPort = typeof address === "object" && address !== null ? address.port : 0
+})
+
 describe.concurrent("start refusals", () => {
-  it.each(CASES)("%s → exit 1 and one line naming %s", async (_name, code, detail, env) => {
+  it.each(CASES)("%s → exit 1 and groundnote: %s: … naming it", async (_name, code, detail, env) => {
     const r = await serve(env())
     expect(r.code).toBe(1)
-    const line = r.stderr.split("\n").find((l) => l.startsWith("groundnote: ")) ?? ""
-    expect(line.startsWith(`groundnote: ${code}: `)).toBe(true)
-    expect(line).toMatch(detail)
+    const from = r.stderr.indexOf("groundnote: ")
+    const message = r.stderr.slice(from)
+    expect(message.startsWith(`groundnote: ${code}: `), r.stderr).toBe(true)
+    expect(message).toMatch(detail)
+    // real line breaks, never an escaped one
+    expect(r.stderr).not.toContain("\\u000a")
     expect(r.stderr).not.toContain(S("s"))
     expect(r.stderr).not.toContain(S("o"))
+    // the JSON log keeps the refusal on one line
+    const logged = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.message === "start refused")
+    expect(logged).toMatchObject({ level: "error", code })
+    expect(String(logged?.refusal)).toBe(message.slice(`groundnote: ${code}: `.length).replace(/\n$/, ""))
   })
 })

@@ -1,8 +1,9 @@
 /**
  * Gathers DoctorInput on the operator's host, with the service up or down: the data dir's
  * permissions, whether it lies on an encrypted volume, the litestream binary, and GET /ops/status
- * through the CLI's checked ops socket. The config load result and the stage b/c facts come from
- * the caller (the CLI loads groundnote.json; the stage checks are their own module).
+ * through the CLI's checked ops socket, and the clock against Access (cloudflare-access mode). The
+ * config load result and the stage b/c findings come from the caller (the CLI host loads
+ * groundnote.json and runs the stage modules' checks).
  */
 import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, type Stats } from "node:fs"
 import { dirname, join, resolve } from "node:path"
@@ -15,8 +16,8 @@ import type {
   DataDirFacts,
   DoctorInput,
   DoctorStatus,
+  Finding,
   LitestreamFacts,
-  SemanticModelFacts,
   ServiceFacts,
   VolumeFacts
 } from "./types.js"
@@ -209,15 +210,56 @@ export const serviceFacts = (env: Record<string, string | undefined>, cwd: strin
     return { reachable: true as const, status: status as DoctorStatus }
   }).pipe(Effect.catchAll((e) => Effect.succeed({ reachable: false as const, code: e.code, message: e.message })))
 
+/** The Date header of an HTTPS answer has whole seconds: the offset is known to about ±0.5 s. */
+export const offsetFromDate = (dateHeader: string | null, sentMs: number, receivedMs: number): number | null => {
+  if (dateHeader === null) return null
+  const ref = Date.parse(dateHeader)
+  if (Number.isNaN(ref)) return null
+  // the server stamped between sent and received; its second began up to 1 s before
+  return ref + 500 - (sentMs + receivedMs) / 2
+}
+
+/**
+ * The clock against Cloudflare Access, the clock whose tokens the service checks: a GET of the
+ * team domain's key set (public, no credential), its Date header against this host's clock. In
+ * dev-token mode no Access token is checked, so there is nothing to compare with.
+ */
+export const accessClock = (
+  env: Readonly<Record<string, string | undefined>>,
+  config: ConfigResult,
+  timeoutMs = 5_000
+): Effect.Effect<ClockFacts | { readonly unavailable: string }> =>
+  Effect.gen(function*() {
+    if (env.GROUNDNOTE_AUTH_MODE !== "cloudflare-access") {
+      return { unavailable: "not in cloudflare-access mode: no Access token's time is checked" }
+    }
+    if (!config.ok || config.config.access === undefined) return { unavailable: "no access.team_domain in groundnote.json" }
+    const source = config.config.access.team_domain.replace(/\/+$/, "")
+    const url = `${source}/cdn-cgi/access/certs`
+    const sent = Date.now()
+    const answer = yield* Effect.either(Effect.tryPromise({
+      try: async (signal) => {
+        const r = await fetch(url, { method: "GET", redirect: "manual", signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) })
+        await r.body?.cancel()
+        return r.headers.get("date")
+      },
+      catch: (e) => (e instanceof Error ? (e.cause instanceof Error ? e.cause.message : e.message) : String(e))
+    }))
+    const received = Date.now()
+    if (answer._tag === "Left") return { unavailable: `${source} did not answer (${answer.left})` }
+    const offsetMs = offsetFromDate(answer.right, sent, received)
+    return offsetMs === null ? { unavailable: `${source} answered without a Date header` } : { offsetMs, source }
+  })
+
 export interface GatherOptions {
   readonly env: Record<string, string | undefined>
   readonly cwd: string
   readonly cliVersion: string
   /** groundnote.json as the CLI loaded it */
   readonly config: ConfigResult
-  /** from the stage checks, when they ran */
-  readonly semanticModel?: SemanticModelFacts | null
-  readonly clock?: ClockFacts | null
+  /** the stage modules' findings, when they ran */
+  readonly stages?: ReadonlyArray<Finding> | null
+  readonly clock?: ClockFacts | { readonly unavailable: string } | null
   /** the CLI's clock (default Date.now) */
   readonly now?: number
 }
@@ -237,7 +279,7 @@ export const gatherDoctorInput = (options: GatherOptions): Effect.Effect<DoctorI
       service: yield* serviceFacts(env, options.cwd),
       volume: volumeFacts(dataDir),
       litestream,
-      semanticModel: options.semanticModel ?? null,
+      stages: options.stages ?? null,
       clock: options.clock ?? null
     }
   })

@@ -240,48 +240,22 @@ export const litestreamBinary = (input: DoctorInput): Finding => {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Search stages b and c, and the clock (facts from the stage checks)
+// Search stages b and c (the stage modules' findings), and the clock
 
-export const semanticModel = (input: DoctorInput): Finding => {
-  const config = configOf(input)
-  if (config === null) return skip("semantic-model", "groundnote.json did not load (see config-valid)")
-  if (!config.search.semantic.enabled) return skip("semantic-model", "stage b is off (search.semantic.enabled is false)")
-  const m = input.semanticModel
-  if (m === null) return skip("semantic-model", "the model was not checked")
-  if (m.files === "missing") return fail("semantic-model", `model files missing: ${m.detail}`, "put the model's files into search.semantic.model_dir (default <data dir>/models/<model>)")
-  if (m.loads === false) return fail("semantic-model", `the model does not load: ${m.detail}`, "replace the model files with a complete download of the configured model")
-  return m.loads === true
-    ? ok("semantic-model", `the model loads: ${m.detail}`)
-    : warn("semantic-model", `model files present, loading not tried: ${m.detail}`, "run doctor again with the stage checks")
+/**
+ * A finding of the stage modules (semantic-model, reranker-key, reranker-budget): they own what
+ * their stage needs (search.semantic / search.reranker, the model, the key, the month's spend);
+ * doctor shows what they found, or skip with why.
+ */
+const stageFinding = (id: "semantic-model" | "reranker-key" | "reranker-budget") => (input: DoctorInput): Finding => {
+  if (configOf(input) === null) return skip(id, "groundnote.json did not load (see config-valid)")
+  const found = input.stages?.find((f) => f.id === id)
+  return found ?? skip(id, "the stage checks did not run")
 }
 
-export const rerankerKey = (input: DoctorInput): Finding => {
-  const config = configOf(input)
-  if (config === null) return skip("reranker-key", "groundnote.json did not load (see config-valid)")
-  if (!config.search.reranker.enabled) return skip("reranker-key", "stage c is off (search.reranker.enabled is false)")
-  return value(input.env, "TYPESAFE_API_KEY") !== undefined
-    ? ok("reranker-key", "TYPESAFE_API_KEY is set")
-    : fail("reranker-key", "stage c is on but TYPESAFE_API_KEY is not set (stage c reports failed)", `set TYPESAFE_API_KEY in the service's environment; ${ENV_REMEDY}`)
-}
-
-/** reranker-budget warns from this share of monthly_cap_usd on. */
-export const BUDGET_WARN_SHARE = 0.8
-
-export const rerankerBudget = (input: DoctorInput): Finding => {
-  const config = configOf(input)
-  if (config === null) return skip("reranker-budget", "groundnote.json did not load (see config-valid)")
-  const reranker = config.search.reranker
-  if (!reranker.enabled) return skip("reranker-budget", "stage c is off (search.reranker.enabled is false)")
-  const status = statusOf(input)
-  if (status === null) return skip("reranker-budget", serviceDown(input))
-  if (status.usage === undefined) return skip("reranker-budget", "the service does not report its reranker spending")
-  const spent = status.usage.reranker_month_usd
-  const cap = reranker.monthly_cap_usd
-  const text = `$${spent.toFixed(2)} of $${cap.toFixed(2)} this month`
-  if (spent >= cap) return fail("reranker-budget", `budget used up: ${text} (stage c answers budget)`, "raise search.reranker.monthly_cap_usd or wait for the next month")
-  if (spent >= cap * BUDGET_WARN_SHARE) return warn("reranker-budget", `${text}`, "raise search.reranker.monthly_cap_usd before stage c stops")
-  return ok("reranker-budget", text)
-}
+export const semanticModel = stageFinding("semantic-model")
+export const rerankerKey = stageFinding("reranker-key")
+export const rerankerBudget = stageFinding("reranker-budget")
 
 /** Access JWTs allow 30 s of clock tolerance (architecture.md §5.1). */
 export const CLOCK_WARN_MS = 5_000
@@ -290,6 +264,7 @@ export const CLOCK_FAIL_MS = 30_000
 export const clockSkew = (input: DoctorInput): Finding => {
   const c = input.clock
   if (c === null) return skip("clock-skew", "no reference clock was asked")
+  if ("unavailable" in c) return skip("clock-skew", c.unavailable)
   const off = Math.abs(c.offsetMs)
   const text = `this host is ${(off / 1000).toFixed(1)} s ${c.offsetMs > 0 ? "behind" : "ahead of"} ${c.source}`
   if (off > CLOCK_FAIL_MS) return fail("clock-skew", `${text} (Access tokens allow 30 s)`, "run NTP (timedatectl set-ntp true; chronyc tracking)")

@@ -44,8 +44,10 @@ export interface DoctorConfig {
   readonly instance: string
   readonly scopes: ReadonlyArray<{ readonly name: string }>
   readonly backup:
-    | { readonly kind: "copy"; readonly directory: string; readonly export_directory?: string | undefined }
-    | { readonly kind: "litestream"; readonly export_directory?: string | undefined }
+    | { readonly kind: "copy"; readonly directory: string; readonly deadman_url: string; readonly export_directory?: string | undefined }
+    | { readonly kind: "litestream"; readonly deadman_url: string; readonly export_directory?: string | undefined }
+  /** cloudflare-access mode: the team domain is doctor's reference clock */
+  readonly access?: { readonly team_domain: string } | undefined
   readonly at_rest?: { readonly kind: "volume"; readonly attested_at?: string | undefined } | undefined
   readonly doctor: { readonly max_backup_age_hours: number; readonly max_probe_age_hours: number }
   readonly search: {
@@ -112,13 +114,6 @@ export interface LitestreamFacts {
   readonly configExists: boolean
 }
 
-/** Stage b: the model files in model_dir, and whether they load (from the stage checks). */
-export interface SemanticModelFacts {
-  readonly files: "present" | "missing"
-  readonly loads: boolean | null
-  readonly detail: string
-}
-
 /** The difference between this host's clock and a reference (e.g. the Date of an HTTPS answer). */
 export interface ClockFacts {
   /** reference minus local, milliseconds */
@@ -138,7 +133,12 @@ export interface DoctorInput {
   readonly volume: VolumeFacts
   /** null when backup.kind is not litestream or the config did not load */
   readonly litestream: LitestreamFacts | null
-  /** facts of the stage b/c checks; null when they were not gathered */
-  readonly semanticModel: SemanticModelFacts | null
-  readonly clock: ClockFacts | null
+  /**
+   * semantic-model, reranker-key and reranker-budget as the stage modules find them
+   * (src/search/semantic/check.ts, src/search/reranker/findings.ts, through the CLI host);
+   * null when they were not gathered
+   */
+  readonly stages: ReadonlyArray<Finding> | null
+  /** the clock against a reference; `unavailable` says why there is none; null: not asked */
+  readonly clock: ClockFacts | { readonly unavailable: string } | null
 }

@@ -1,11 +1,13 @@
 /** Doctor's facts from a real host: data dir permissions, the mount table, litestream, and the ops socket up and down. */
 import { chmodSync, mkdirSync, realpathSync, writeFileSync } from "node:fs"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { runBackup } from "../../../src/backup/run.js"
 import { BackupLock } from "../../../src/backup/lock.js"
-import { dataDirFacts, gatherDoctorInput, litestreamFacts, parseMountinfo, type SysBlock, volumeFacts } from "../../../src/ops/doctor/facts.js"
+import { accessClock, dataDirFacts, gatherDoctorInput, litestreamFacts, offsetFromDate, parseMountinfo, type SysBlock, volumeFacts } from "../../../src/ops/doctor/facts.js"
 import { runDoctor } from "../../../src/ops/doctor/index.js"
 import { VERSION } from "../../../src/version.js"
 import { ScopeStore } from "../../../src/db/scope-store.js"
@@ -126,5 +128,48 @@ describe("gathering with the service down and up", () => {
     } finally {
       await service.stop()
     }
+  })
+})
+
+describe("the clock against Access", () => {
+  const config = (teamDomain: string | null) => ({
+    ok: true as const,
+    path: "g.json",
+    config: {
+      instance: "acme", scopes: [{ name: "sales" }], backup: { kind: "litestream" as const, deadman_url: "https://d.example/p" },
+      doctor: { max_backup_age_hours: 26, max_probe_age_hours: 26 },
+      search: { semantic: { enabled: false }, reranker: { enabled: false as const } },
+      ...(teamDomain === null ? {} : { access: { team_domain: teamDomain } })
+    }
+  })
+  const ACCESS_ENV = { GROUNDNOTE_AUTH_MODE: "cloudflare-access" }
+
+  it("computes the offset from a Date header (whole seconds) and the middle of the round trip", () => {
+    expect(offsetFromDate("Sat, 07 Nov 2026 08:00:10 GMT", Date.parse("2026-11-07T08:00:00.000Z"), Date.parse("2026-11-07T08:00:01.000Z"))).toBe(10_000)
+    expect(offsetFromDate(null, 0, 0)).toBeNull()
+    expect(offsetFromDate("yesterday", 0, 0)).toBeNull()
+  })
+
+  it("asks the team domain's key set for its Date; says why not in dev-token mode, without access, or when it does not answer", async () => {
+    const server = createServer((req, res) => {
+      expect(req.url).toBe("/cdn-cgi/access/certs")
+      res.writeHead(200, { date: new Date(Date.now() + 40_000).toUTCString(), "content-type": "application/json" })
+      res.end("{\"keys\":[]}")
+    })
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()))
+    const port = (server.address() as AddressInfo).port
+    try {
+      const c = await Effect.runPromise(accessClock(ACCESS_ENV, config(`http://127.0.0.1:${port}/`)))
+      expect(c).toMatchObject({ source: `http://127.0.0.1:${port}` })
+      expect("offsetMs" in c && c.offsetMs > 38_000 && c.offsetMs < 42_000).toBe(true)
+      expect(runDoctor({ ...(await Effect.runPromise(gatherDoctorInput({ env: {}, cwd: dir, cliVersion: VERSION, config: config(null) }))), clock: c })
+        .find((f) => f.id === "clock-skew")?.status).toBe("fail")
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()))
+    }
+    expect(await Effect.runPromise(accessClock({ GROUNDNOTE_AUTH_MODE: "dev-token" }, config(null)))).toEqual({ unavailable: "not in cloudflare-access mode: no Access token's time is checked" })
+    expect(await Effect.runPromise(accessClock(ACCESS_ENV, config(null)))).toEqual({ unavailable: "no access.team_domain in groundnote.json" })
+    const down = await Effect.runPromise(accessClock(ACCESS_ENV, config(`http://127.0.0.1:${port}`), 2_000))
+    expect("unavailable" in down && down.unavailable.startsWith(`http://127.0.0.1:${port} did not answer`)).toBe(true)
   })
 })

@@ -3,6 +3,7 @@ import { Effect, Either, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { readEnv } from "../../../src/config/env.js"
 import { ConfigFile } from "../../../src/config/schema.js"
+import { rerankerBudgetFinding } from "../../../src/search/reranker/findings.js"
 import { doctorExitCode, runDoctor } from "../../../src/ops/doctor/index.js"
 import * as F from "../../../src/ops/doctor/findings.js"
 import { renderFindings } from "../../../src/ops/doctor/render.js"
@@ -48,7 +49,7 @@ const input = (over: Partial<DoctorInput> = {}): DoctorInput => ({
   service: { reachable: true, status: STATUS },
   volume: { encrypted: true, how: "dm-crypt (CRYPT-LUKS2) under ext4 /dev/mapper/data mounted at /srv" },
   litestream: null,
-  semanticModel: null,
+  stages: null,
   clock: null,
   ...over
 })
@@ -188,35 +189,26 @@ describe("doctor findings", () => {
     expect(F.litestreamBinary(ls({ binary: "/usr/bin/litestream", version: "v0.3.13", configPath: "/etc/litestream.yml", configExists: false })).status).toBe("fail")
   })
 
-  it("semantic-model (stage b on)", () => {
-    const on = (semanticModel: DoctorInput["semanticModel"]) => input({
-      config: { ok: true, path: "g", config: { ...decoded(), search: { semantic: { enabled: true }, reranker: { enabled: false } } } },
-      semanticModel
-    })
-    expect(F.semanticModel(input()).status).toBe("skip")
-    expect(F.semanticModel(on({ files: "present", loads: true, detail: "bge-m3, 1024 dimensions" })).status).toBe("ok")
-    expect(F.semanticModel(on({ files: "missing", loads: null, detail: "/srv/gn/data/models/bge-m3/model.onnx" })).status).toBe("fail")
-    expect(F.semanticModel(on({ files: "present", loads: false, detail: "protobuf parsing failed" })).status).toBe("fail")
-  })
-
-  it("reranker-key and reranker-budget (stage c on)", () => {
-    const on = (over: Partial<DoctorInput> = {}) => input({
-      config: { ok: true, path: "g", config: { ...decoded(), search: { semantic: { enabled: false }, reranker: { enabled: true, monthly_cap_usd: 5 } } } },
-      ...over
-    })
-    expect(F.rerankerKey(input()).status).toBe("skip")
-    expect(F.rerankerKey(on({ env: { ...ENV, TYPESAFE_API_KEY: "k".repeat(40) } })).status).toBe("ok")
-    expect(F.rerankerKey(on()).status).toBe("fail")
-    const usage = (usd: number) => on({ service: { reachable: true, status: { ...STATUS, usage: { reranker_month_usd: usd } } } })
-    expect(F.rerankerBudget(usage(1))).toMatchObject({ status: "ok", message: "$1.00 of $5.00 this month" })
-    expect(F.rerankerBudget(usage(4.2)).status).toBe("warn")
-    expect(F.rerankerBudget(usage(5))).toMatchObject({ status: "fail", message: "budget used up: $5.00 of $5.00 this month (stage c answers budget)" })
-    expect(F.rerankerBudget(on({ service: DOWN })).status).toBe("skip")
-    expect(F.rerankerBudget(input()).status).toBe("skip")
+  it("semantic-model, reranker-key and reranker-budget are the stage modules' findings", () => {
+    // the findings as src/search/semantic/check.ts and src/search/reranker/findings.ts produce them
+    const model = { id: "semantic-model" as const, status: "fail" as const, message: "bge-m3: files-missing: model.onnx", remedy: "put model.onnx … into /srv/gn/data/models/bge-m3" }
+    const key = { id: "reranker-key" as const, status: "ok" as const, message: "TYPESAFE_API_KEY is set", remedy: null }
+    const stages = [model, key, rerankerBudgetFinding({ search: decoded({ search: { reranker: { enabled: true, monthly_cap_usd: 5 } } }).search as ConfigFile["search"] }, 4.2)]
+    const all = runDoctor(input({ stages }))
+    expect(all.find((f) => f.id === "semantic-model")).toEqual(model)
+    expect(all.find((f) => f.id === "reranker-key")).toEqual(key)
+    expect(all.find((f) => f.id === "reranker-budget")).toMatchObject({ status: "warn", message: "$4.20 of $5.00 estimated this month (≥ 80 %)" })
+    expect(doctorExitCode(all)).toBe(3)
+    // not gathered, or the config did not load: skip with why
+    expect(F.semanticModel(input())).toEqual({ id: "semantic-model", status: "skip", message: "the stage checks did not run", remedy: null })
+    expect(F.rerankerBudget(input({ stages, config: { ok: false, path: "g", code: "config-invalid", message: "x" } }))).toMatchObject({ status: "skip", message: "groundnote.json did not load (see config-valid)" })
   })
 
   it("clock-skew", () => {
     expect(F.clockSkew(input()).status).toBe("skip")
+    expect(F.clockSkew(input({ clock: { unavailable: "not in cloudflare-access mode: no Access token's time is checked" } }))).toMatchObject({
+      status: "skip", message: "not in cloudflare-access mode: no Access token's time is checked"
+    })
     expect(F.clockSkew(input({ clock: { offsetMs: 1200, source: "https://team.cloudflareaccess.com" } }))).toMatchObject({
       status: "ok", message: "this host is 1.2 s behind https://team.cloudflareaccess.com"
     })
