@@ -167,6 +167,7 @@ export const readEnv = (
       return Redacted.make(value)
     }
     const typesafe = get(env, "TYPESAFE_API_KEY")
+    const typesafeBaseUrl = get(env, "TYPESAFE_BASE_URL")
 
     const result: Env = {
       authMode,
@@ -181,7 +182,8 @@ export const readEnv = (
       allowNonLoopback,
       dataDir: resolve(cwd, get(env, "GROUNDNOTE_DATA_DIR") ?? DEFAULT_DATA_DIR),
       configPath: resolve(cwd, get(env, "GROUNDNOTE_CONFIG") ?? DEFAULT_CONFIG_PATH),
-      typesafeApiKey: typesafe === undefined ? null : Redacted.make(typesafe)
+      typesafeApiKey: typesafe === undefined ? null : Redacted.make(typesafe),
+      ...(typesafeBaseUrl === undefined ? {} : { typesafeBaseUrl })
     }
     return result
   })
