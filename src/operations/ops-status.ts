@@ -9,6 +9,7 @@ import { AppConfig } from "../config/config.js"
 import { nowInstant } from "../contracts/time.js"
 import { type BackupStateFullRow, OpsStore } from "../db/ops-store.js"
 import { ScopeStore } from "../db/scope-store.js"
+import { SearchStages } from "../search/stage.js"
 import { VERSION } from "../version.js"
 
 /** Real path when it exists, else the absolute path as given (resolved against the service's cwd). */
@@ -36,6 +37,9 @@ export const opsStatus = Effect.fn("Ops.status")(function*(startedAt: string) {
   const byScope = new Map<string, BackupStateFullRow>(rows.map((r) => [r.scope, r]))
   const runs = yield* ops.backupRunStatus()
   const backup = config.file.backup
+  // stage b: the model and each scope's vectors (total, embedded, pending); null when stage b is off
+  const stages = yield* Effect.serviceOption(SearchStages)
+  const semantic = stages._tag === "Some" && stages.value.vectors !== undefined ? yield* stages.value.vectors.status : null
   return {
     service: "groundnote" as const,
     instance: config.file.instance,
@@ -52,6 +56,7 @@ export const opsStatus = Effect.fn("Ops.status")(function*(startedAt: string) {
       last_run: runs.last_run,
       last_probe: runs.last_probe
     },
+    semantic,
     scopes: after.map((s) => {
       const row = byScope.get(s.scope)
       return {

@@ -82,7 +82,7 @@ describe("ops listener", () => {
     expect(a.status).toBe(200)
     expect(a.headers["content-type"]).toMatch(/^application\/json/)
     const s = body(a)
-    expect(Object.keys(s).sort()).toEqual(["backup", "data_dir", "instance", "now", "scopes", "service", "started_at", "version"])
+    expect(Object.keys(s).sort()).toEqual(["backup", "data_dir", "instance", "now", "scopes", "semantic", "service", "started_at", "version"])
     expect(s).toMatchObject({
       service: "groundnote",
       instance: "acme",
