@@ -18,7 +18,7 @@
  * - start() embeds the question in a child fiber of the search (interrupted with it); run()
  *   joins it, refreshes the scope's index and answers semanticPool (stage-b.ts).
  */
-import { Deferred, Effect, Either, Fiber, Option, Queue, Scope } from "effect"
+import { Deferred, Duration, Effect, Either, Fiber, Option, Queue, Scope } from "effect"
 import type { ConfigFile } from "../../config/schema.js"
 import { ScopeStore } from "../../db/scope-store.js"
 import type { StageState } from "../../domain/search-schemas.js"
@@ -196,21 +196,24 @@ export const makeSemanticStage = (
             const reason = ready.state === "failed" ? ready.reason : STAGE_B_REASONS.loading
             return { run: () => Effect.succeed({ state: "failed", duration_ms: null, reason }) } satisfies StageBRequest
           }
-          const t0 = performance.now()
-          const elapsed = () => Math.round(performance.now() - t0)
-          const fiber = yield* Effect.fork(Effect.either(ready.embedder.embedQuery(query.text, { timeoutMs: Math.max(1, query.deadline - Date.now()) })))
+          // the stage's own time: the question's embedding (while stage a runs) plus each scope's run
+          const fiber = yield* Effect.fork(Effect.timed(Effect.either(ready.embedder.embedQuery(query.text, { timeoutMs: Math.max(1, query.deadline - Date.now()) }))))
           return {
             run: ({ scope, db, includeProposals }) =>
               Effect.gen(function*() {
-                const vector = yield* Fiber.join(fiber)
-                if (Either.isLeft(vector)) return { state: "failed", duration_ms: elapsed(), reason: vector.left.reason } satisfies StageOutcome<never>
+                const [took, embedded] = yield* Fiber.join(fiber)
+                const t1 = performance.now()
+                const embedMs = Duration.toMillis(took)
+                const ms = () => Math.round(embedMs + performance.now() - t1)
+                if (Either.isLeft(embedded)) return { state: "failed", duration_ms: ms(), reason: embedded.left.reason } satisfies StageOutcome<never>
+                const vector = embedded.right
                 const entry = scopes.get(scope)
                 const index = entry?.index ?? null
-                if (entry === undefined || index === null) return { state: "failed", duration_ms: elapsed(), reason: STAGE_B_REASONS.vectorsLoading } satisfies StageOutcome<never>
-                const hits: ReadonlyArray<SemanticHit> = yield* Effect.orDie(semanticPool(db, index, vector.right, { includeProposals }))
+                if (entry === undefined || index === null) return { state: "failed", duration_ms: ms(), reason: STAGE_B_REASONS.vectorsLoading } satisfies StageOutcome<never>
+                const hits: ReadonlyArray<SemanticHit> = yield* Effect.orDie(semanticPool(db, index, vector, { includeProposals }))
                 // versions without a vector yet (a write the catch-up has not seen): wake it, never wait
                 if (index.progress().pending > 0 && !entry.running) wakeNow(scope)
-                return { state: "ran", duration_ms: elapsed(), value: hits } satisfies StageOutcome<ReadonlyArray<SemanticHit>>
+                return { state: "ran", duration_ms: ms(), value: hits } satisfies StageOutcome<ReadonlyArray<SemanticHit>>
               })
           } satisfies StageBRequest
         })
