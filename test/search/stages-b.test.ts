@@ -18,12 +18,16 @@ import { currentVectors } from "../../src/search/semantic/vectors.js"
 import { type SearchStagesShape, SearchStages, type StageB } from "../../src/search/stage.js"
 import { searchStagesLayer } from "../../src/search/stages-live.js"
 import { renderResultForModel } from "../../src/security/model-output.js"
+import { OpsStore } from "../../src/db/ops-store.js"
+import { decide } from "../../src/decision/decide.js"
+import { propose } from "../../src/domain/proposals.js"
 import { tempDir } from "../support/env.js"
+import { manualProposal } from "../support/fixtures.js"
 import { sqlOf } from "../support/run.js"
 import { writeTinyModelDir } from "../support/tiny-tokenizers.js"
 import { connect, structured } from "../mcp/support.js"
 import {
-  postSearch, QUESTION, refs, ruleIdOf, searchRequest, settled, stageAOnly, type Started, type StagesConfig, startWithRules, stagesConfig,
+  PERSON, postSearch, QUESTION, refs, ruleIdOf, RULES, searchRequest, settled, stageAOnly, type Started, type StagesConfig, startWithRules, stagesConfig,
   vectorStatus
 } from "./stages-support.js"
 
@@ -117,6 +121,42 @@ describe("stage b over HTTP and MCP", () => {
       expect(text).toContain(reason)
       expect(text).not.toContain("untrusted")
     }
+  })
+})
+
+describe("stage b's pool goes through stage a's filters", () => {
+  it("validity on the target day (a superseded rule followed to its successor, once), proposals only when asked, relation", async () => {
+    const t = tempDir("gn-stage-b-")
+    cleanup = t.cleanup
+    writeTinyModelDir(join(t.dir, "models"), "bge-m3", { dim: 16 })
+    const rules = [
+      RULES[0], RULES[1],
+      manualProposal("Ask the supplier for the delivery time before ordering black hook rails", { keywords: ["supplier"] })
+    ].flatMap((r) => (r === undefined ? [] : [r]))
+    started = await startWithRules(stagesConfig(t.dir), {}, rules)
+    const s = started
+    await s.server.run(Effect.gen(function*() {
+      const grant = (yield* (yield* OpsStore).listGrants()).find((g) => g.kind === "service")
+      const by = { grantId: grant?.id ?? "", channel: "api" as const }
+      // sales-0004 supersedes sales-0002 from 2026-06-01; sales-0005 stays a proposal
+      yield* propose(manualProposal("Invoices are paid within 14 days", { supersedes: "sales-0002", valid_from: "2026-06-01", relations: [] }), by)
+      yield* decide("sales-0004", { decision: "confirm", version: 1 }, PERSON)
+      yield* propose(manualProposal("Skonto gilt immer vor der Rechnung", { keywords: ["Skonto"], relations: [] }), by)
+    }))
+    await settled(s.server, "sales")
+    const search = (body: Record<string, unknown>) => postSearch(s.server, s.token, { text: QUESTION, as_of: "2026-11-01", ...body }).then((r) => r.body)
+    const plain = await search({})
+    expect(plain.stages.b.state).toBe("ran")
+    expect(refs(plain).sort()).toEqual(["rule/sales-0001@2", "rule/sales-0003@2", "rule/sales-0004@2"])
+    const withProposals = await search({ include_proposals: true })
+    const proposal = withProposals.bundles.find((b) => b.head.ref === "rule/sales-0005@1")?.head
+    expect(proposal).toMatchObject({ status: "proposed", unconfirmed: true, found_via: ["semantic"] })
+    expect(refs(withProposals)).toHaveLength(4)
+    const before = await search({ as_of: "2026-05-01" })
+    expect(refs(before).sort()).toEqual(["rule/sales-0001@2", "rule/sales-0002@3", "rule/sales-0003@2"])
+    const related = await search({ relation: { kind: "product", name: "hakenleiste SCHWARZ" } })
+    expect(refs(related)).toEqual(["rule/sales-0003@2"])
+    expect(related.bundles[0]?.head.found_via).toEqual(["semantic"])
   })
 })
 
