@@ -173,6 +173,13 @@ describe("stage b: where it does not run, stage a answers", () => {
     expect(status?.scopes.map((x) => x.scope)).toEqual(["sales"])
   })
 
+  it("no scope allows provider local → not-allowed everywhere and the model is never opened (files missing does not matter)", async () => {
+    const s = await setup({ model: "missing", scopes: [{ name: "sales", providers_allowed: [] }, { name: "ops", providers_allowed: ["typesafe"] }] })
+    const r = await postSearch(s.server, s.token, { text: QUESTION })
+    expect(r.body.stages.b).toEqual({ state: "not-allowed", duration_ms: null, reason: "provider local is not allowed for this scope" })
+    expect(await vectorStatus(s.server)).toBeNull()
+  })
+
   it("model files missing → failed with the reason on every search, the layer stands, stage a's answer; ops status says why with the path", async () => {
     const s = await setup({ model: "missing" })
     await settled(s.server)

@@ -4,7 +4,8 @@
  *   makeSemanticStage(file, dataDir, options?) → Effect<{ stage, vectors }, never, Scope | ScopeStore>
  *
  * - The model opens once, in the background, when the layer is built: the service answers at
- *   once; until the model is open stage b reports failed "semantic model is loading". A model
+ *   once; until the model is open stage b reports failed "semantic model is loading" (and it is
+ *   not opened at all when no scope allows provider local: not-allowed everywhere). A model
  *   that cannot open (files missing, broken) gives stage b `failed` with its fixed reason on every
  *   search — never a failed layer; the detail with paths goes to the log and to GET /ops/status.
  * - One vector index per allowed scope (vector-index.ts), read lazily by the scope's catch-up
@@ -102,6 +103,15 @@ export const makeSemanticStage = (
       if (semanticGate(file, s.name)._tag === "allowed") {
         scopes.set(s.name, { state: "waiting", index: null, running: false, attempts: 0, signal: yield* Queue.sliding<void>(1) })
       }
+    }
+    if (scopes.size === 0) {
+      // no scope allows provider local: every search reports not-allowed, the model (GBs) stays unloaded
+      yield* Effect.logInfo("stage b: no scope allows provider local; the model is not loaded")
+      const gate = (scope: string): StageState => {
+        const g = semanticGate(file, scope)
+        return g._tag === "allowed" ? failed(STAGE_B_REASONS.loading) : { state: g._tag, duration_ms: null, reason: g.reason }
+      }
+      return { stage: { name: "b", availability: gate }, vectors: null }
     }
     const wakeNow = (scope: string): void => {
       const entry = scopes.get(scope)
