@@ -7,6 +7,12 @@
  *   node dist/eval/run.js [--misses] [--only <name>,<name>…]
  *
  * Time is fixed (EVAL_NOW) for the writers and the searches, so validity on "today" is stable.
+ *
+ * Stages b and c are measured only with a real model and a real provider (issue 17): the rows
+ * "stage a+b" and "stage a+b+c" run when EVAL_MODEL_DIR names a model_dir holding the model
+ * (EVAL_MODEL: bge-m3 or qwen3-embedding-0.6b) and, for c, EVAL_RERANKER=1 with TYPESAFE_API_KEY
+ * (and TYPESAFE_BASE_URL) in the environment; otherwise the table says they were not measured.
+ * Never the tests' tiny model or rerank stand-in: their figures would say nothing.
  */
 import { randomUUID } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -21,6 +27,7 @@ import { parseRuleRef } from "../src/contracts/ids.js"
 import { SearchRequest } from "../src/domain/search-schemas.js"
 import { ServicesLive } from "../src/services.js"
 import { interleave, search } from "../src/search/search.js"
+import { SearchStages } from "../src/search/stage.js"
 import { baselineMatch, bm25Top } from "./baseline.js"
 import { type Corpus, type CorpusQuery, EVAL_NOW, parseRelation, QUERY_CATEGORIES, queryText, readCorpus, rulesOf, scopesOf } from "./corpus.js"
 import { type Loaded, loadCorpus } from "./load.js"
@@ -34,7 +41,23 @@ interface Configuration {
   readonly name: string
   /** search.lexical.features of the run; absent for the baseline */
   readonly features: Partial<Record<Feature, boolean>> | null
+  /** stages b (local model) or b and c (reranker) on, with the real model and provider of the environment */
+  readonly stages?: "b" | "bc"
 }
+
+const EVAL_MODEL = process.env.EVAL_MODEL === "qwen3-embedding-0.6b" ? "qwen3-embedding-0.6b" as const : "bge-m3" as const
+const EVAL_MODEL_DIR = process.env.EVAL_MODEL_DIR !== undefined && process.env.EVAL_MODEL_DIR !== "" ? process.env.EVAL_MODEL_DIR : null
+const EVAL_RERANKER = process.env.EVAL_RERANKER === "1" && (process.env.TYPESAFE_API_KEY ?? "") !== ""
+
+/** The stage rows, or why each is not measured. */
+const STAGE_ROWS: ReadonlyArray<Configuration | { readonly name: string; readonly notMeasured: string }> = [
+  EVAL_MODEL_DIR === null
+    ? { name: "stage a+b", notMeasured: "not measured: no real embedding model at hand (set EVAL_MODEL_DIR, EVAL_MODEL)" }
+    : { name: `stage a+b (${EVAL_MODEL})`, features: {}, stages: "b" },
+  EVAL_MODEL_DIR === null || !EVAL_RERANKER
+    ? { name: "stage a+b+c", notMeasured: "not measured: no real model and reranker provider at hand (EVAL_MODEL_DIR, EVAL_RERANKER=1, TYPESAFE_API_KEY)" }
+    : { name: `stage a+b+c (${EVAL_MODEL})`, features: {}, stages: "bc" }
+]
 
 const CONFIGURATIONS: ReadonlyArray<Configuration> = [
   { name: "stage a (defaults)", features: {} },
@@ -48,7 +71,8 @@ const CONFIGURATIONS: ReadonlyArray<Configuration> = [
   { name: "- keyterms", features: { keyterms: false } },
   { name: "+ trigram", features: { trigram: true } },
   { name: "+ prf", features: { prf: true } },
-  { name: "bm25 baseline (rule_fts)", features: null }
+  { name: "bm25 baseline (rule_fts)", features: null },
+  ...STAGE_ROWS.flatMap((r) => ("notMeasured" in r ? [] : [r]))
 ]
 
 const fixedClock = (ms: number): Clock.Clock => {
@@ -63,19 +87,37 @@ const fixedClock = (ms: number): Clock.Clock => {
   }
 }
 
-const evalConfig = (dataDir: string, scopes: ReadonlyArray<string>, features: Partial<Record<Feature, boolean>>): AppConfigShape => ({
+const evalConfig = (dataDir: string, scopes: ReadonlyArray<string>, features: Partial<Record<Feature, boolean>>, stages?: "b" | "bc"): AppConfigShape => ({
   file: Schema.decodeUnknownSync(ConfigFile)({
     instance: "eval", zone: "Europe/Berlin", public_url: "http://127.0.0.1:8787",
-    scopes: scopes.map((name) => ({ name, providers_allowed: [] })),
-    search: { lexical: { features } },
+    scopes: scopes.map((name) => stages === undefined ? { name, providers_allowed: [] }
+      : { name, providers_allowed: stages === "bc" ? ["local", "typesafe"] : ["local"], reranker: stages === "bc" }),
+    search: {
+      lexical: { features },
+      ...(stages === undefined || EVAL_MODEL_DIR === null ? {} : { semantic: { enabled: true, model: EVAL_MODEL, model_dir: EVAL_MODEL_DIR } }),
+      ...(stages === "bc" ? { reranker: { enabled: true } } : {})
+    },
     backup: { kind: "copy", directory: "/var/backups/groundnote-eval", deadman_url: "http://127.0.0.1:9/deadman" }
   }, { onExcessProperty: "error" }),
   env: {
     authMode: "dev-token", sessionSecret: Redacted.make("e".repeat(40)), opsToken: Redacted.make("f".repeat(40)),
     devMcpToken: null, devApprovalToken: null, devApiToken: null, devEmail: "eval@example.com", host: "127.0.0.1",
-    port: 8787, allowNonLoopback: false, dataDir, configPath: join(dataDir, "groundnote.json"), typesafeApiKey: null
+    port: 8787, allowNonLoopback: false, dataDir, configPath: join(dataDir, "groundnote.json"),
+    typesafeApiKey: stages === "bc" && process.env.TYPESAFE_API_KEY !== undefined ? Redacted.make(process.env.TYPESAFE_API_KEY) : null,
+    ...(stages === "bc" && process.env.TYPESAFE_BASE_URL !== undefined ? { typesafeBaseUrl: process.env.TYPESAFE_BASE_URL } : {})
   }
 })
+
+/** Stage b's model open and every scope's vectors caught up; a model that cannot be used stops the run (never a silent stage-a row). */
+const stagesReady = (scopes: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const { vectors } = yield* SearchStages
+    if (vectors === undefined) return yield* Effect.die("stage b is not on")
+    yield* vectors.settled()
+    const status = yield* vectors.status
+    if (status.state !== "ready") return yield* Effect.die(`the model cannot be used: ${status.reason ?? ""}: ${status.detail ?? ""}`)
+    for (const scope of scopes) yield* vectors.settled(scope)
+  })
 
 const layerFor = (config: AppConfigShape) => ServicesLive(config)
 
@@ -98,15 +140,18 @@ interface Measured {
   readonly id: string
   readonly outcome: QueryOutcome
   readonly category: CorpusQuery["category"]
+  /** stage rows: how many of the queried stages did not run (failed, timeout, budget) */
+  readonly notRan?: number
 }
 
 const keyOf = (loaded: Loaded, ruleId: string): string => loaded.keys.get(ruleId) ?? ruleId
 
-const runStageA = (corpus: Corpus, loaded: Loaded) =>
+const runStageA = (corpus: Corpus, loaded: Loaded, stages?: "b" | "bc") =>
   Effect.forEach(corpus.queries, (q) =>
     Effect.map(search(searchRequestOf(q), randomUUID()), ({ response }): Measured => ({
       id: q.id,
       category: q.category,
+      ...(stages === undefined ? {} : { notRan: (response.stages.b.state !== "ran" ? 1 : 0) + (stages === "bc" && response.stages.c.state !== "ran" ? 1 : 0) }),
       outcome: {
         ranked: response.bundles.map((b) => keyOf(loaded, parseRuleRef(b.head.ref)?.id ?? b.head.ref)),
         relevant: new Set(q.relevant),
@@ -143,12 +188,15 @@ interface Row {
 const runConfiguration = (corpus: Corpus, c: Configuration) =>
   Effect.gen(function*() {
     const dir = mkdtempSync(join(tmpdir(), "gn-eval-"))
-    const config = evalConfig(dir, scopesOf(corpus), c.features ?? {})
+    const config = evalConfig(dir, scopesOf(corpus), c.features ?? {}, c.stages)
     const program = Effect.gen(function*() {
       const t0 = performance.now()
       const loaded = yield* loadCorpus(corpus)
+      if (c.stages !== undefined) yield* stagesReady(scopesOf(corpus))
       const t1 = performance.now()
-      const measured = c.features === null ? yield* runBaseline(corpus, loaded) : yield* runStageA(corpus, loaded)
+      const measured = c.features === null ? yield* runBaseline(corpus, loaded) : yield* runStageA(corpus, loaded, c.stages)
+      const notRan = measured.reduce((n, m: Measured) => n + (m.notRan ?? 0), 0)
+      if (notRan > 0) console.error(`eval: ${c.name}: a stage did not run in ${notRan} query runs (see stages in the responses)`)
       const t2 = performance.now()
       const byCategory = new Map(QUERY_CATEGORIES.map((cat) => {
         const answerable = measured.filter((m) => m.category === cat && m.outcome.relevant.size > 0)
@@ -178,15 +226,17 @@ const table = (rows: ReadonlyArray<Row>): string => {
   const head = [pad("configuration", 26, true), pad("recall@10", 9), pad("MRR", 6), pad("nDCG@10", 7), pad("ΔnDCG", 7),
     pad("no-answer: empty", 16), pad("top coverage", 12), pad("ms/query", 8)]
   const lines = [head.join(" | "), head.map((h) => "-".repeat(h.length)).join("-|-")]
-  for (const r of rows) {
+  const rowLines = (r: Row): string => {
     const s = r.summary
     const delta = r.configuration.name === CONFIGURATIONS[0]?.name ? "" : (s.ndcg - base >= 0 ? "+" : "") + f3(s.ndcg - base)
-    lines.push([
+    return [
       pad(r.configuration.name, 26, true), pad(f3(s.recall), 9), pad(f3(s.mrr), 6), pad(f3(s.ndcg), 7), pad(delta, 7),
       pad(`${s.noAnswerEmpty}/${s.noAnswer}`, 16), pad(s.noAnswerTopCoverage === null ? "n/a" : f3(s.noAnswerTopCoverage), 12),
       pad(r.msPerQuery.toFixed(1), 8)
-    ].join(" | "))
+    ].join(" | ")
   }
+  for (const r of rows) lines.push(rowLines(r))
+  for (const r of STAGE_ROWS) if ("notMeasured" in r) lines.push(`${pad(r.name, 26, true)} | ${r.notMeasured}`)
   return lines.join("\n")
 }
 

@@ -14,7 +14,8 @@ import { ScopeStore } from "./db/scope-store.js"
 import type { RuleIndex } from "./domain/rule-index.js"
 import { type LexicalIndex, LexicalIndexLive } from "./search/lexical/index.js"
 import { RuleIndexLive } from "./search/rule-index.js"
-import { type SearchStages, SearchStagesLive } from "./search/stage.js"
+import type { SearchStages } from "./search/stage.js"
+import { SearchStagesLive } from "./search/stages-live.js"
 import { type ModelOutput, ModelOutputLive } from "./security/model-output.js"
 import { type RateLimiter, RateLimiterLive } from "./transport/rate-limit.js"
 
@@ -25,7 +26,7 @@ export type Services = AppConfig | ScopeStore | OpsStore | LexicalIndex | RuleIn
 export interface ServiceOverrides {
   readonly jwt?: Layer.Layer<JwtVerifier, never, AppConfig>
   readonly rateLimiter?: Layer.Layer<RateLimiter, never, AppConfig>
-  readonly searchStages?: Layer.Layer<SearchStages, never, AppConfig>
+  readonly searchStages?: Layer.Layer<SearchStages, never, AppConfig | ScopeStore | OpsStore>
   readonly modelOutput?: Layer.Layer<ModelOutput>
   readonly lexicalIndex?: Layer.Layer<LexicalIndex, never, AppConfig>
   /** Effect's Clock for everything the services run (default: the runtime's own) */
@@ -34,14 +35,14 @@ export interface ServiceOverrides {
 
 export const ServicesLive = (config: AppConfigShape, overrides: ServiceOverrides = {}) => {
   const lexical = overrides.lexicalIndex ?? LexicalIndexLive
+  // stage b's catch-up reads the scope files and is woken by the rule writers through RuleIndex
+  const stages = (overrides.searchStages ?? SearchStagesLive).pipe(Layer.provideMerge(Layer.merge(ScopeStore.Default, OpsStore.Default)))
   const services = Layer.mergeAll(
-    ScopeStore.Default,
-    OpsStore.Default,
+    stages,
     BackupLock.Default,
-    RuleIndexLive.pipe(Layer.provideMerge(lexical)),
+    RuleIndexLive.pipe(Layer.provideMerge(lexical), Layer.provide(stages)),
     overrides.rateLimiter ?? RateLimiterLive,
     overrides.jwt ?? JwtVerifierLive,
-    overrides.searchStages ?? SearchStagesLive,
     overrides.modelOutput ?? ModelOutputLive
   ).pipe(Layer.provideMerge(Layer.succeed(AppConfig, config)))
   return overrides.clock === undefined ? services : Layer.provide(services, Layer.setClock(overrides.clock))

@@ -25,6 +25,8 @@ export interface Env {
   /** absolute path of GROUNDNOTE_CONFIG (default ./groundnote.json) */
   readonly configPath: string
   readonly typesafeApiKey: Redacted.Redacted<string> | null
+  /** TYPESAFE_BASE_URL as set (checked where it is used: stage c and doctor); absent = the default */
+  readonly typesafeBaseUrl?: string
 }
 
 export interface AppConfigShape {

@@ -175,6 +175,7 @@ export const readEnv = (
       return Redacted.make(value)
     }
     const typesafe = get(env, "TYPESAFE_API_KEY")
+    const typesafeBaseUrl = get(env, "TYPESAFE_BASE_URL")
 
     const result: Env = {
       authMode,
@@ -189,7 +190,8 @@ export const readEnv = (
       allowNonLoopback,
       dataDir: dataDirOf(env, cwd),
       configPath: configPathOf(env, cwd),
-      typesafeApiKey: typesafe === undefined ? null : Redacted.make(typesafe)
+      typesafeApiKey: typesafe === undefined ? null : Redacted.make(typesafe),
+      ...(typesafeBaseUrl === undefined ? {} : { typesafeBaseUrl })
     }
     return result
   })

@@ -12,6 +12,7 @@ import { nowInstant } from "../contracts/time.js"
 import { type BackupStateFullRow, OpsStore } from "../db/ops-store.js"
 import { spentThisMonthUsd } from "../db/reranker-usage.js"
 import { ScopeStore } from "../db/scope-store.js"
+import { SearchStages } from "../search/stage.js"
 import { VERSION } from "../version.js"
 
 /** Real path when it exists, else the absolute path as given (resolved against the service's cwd). */
@@ -42,6 +43,9 @@ export const opsStatus = Effect.fn("Ops.status")(function*(startedAt: string) {
   const running = yield* lock.current
   const spent = yield* spentThisMonthUsd(ops.sql, config.file.zone)
   const backup = config.file.backup
+  // stage b: the model and each scope's vectors (total, embedded, pending); null when stage b is off
+  const stages = yield* Effect.serviceOption(SearchStages)
+  const semantic = stages._tag === "Some" && stages.value.vectors !== undefined ? yield* stages.value.vectors.status : null
   return {
     service: "groundnote" as const,
     instance: config.file.instance,
@@ -58,6 +62,7 @@ export const opsStatus = Effect.fn("Ops.status")(function*(startedAt: string) {
       last_run: runs.last_run,
       last_probe: runs.last_probe
     },
+    semantic,
     scopes: after.map((s) => {
       const row = byScope.get(s.scope)
       return {

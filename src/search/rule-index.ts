@@ -1,18 +1,21 @@
 /**
  * The live RuleIndex (the domain's port, src/domain/rule-index.ts) on the lexical index of stage
- * a: reindexRule maintains the lex_* rows, possibleDuplicates runs stage a with the options of the
- * module (architecture.md §6.3).
+ * a: reindexRule maintains the lex_* rows (and wakes stage b's catch-up for the rule's scope: its
+ * reads wait for the writer's commit on the scope's one connection), possibleDuplicates runs
+ * stage a with the options of the module (architecture.md §6.3).
  */
 import { Effect, Layer } from "effect"
-import { ruleRef } from "../contracts/ids.js"
+import { ruleRef, scopeOfRuleId } from "../contracts/ids.js"
 import { RuleIndex } from "../domain/rule-index.js"
 import { LexicalIndex } from "./lexical/index.js"
 import { runStageA } from "./stage-a.js"
+import { SearchStages } from "./stage.js"
 
-export const RuleIndexLive: Layer.Layer<RuleIndex, never, LexicalIndex> = Layer.effect(
+export const RuleIndexLive: Layer.Layer<RuleIndex, never, LexicalIndex | SearchStages> = Layer.effect(
   RuleIndex,
-  Effect.map(LexicalIndex, (lex) => ({
-    reindexRule: lex.reindexRule,
+  Effect.map(Effect.all([LexicalIndex, SearchStages]), ([lex, { vectors }]) => ({
+    reindexRule: (sql, ruleId) =>
+      vectors === undefined ? lex.reindexRule(sql, ruleId) : Effect.tap(lex.reindexRule(sql, ruleId), () => vectors.wake(scopeOfRuleId(ruleId))),
     possibleDuplicates: (sql, query, excludeSeq, targetDay) =>
       runStageA(sql, { text: query.statement, terms: query.keywords }, { includeProposals: true, targetDay, excludeSeq }).pipe(
         Effect.map((result) => result.pool.slice(0, 3).map((h) => ruleRef(h.rule_id, h.version))),

@@ -1,12 +1,22 @@
 /**
- * search() (architecture.md §7): stage a per scope, the filter by validity on the target day
+ * search() (architecture.md §7): per scope stage a, the filter by validity on the target day
  * (superseded heads followed to their successor, ≤ 20 hops), proposals only when asked, the
- * relation and entity filters, dedupe by head, coverage for the first 50, min_coverage with
- * abstained, cross-scope interleaving, and bundles. Stages b and c report through the seam.
+ * relation and entity filters, dedupe by head; stage b's pool through the same filters, fused
+ * with stage a's heads by RRF (k = 60); coverage for the first 50; stage c over the first 50
+ * fused heads where it may run (its threshold replacing min_coverage there), else min_coverage;
+ * abstained; cross-scope interleaving; bundles.
+ *
+ * Stages b and c come from the SearchStages layer (stage.ts). Stage b starts embedding the
+ * question before stage a runs; a scope where neither b nor c runs is searched in one read
+ * transaction, as stage a alone always was. Where b or c runs, the stage's wait (the question's
+ * vector, the reranker's answer) happens outside any transaction — the scope's one connection is
+ * never held while a model or a provider works — so stage a, the fusion and the bundles are read
+ * in short transactions of their own. Every way a stage does not run is a StageState and the
+ * answer of the stages that did; never an error of the search.
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Clock, Effect } from "effect"
+import { Cause, Clock, Effect } from "effect"
 import { AppConfig } from "../config/config.js"
 import { ScopeStore } from "../db/scope-store.js"
 import type { RuleVersionRow } from "../domain/rules.js"
@@ -14,12 +24,25 @@ import type { Bundle, SearchRequest, SearchResponse, StageState } from "../domai
 import { dayIn } from "../contracts/time.js"
 import { isCounted, type LinkRow, openOn, type Verdict } from "../graph/counted.js"
 import { buildBundle } from "./bundle.js"
-import { SearchStages, stageState } from "./stage.js"
 import type { LexicalIndex } from "./lexical/index.js"
-import { explainHit, stageA, type StageAResult } from "./stage-a.js"
+import { applyRerank, RERANK_TOP, STAGE_C_REASONS } from "./reranker/stage-c.js"
+import { STAGE_B_REASONS } from "./semantic/errors.js"
+import { foundViaOf, rrf } from "./semantic/fuse.js"
+import { ruleEmbeddingText } from "./semantic/rule-text.js"
+import type { SemanticHit } from "./semantic/stage-b.js"
+import {
+  availabilityOf, combineStates, FAILED_INTERNAL, type SearchStage, SearchStages, type StageCCandidate, type StageOutcome,
+  stageNamed
+} from "./stage.js"
+import { explainHit, explainHits, stageA, type StageAResult } from "./stage-a.js"
 
 export const MAX_SUPERSEDED_HOPS = 20
 export const COVERAGE_CANDIDATES = 50
+/** The bound of one run of a stage that names none (the question's embedding; the reranker call). */
+export const DEFAULT_STAGE_TIMEOUT_MS = 2_000
+
+const TIMEOUT_REASON = { b: STAGE_B_REASONS.timeout, c: STAGE_C_REASONS.timeout } as const
+const RAN_UNTIMED: StageState = { state: "ran", duration_ms: null, reason: null }
 
 export interface ScopeResult {
   readonly scope: string
@@ -29,9 +52,21 @@ export interface ScopeResult {
   readonly candidates: number
   readonly bestCoverage: number | null
   readonly stageA: StageState
+  readonly stageB: StageState
+  readonly stageC: StageState
+  /** stage c ran over heads of this scope and none reached its threshold */
+  readonly belowThreshold: boolean
 }
 
-type PoolHit = StageAResult["pool"][number]
+/** A hit of stage a's or stage b's pool: a rule version with the dates and status of that version. */
+interface Hit {
+  readonly seq: number
+  readonly rule_id: string
+  readonly version: number
+  readonly status: "confirmed" | "superseded" | "proposed"
+  readonly valid_from: string
+  readonly valid_until: string | null
+}
 
 interface Candidate {
   /** the head: its rule and version, and its row once read */
@@ -39,7 +74,8 @@ interface Candidate {
   readonly version: number
   readonly row: RuleVersionRow | undefined
   readonly hitSeq: number
-  readonly rankA: number
+  /** the pool's score of the best hit of this head (rank_a, or stage b's cosine) */
+  readonly score: number
 }
 
 const inForce = (v: Pick<RuleVersionRow, "valid_from" | "valid_until">, day: string): boolean =>
@@ -71,6 +107,8 @@ const missingRow = (c: { readonly ruleId: string; readonly version: number }): n
   throw new Error(`search head ${c.ruleId}@${c.version} has no rule_version row`)
 }
 
+const keyOf = (ruleId: string, version: number) => `${ruleId}@${version}`
+
 /** The matched versions of the pool in one read, keyed "<rule_id>@<version>". */
 const versionsOf = (sql: SqlClient, pool: ReadonlyArray<{ readonly rule_id: string; readonly version: number }>) =>
   Effect.map(
@@ -78,15 +116,15 @@ const versionsOf = (sql: SqlClient, pool: ReadonlyArray<{ readonly rule_id: stri
       ? Effect.succeed([])
       : sql<RuleVersionRow>`SELECT v.* FROM json_each(${JSON.stringify(pool.map((h) => [h.rule_id, h.version]))}) j
           JOIN rule_version v ON v.rule_id = json_extract(j.value, '$[0]') AND v.version = json_extract(j.value, '$[1]')`,
-    (rows) => new Map(rows.map((v) => [`${v.rule_id}@${v.version}`, v]))
+    (rows) => new Map(rows.map((v) => [keyOf(v.rule_id, v.version), v]))
   )
 
 /**
- * The head of a hit decided from the pool alone (status and dates of the indexed version): the
+ * The head of a hit decided from the pool alone (status and dates of the hit's version): the
  * hit itself when it is in force or an included proposal; null when it is dropped; undefined when
  * only its row can tell (a superseded version no longer in force follows superseded_by).
  */
-const headOfHit = (hit: PoolHit, day: string, includeProposals: boolean): PoolHit | null | undefined => {
+const headOfHit = <H extends Hit>(hit: H, day: string, includeProposals: boolean): H | null | undefined => {
   if (hit.status === "proposed") return includeProposals ? hit : null
   if (inForce(hit, day)) return hit
   return hit.status === "superseded" && (hit.valid_until ?? "9999-12-31") <= day ? undefined : null
@@ -124,67 +162,196 @@ export const rulesOfEntityFilter = (
     return out
   })
 
-/** One scope: stage a, filter, dedupe, coverage, min_coverage, limit, bundles. */
-export const searchScope = (sql: SqlClient, scope: string, req: SearchRequest, targetDay: string) =>
+interface FilterContext {
+  readonly targetDay: string
+  readonly includeProposals: boolean
+  readonly relation: SearchRequest["relation"]
+  /** null: no entity filter */
+  readonly entityRules: ReadonlySet<string> | null
+}
+
+/**
+ * The heads of a pool's hits (steps 5 and 6 of §7, the same for stage a and stage b): validity on
+ * the target day with superseded versions followed, proposals only when asked, the relation and
+ * entity filters, dedupe by head keeping its best hit; best score first, ties by the hit's seq.
+ * A hit's row is read only where the pool cannot decide (a superseded version to follow, the
+ * relation filter); the rows of the heads shown are read at the end.
+ */
+const headsOf = <H extends Hit>(sql: SqlClient, hits: ReadonlyArray<H>, scoreOf: (hit: H) => number, ctx: FilterContext) =>
   Effect.gen(function*() {
-    const config = yield* AppConfig
-    const nowMs = yield* Clock.currentTimeMillis
-    const t0 = performance.now()
-    const input = { ...(req.text === undefined ? {} : { text: req.text }), ...(req.terms === undefined ? {} : { terms: req.terms }) }
-    const minConfidence = config.file.graph.proposed_min_confidence
-    const entityRules = req.entity === undefined
-      ? null
-      : yield* rulesOfEntityFilter(sql, req.entity, targetDay, { zone: config.file.zone, minConfidence })
-    const a = yield* stageA(sql, input, { includeProposals: req.include_proposals, targetDay })
     const byHead = new Map<string, Candidate>()
-    // A hit's row is read only where the pool cannot decide (a superseded version to follow, the
-    // relation filter); the rows of the heads shown are read at the end.
-    const decided = a.pool.map((hit) => ({ hit, fromPool: headOfHit(hit, targetDay, req.include_proposals) }))
-    const hitRows = yield* versionsOf(sql, decided.flatMap((d) => (d.fromPool === undefined || (d.fromPool !== null && req.relation !== undefined) ? [d.hit] : [])))
+    const decided = hits.map((hit) => ({ hit, fromPool: headOfHit(hit, ctx.targetDay, ctx.includeProposals) }))
+    const hitRows = yield* versionsOf(sql, decided.flatMap((d) => (d.fromPool === undefined || (d.fromPool !== null && ctx.relation !== undefined) ? [d.hit] : [])))
     for (const { hit, fromPool } of decided) {
       if (fromPool === null) continue
-      const hitRow = hitRows.get(`${hit.rule_id}@${hit.version}`)
-      const followed = fromPool === undefined && hitRow !== undefined ? yield* headFor(sql, hitRow, targetDay, req.include_proposals) : undefined
+      const hitRow = hitRows.get(keyOf(hit.rule_id, hit.version))
+      const followed = fromPool === undefined && hitRow !== undefined ? yield* headFor(sql, hitRow, ctx.targetDay, ctx.includeProposals) : undefined
       const row = fromPool === undefined ? followed : hitRow
       const head = fromPool === undefined ? followed : fromPool
       if (head === undefined) continue
-      if (req.relation !== undefined && (row === undefined || !relationMatches(row, req.relation))) continue
-      if (entityRules !== null && !entityRules.has(head.rule_id)) continue
+      if (ctx.relation !== undefined && (row === undefined || !relationMatches(row, ctx.relation))) continue
+      if (ctx.entityRules !== null && !ctx.entityRules.has(head.rule_id)) continue
+      const score = scoreOf(hit)
       const known = byHead.get(head.rule_id)
-      if (known === undefined || hit.rank_a > known.rankA) {
-        byHead.set(head.rule_id, { ruleId: head.rule_id, version: head.version, row, hitSeq: hit.seq, rankA: hit.rank_a })
+      if (known === undefined || score > known.score) {
+        byHead.set(head.rule_id, { ruleId: head.rule_id, version: head.version, row, hitSeq: hit.seq, score })
       }
     }
-    const ordered = [...byHead.values()].sort((x, y) => y.rankA - x.rankA || x.hitSeq - y.hitSeq)
-    type Explained = { readonly c: Candidate; readonly e: { found_via: Array<string>; coverage: number; matched_terms: number } | null }
-    const explained: Array<Explained> = yield* Effect.forEach(ordered, (c, i): Effect.Effect<Explained, SqlError, LexicalIndex> =>
-      i < COVERAGE_CANDIDATES ? Effect.map(explainHit(sql, a, c.hitSeq), (e) => ({ c, e })) : Effect.succeed({ c, e: null }))
-    const minCoverage = config.file.search.min_coverage
-    const passing = minCoverage > 0 ? explained.filter((x) => x.e !== null && x.e.coverage >= minCoverage) : explained
-    const bestCoverage = explained.reduce<number | null>((best, x) => (x.e === null ? best : Math.max(best ?? 0, x.e.coverage)), null)
-    const shown = passing.slice(0, req.limit)
-    const headRows = yield* versionsOf(sql, shown.flatMap(({ c }) => (c.row === undefined ? [{ rule_id: c.ruleId, version: c.version }] : [])))
-    const bundles = yield* Effect.forEach(shown, ({ c, e }) =>
-      buildBundle(sql, {
-        version: c.row ?? headRows.get(`${c.ruleId}@${c.version}`) ?? missingRow(c),
-        scope,
-        rank: { a: Math.round(c.rankA * 10_000) / 10_000, b: null, rrf: null, reranker: null },
-        found_via: e?.found_via ?? [],
-        coverage: e?.coverage ?? null,
-        matched_terms: e?.matched_terms ?? null
-      }, {
-        zone: config.file.zone, recheckAfterDays: config.file.recheck_after_days, nowMs, targetDay,
-        includeProposals: req.include_proposals, minConfidence
+    return [...byHead.values()].sort((x, y) => y.score - x.score || x.hitSeq - y.hitSeq)
+  })
+
+const round4 = (x: number): number => Math.round(x * 10_000) / 10_000
+
+/** A head in the scope's final order, with its ranks. */
+interface Ranked {
+  readonly c: Candidate
+  readonly rank: { readonly a: number | null; readonly b: number | null; readonly rrf: number | null; readonly reranker: number | null }
+  /** found only by stage b: found_via ["semantic"] */
+  readonly onlyB: boolean
+}
+
+/** Stage a's heads alone, or fused with stage b's by RRF (fuse.ts). */
+const rankHeads = (aHeads: ReadonlyArray<Candidate>, bHeads: ReadonlyArray<Candidate> | null): Array<Ranked> => {
+  if (bHeads === null) return aHeads.map((c) => ({ c, rank: { a: round4(c.score), b: null, rrf: null, reranker: null }, onlyB: false }))
+  const fromA = new Map(aHeads.map((c) => [c.ruleId, c]))
+  const fromB = new Map(bHeads.map((c) => [c.ruleId, c]))
+  return rrf(aHeads.map((c) => ({ key: c.ruleId, rankA: c.score })), bHeads.map((c) => ({ key: c.ruleId, score: c.score }))).map((f) => ({
+    c: fromA.get(f.key) ?? (fromB.get(f.key) as Candidate),
+    rank: { a: f.rank.a === null ? null : round4(f.rank.a), b: f.rank.b, rrf: f.rank.rrf, reranker: null },
+    onlyB: f.onlyB
+  }))
+}
+
+/** What search() hands one scope of the stages b and c: a state where the stage does not run, else its run. */
+export interface ScopeStages {
+  readonly b:
+    | { readonly state: StageState }
+    | { readonly run: (db: SqlClient) => Effect.Effect<StageOutcome<ReadonlyArray<SemanticHit>>> }
+  readonly c:
+    | { readonly state: StageState }
+    | { readonly run: (candidates: ReadonlyArray<StageCCandidate>) => Effect.Effect<StageOutcome<ReadonlyMap<string, number>>>; readonly threshold: number }
+}
+
+const OFF_STAGES: ScopeStages = {
+  b: { state: { state: "off", duration_ms: null, reason: "disabled in config" } },
+  c: { state: { state: "off", duration_ms: null, reason: "disabled in config" } }
+}
+
+const stateOf = <A>(o: StageOutcome<A>, extraMs = 0): StageState =>
+  o.state === "ran"
+    ? { state: "ran", duration_ms: o.duration_ms + Math.round(extraMs), reason: null }
+    : { state: o.state, duration_ms: o.duration_ms, reason: o.reason }
+
+/**
+ * One scope: stage a, stage b, filter, fusion, coverage, stage c or min_coverage, limit, bundles.
+ * `sql` is the scope's connection outside any transaction (searchScope opens its own).
+ */
+export const searchScope = (sql: SqlClient, scope: string, req: SearchRequest, targetDay: string, stages: ScopeStages = OFF_STAGES) =>
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const nowMs = yield* Clock.currentTimeMillis
+    const runB = "run" in stages.b ? stages.b.run : null
+    const runC = "run" in stages.c ? stages.c : null
+    const alone = runB === null && runC === null
+    /** a read transaction of its own, unless the whole scope is one (no stage waits) */
+    const tx = <A, E, R>(e: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> => (alone ? e : sql.withTransaction(e))
+    const minConfidence = config.file.graph.proposed_min_confidence
+    const body = Effect.gen(function*() {
+      // stage a and its heads
+      const t0 = performance.now()
+      const input = { ...(req.text === undefined ? {} : { text: req.text }), ...(req.terms === undefined ? {} : { terms: req.terms }) }
+      const first = yield* tx(Effect.gen(function*() {
+        const entityRules = req.entity === undefined
+          ? null
+          : yield* rulesOfEntityFilter(sql, req.entity, targetDay, { zone: config.file.zone, minConfidence })
+        const ctx: FilterContext = { targetDay, includeProposals: req.include_proposals, relation: req.relation, entityRules }
+        const a = yield* stageA(sql, input, { includeProposals: req.include_proposals, targetDay })
+        return { a, ctx, heads: yield* headsOf(sql, a.pool, (h) => h.rank_a, ctx) }
       }))
-    return {
-      scope,
-      terms: a.terms,
-      variants: a.variants,
-      bundles,
-      candidates: ordered.length,
-      bestCoverage,
-      stageA: { state: "ran", duration_ms: Math.round(performance.now() - t0), reason: null } satisfies StageState
-    } satisfies ScopeResult
+      const a: StageAResult = first.a
+      const stageAState: StageState = { state: "ran", duration_ms: Math.round(performance.now() - t0), reason: null }
+
+      // stage b: its pool through the same filters
+      let stageB: StageState = "state" in stages.b ? stages.b.state : RAN_UNTIMED
+      let bHeads: Array<Candidate> | null = null
+      if (runB !== null) {
+        const out = yield* runB(sql)
+        const t1 = performance.now()
+        if (out.state === "ran") bHeads = yield* tx(headsOf(sql, out.value, (h) => h.rank_b, first.ctx))
+        stageB = stateOf(out, performance.now() - t1)
+      }
+
+      // fusion; coverage, matched_terms and found_via for the first 50 heads
+      const ranked = rankHeads(first.heads, bHeads)
+      type Explained = Ranked & { readonly e: { found_via: Array<string>; coverage: number; matched_terms: number } | null }
+      const explained: Array<Explained> = yield* tx(Effect.gen(function*() {
+        // the heads only stage b found are not in stage a's pool: explained together, in one read
+        const onlyB = yield* explainHits(sql, a, ranked.slice(0, COVERAGE_CANDIDATES).flatMap((x) => (x.onlyB ? [x.c.hitSeq] : [])))
+        return yield* Effect.forEach(ranked, (x, i): Effect.Effect<Explained, SqlError, LexicalIndex> =>
+          i >= COVERAGE_CANDIDATES ? Effect.succeed({ ...x, e: null })
+            : x.onlyB ? Effect.succeed({ ...x, e: onlyB.get(x.c.hitSeq) ?? null })
+            : Effect.map(explainHit(sql, a, x.c.hitSeq), (e) => ({ ...x, e })))
+      }))
+      const bestCoverage = explained.reduce<number | null>((best, x) => (x.e === null ? best : Math.max(best ?? 0, x.e.coverage)), null)
+      const rows = new Map<string, RuleVersionRow>()
+      const rowOf = (c: Candidate) => c.row ?? rows.get(keyOf(c.ruleId, c.version)) ?? missingRow(c)
+      const readRows = (cs: ReadonlyArray<Candidate>) =>
+        Effect.map(versionsOf(sql, cs.flatMap((c) => (c.row === undefined && !rows.has(keyOf(c.ruleId, c.version)) ? [{ rule_id: c.ruleId, version: c.version }] : []))),
+          (read) => read.forEach((v, k) => rows.set(k, v)))
+
+      // stage c over the first 50 fused heads; where it ran its threshold replaces min_coverage
+      let stageC: StageState = "state" in stages.c ? stages.c.state : RAN_UNTIMED
+      let passing: Array<Explained>
+      let belowThreshold = false
+      const sent = explained.slice(0, RERANK_TOP)
+      const out = runC === null ? null : yield* Effect.gen(function*() {
+        yield* tx(readRows(sent.map((x) => x.c)))
+        return yield* runC.run(sent.map((x) => ({ key: x.c.ruleId, text: ruleEmbeddingText(rowOf(x.c)) })))
+      })
+      if (out !== null) stageC = stateOf(out)
+      if (out !== null && out.state === "ran" && runC !== null) {
+        const byKey = new Map(sent.map((x) => [x.c.ruleId, x]))
+        passing = applyRerank(sent.map((x) => x.c.ruleId), out.value, runC.threshold).kept.map(({ key, score }) => {
+          const x = byKey.get(key) as Explained
+          return { ...x, rank: { ...x.rank, reranker: score } }
+        })
+        belowThreshold = sent.length > 0 && passing.length === 0
+      } else {
+        const minCoverage = config.file.search.min_coverage
+        passing = minCoverage > 0 ? explained.filter((x) => x.e !== null && x.e.coverage >= minCoverage) : explained
+      }
+
+      // bundles
+      const shown = passing.slice(0, req.limit)
+      const bundles = yield* tx(Effect.gen(function*() {
+        yield* readRows(shown.map((x) => x.c))
+        return yield* Effect.forEach(shown, (x) =>
+          buildBundle(sql, {
+            version: rowOf(x.c),
+            scope,
+            rank: x.rank,
+            found_via: foundViaOf(x, x.e?.found_via ?? []),
+            coverage: x.e?.coverage ?? null,
+            matched_terms: x.e?.matched_terms ?? null
+          }, {
+            zone: config.file.zone, recheckAfterDays: config.file.recheck_after_days, nowMs, targetDay,
+            includeProposals: req.include_proposals, minConfidence
+          }))
+      }))
+      return {
+        scope,
+        terms: a.terms,
+        variants: a.variants,
+        bundles,
+        candidates: ranked.length,
+        bestCoverage,
+        stageA: stageAState,
+        stageB,
+        stageC,
+        belowThreshold
+      } satisfies ScopeResult
+    })
+    return yield* (alone ? sql.withTransaction(body) : body)
   })
 
 /** Bundles of several scopes interleaved by per-scope position, ties in request order. */
@@ -202,18 +369,84 @@ export const interleave = <A>(lists: ReadonlyArray<ReadonlyArray<A>>, limit: num
 export interface SearchOutcome {
   readonly response: SearchResponse
   /** per scope: what its search_log row records */
-  readonly perScope: ReadonlyArray<{ readonly scope: string; readonly refs: ReadonlyArray<string>; readonly terms: ReadonlyArray<string>; readonly variants: Readonly<Record<string, ReadonlyArray<string>>> }>
+  readonly perScope: ReadonlyArray<{
+    readonly scope: string
+    readonly refs: ReadonlyArray<string>
+    readonly terms: ReadonlyArray<string>
+    readonly variants: Readonly<Record<string, ReadonlyArray<string>>>
+    readonly stages: { readonly a: StageState; readonly b: StageState; readonly c: StageState }
+  }>
 }
+
+/** A stage's part of the search that dies (throws) is failed "internal error"; the search goes on. */
+const internal = (stage: SearchStage["name"], cause: Cause.Cause<unknown>) => {
+  const e = Cause.squash(cause)
+  return Effect.logError("search stage failed").pipe(Effect.annotateLogs({
+    stage, error: e instanceof Error ? `${e.name}: ${e.message.slice(0, 200)}` : "defect"
+  }))
+}
+
+/** A run bounded by the stage's timeout (failed with its timeout reason), a defect failed "internal error". */
+const guarded = <A>(stage: SearchStage, run: Effect.Effect<StageOutcome<A>>): Effect.Effect<StageOutcome<A>> => {
+  const ms = stage.timeoutMs ?? DEFAULT_STAGE_TIMEOUT_MS
+  return Effect.suspend(() => run).pipe(
+    Effect.timeoutTo({
+      duration: ms,
+      onSuccess: (o): StageOutcome<A> => o,
+      onTimeout: (): StageOutcome<A> => ({ state: "failed", duration_ms: ms, reason: TIMEOUT_REASON[stage.name] })
+    }),
+    Effect.catchAllCause((cause) =>
+      Cause.isInterruptedOnly(cause)
+        ? Effect.failCause(cause)
+        : Effect.as(internal(stage.name, cause), { state: "failed", duration_ms: null, reason: FAILED_INTERNAL.reason } as StageOutcome<A>))
+  )
+}
+
+/** The question as stages b and c see it: the text, else the given terms. */
+const stageQueryText = (req: SearchRequest): string => req.text ?? (req.terms ?? []).join(" ")
+
+/** start() of a stage when it will run somewhere; null when it runs nowhere; "failed" when start died. */
+const startOf = <R>(stage: SearchStage | undefined, available: ReadonlyArray<StageState | null>, start: () => Effect.Effect<R>) =>
+  stage === undefined || !available.some((x) => x === null) || stage.start === undefined
+    ? Effect.succeed(null)
+    : Effect.suspend(start).pipe(
+      Effect.catchAllCause((cause) => Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.as(internal(stage.name, cause), "failed" as const))
+    )
 
 /** The search over the request's scopes (already checked and opened by the pipeline). */
 export const search = Effect.fn("Search.search")(function*(req: SearchRequest, searchId: string) {
   const config = yield* AppConfig
   const store = yield* ScopeStore
+  const { stages } = yield* SearchStages
   const scopes = [...new Set(req.scopes)]
   const targetDay = req.as_of ?? dayIn(config.file.zone, yield* Clock.currentTimeMillis)
-  const results = yield* Effect.forEach(scopes, (scope) =>
-    Effect.flatMap(store.use(scope), (h) => h.sql.withTransaction(searchScope(h.sql, scope, req, targetDay))))
-  const { stages } = yield* SearchStages
+  const b = stageNamed(stages, "b")
+  const c = stageNamed(stages, "c")
+  const availableB = scopes.map((s) => availabilityOf(b, s))
+  const availableC = scopes.map((s) => availabilityOf(c, s))
+  const text = stageQueryText(req)
+  const deadline = (stage: SearchStage) => Date.now() + (stage.timeoutMs ?? DEFAULT_STAGE_TIMEOUT_MS)
+  // stage b begins embedding the question here, while stage a runs
+  const startedB = b === undefined ? null : yield* startOf(b, availableB, () => b.start?.({ text, deadline: deadline(b) }) ?? Effect.die("no start"))
+  const startedC = c === undefined ? null : yield* startOf(c, availableC, () => c.start?.({ text, deadline: deadline(c) }) ?? Effect.die("no start"))
+
+  const stagesOf = (i: number): ScopeStages => {
+    const scope = scopes[i] ?? ""
+    const ab = availableB[i] ?? null
+    const ac = availableC[i] ?? null
+    return {
+      b: ab !== null ? { state: ab }
+        : startedB === "failed" ? { state: FAILED_INTERNAL }
+        : startedB === null || b === undefined ? { state: RAN_UNTIMED }
+        : { run: (db) => guarded(b, startedB.run({ scope, db, includeProposals: req.include_proposals })) },
+      c: ac !== null ? { state: ac }
+        : startedC === "failed" ? { state: FAILED_INTERNAL }
+        : startedC === null || c === undefined ? { state: RAN_UNTIMED }
+        : { run: (candidates) => guarded(c, startedC.run({ scope, candidates })), threshold: c.threshold ?? 0 }
+    }
+  }
+  const results = yield* Effect.forEach(scopes, (scope, i) =>
+    Effect.flatMap(store.use(scope), (h) => searchScope(h.sql, scope, req, targetDay, stagesOf(i))))
   const terms: Array<string> = []
   const variants: Record<string, Array<string>> = {}
   for (const r of results) {
@@ -229,13 +462,15 @@ export const search = Effect.fn("Search.search")(function*(req: SearchRequest, s
     scopes,
     stages: {
       a: { state: "ran", duration_ms: results.reduce((ms, r) => ms + (r.stageA.duration_ms ?? 0), 0), reason: null },
-      b: stageState(stages, "b", scopes[0] ?? ""),
-      c: stageState(stages, "c", scopes[0] ?? "")
+      b: combineStates(results.map((r) => r.stageB)),
+      c: combineStates(results.map((r) => r.stageC))
     },
     query: { terms, variants },
     bundles,
     abstained: bundles.length > 0
       ? null
+      : results.some((r) => r.belowThreshold)
+      ? { reason: "below-reranker-threshold", best_coverage: best, min_coverage: minCoverage }
       : candidates > 0 && minCoverage > 0
       ? { reason: "below-min-coverage", best_coverage: best, min_coverage: minCoverage }
       : { reason: "no-candidate", best_coverage: null, min_coverage: minCoverage }
@@ -246,7 +481,8 @@ export const search = Effect.fn("Search.search")(function*(req: SearchRequest, s
       scope: r.scope,
       refs: r.bundles.map((b) => b.head.ref),
       terms: r.terms,
-      variants: r.variants
+      variants: r.variants,
+      stages: { a: r.stageA, b: r.stageB, c: r.stageC }
     }))
   } satisfies SearchOutcome
 })

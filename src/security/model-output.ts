@@ -94,7 +94,16 @@ const TIMESTAMP = /^\d{1,3}:\d{2}(:\d{2})?$/
 const HEX64 = /^[0-9a-f]{64}$/
 const TYPE = /^[a-z][a-z0-9_]{1,39}$/
 const TOOL = /^[a-z][a-z0-9_]{1,39}$/
-const STAGE_REASON = /^(disabled in config|not available in this build|provider (local|typesafe|voyage|openai|jina) is not allowed for this scope)$/
+/** The fixed reasons of stages b and c (src/search/semantic/errors.ts STAGE_B_REASONS, src/search/reranker/stage-c.ts STAGE_C_REASONS, src/search/stage.ts). */
+const STAGE_REASON = new RegExp("^(" + [
+  "disabled in config", "not available in this build", "internal error",
+  "provider (local|typesafe|voyage|openai|jina) is not allowed for this scope",
+  "semantic model files missing", "semantic model cannot be loaded", "semantic model is loading", "semantic vectors are loading",
+  "embedding timed out", "embedding failed",
+  "reranker is not enabled for this scope", "no TYPESAFE_API_KEY in the environment", "the reranker URL is not usable",
+  "monthly reranker budget exhausted", "the reranker spend could not be recorded", "reranker timed out",
+  "reranker answered HTTP [1-5][0-9][0-9]", "reranker answer malformed", "reranker unreachable"
+].join("|") + ")$")
 const APPROVAL_URL = /^https?:\/\/[A-Za-z0-9.:[\]-]+(\/[A-Za-z0-9._~-]+)*\/approval\/(rules\/[a-z0-9-]+|structure\?scope=[a-z0-9-]+(#[a-z0-9-]+)?)$/
 
 /** Every enum value of the API objects (statuses, kinds, origins, stage states, matches, codes, rights …). */

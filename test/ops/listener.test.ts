@@ -82,7 +82,7 @@ describe("ops listener", () => {
     expect(a.status).toBe(200)
     expect(a.headers["content-type"]).toMatch(/^application\/json/)
     const s = body(a)
-    expect(Object.keys(s).sort()).toEqual(["backup", "data_dir", "instance", "now", "scopes", "service", "started_at", "usage", "version"])
+    expect(Object.keys(s).sort()).toEqual(["backup", "data_dir", "instance", "now", "scopes", "semantic", "service", "started_at", "usage", "version"])
     expect(s.usage).toEqual({ reranker_month_usd: 0 })
     expect(s).toMatchObject({
       service: "groundnote",

@@ -12,7 +12,11 @@ export const STAGE_B_REASONS = {
   missing: "semantic model files missing",
   broken: "semantic model cannot be loaded",
   timeout: "embedding timed out",
-  failed: "embedding failed"
+  failed: "embedding failed",
+  /** the model is still opening (a few seconds after the service starts) */
+  loading: "semantic model is loading",
+  /** the scope's vectors are being read into memory (once per scope and process) */
+  vectorsLoading: "semantic vectors are loading"
 } as const
 export type StageBReason = (typeof STAGE_B_REASONS)[keyof typeof STAGE_B_REASONS]
 

@@ -7,7 +7,9 @@
  * build or locate); it requires onnxruntime-node from the path this module resolves.
  *
  * A run cannot be interrupted (the binding has no terminate); a caller that stops waiting gets
- * its answer dropped when it arrives (embedder.ts), and close() terminates the thread.
+ * its answer dropped when it arrives (embedder.ts). close() lets the call in flight end first
+ * (at most CLOSE_WAIT_MS): terminating the thread inside a native run aborts the whole process
+ * (a C++ exception escapes the binding during the worker's teardown), then terminates it.
  */
 import { createRequire } from "node:module"
 import { Worker } from "node:worker_threads"
@@ -62,12 +64,17 @@ type Reply =
   | { id: number; ok: true; inputs?: Array<IoMeta>; outputs?: Array<IoMeta>; data?: Float32Array | Uint16Array; dims?: Array<number>; type?: string }
   | { id: number; ok: false; error: string }
 
+/** close() waits this long for a run in flight before it terminates the thread anyway */
+export const CLOSE_WAIT_MS = 120_000
+
 export const spawnOrtWorker = (): OrtWorker => {
   const ortPath = createRequire(import.meta.url).resolve("onnxruntime-node")
   // not unref'd: a pending embedding keeps the process alive (a CLI's doctor check would end
   // mid-load otherwise); close() — the embedder's Scope — ends the thread.
   const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { ort: ortPath } })
   const pending = new Map<number, { resolve: (r: Reply & { ok: true }) => void; reject: (e: Error) => void }>()
+  /** the calls the worker has not answered yet (close() lets them end) */
+  const inFlight = new Set<Promise<unknown>>()
   let next = 1
   let goneReason: string | null = null
   const failAll = (reason: string) => {
@@ -85,13 +92,18 @@ export const spawnOrtWorker = (): OrtWorker => {
   worker.on("error", (e) => failAll(`embedding worker failed: ${e.message}`))
   worker.on("exit", (code) => failAll(`embedding worker exited (${code})`))
 
-  const call = (message: Record<string, unknown>): Promise<Reply & { ok: true }> =>
-    new Promise((resolve, reject) => {
+  const call = (message: Record<string, unknown>): Promise<Reply & { ok: true }> => {
+    const p = new Promise<Reply & { ok: true }>((resolve, reject) => {
       if (goneReason !== null) return reject(new Error(goneReason))
       const id = next++
       pending.set(id, { resolve, reject })
       worker.postMessage({ ...message, id })
     })
+    const settled = p.then(() => undefined, () => undefined)
+    inFlight.add(settled)
+    void settled.then(() => inFlight.delete(settled))
+    return p
+  }
 
   return {
     load: async (path, options) => {
@@ -109,6 +121,14 @@ export const spawnOrtWorker = (): OrtWorker => {
     gone: () => goneReason,
     close: async () => {
       goneReason ??= "embedding worker closed"
+      if (inFlight.size > 0) {
+        let timer: NodeJS.Timeout | undefined
+        await Promise.race([
+          Promise.all([...inFlight]),
+          new Promise((resolve) => { timer = setTimeout(resolve, CLOSE_WAIT_MS) })
+        ])
+        clearTimeout(timer)
+      }
       await worker.terminate()
       failAll("embedding worker closed")
     }

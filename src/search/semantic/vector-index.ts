@@ -153,9 +153,15 @@ export const makeVectorIndex = (model: string, dim: number, scorer?: KnnScorer):
       search: (query, k) =>
         lock.withPermits(1)(Effect.promise(async () => {
           if (count === 0 || query.length !== dim) return []
-          const scores = await knn.scores(matrix, count, dim, query)
-          return topK(scores, k, (row) => seqAt[row] as number)
-            .map(({ row, score }) => ({ seq: seqAt[row] as number, version: versionAt[row] as number, score }))
+          // The rows' labels as of the call: the catch-up may add() while the scorer runs (add is
+          // not under the lock). A row changed meanwhile keeps its old version label, so the
+          // file check of stage-b.ts drops it; no score is ever labelled with another rule.
+          const n = count
+          const seqs = seqAt.slice(0, n)
+          const versions = versionAt.slice(0, n)
+          const scores = await knn.scores(matrix, n, dim, query)
+          return topK(scores, k, (row) => seqs[row] as number)
+            .map(({ row, score }) => ({ seq: seqs[row] as number, version: versions[row] as number, score }))
         })),
       skipped: () => skippedRows
     } satisfies VectorIndex
