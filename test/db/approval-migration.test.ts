@@ -104,7 +104,7 @@ describe("0004-approval on a file of the current release", () => {
   })
 
   it("the migrated file has the schema of a fresh file, and its append-only triggers", async () => {
-    const file = releaseDataDir()
+    releaseDataDir()
     const config = testConfig(dir, { scopes: [{ name: "sales", providers_allowed: [] }] })
     const migrated = await run(config, Effect.gen(function*() {
       const sql = yield* sqlOf("sales")
