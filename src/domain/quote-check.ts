@@ -94,37 +94,47 @@ const longestSuffixIn = (q: string, text: string): { readonly length: number; re
 /**
  * The passage of `text` closest to `quote`, both normalized as the quote check compares them:
  * the quote is anchored where the longest run of it (from its start, from its end, or from one of
- * its first word starts) occurs in the text, and the passage is the text there for the quote's
- * length. Null when no run of MIN_ANCHOR_CHARS characters of the quote occurs in the text.
+ * its first word starts) occurs in the text; the passage runs from where the quote's start fits
+ * best near that run (the longest prefix of the quote found there) to where the quote's end
+ * falls by the run, widened to whole words. Null when no run of MIN_ANCHOR_CHARS characters of
+ * the quote occurs in the text.
  */
 export const closestPassage = (quote: string, text: string): Closest | null => {
   const q = normalizeQuote(quote)
   const t = normalizeQuote(text)
   if (q.length === 0 || t.length === 0) return null
-  interface Anchor { readonly length: number; readonly start: number }
+  /** a run of the quote from its offset `k` found in the text at `at` */
+  interface Anchor { readonly length: number; readonly at: number; readonly k: number }
   const anchors: Array<Anchor> = []
   const prefix = longestPrefixIn(q, t)
-  anchors.push({ length: prefix.length, start: prefix.at })
+  anchors.push({ length: prefix.length, at: prefix.at, k: 0 })
   const suffix = longestSuffixIn(q, t)
-  anchors.push({ length: suffix.length, start: suffix.at + suffix.length - q.length })
+  anchors.push({ length: suffix.length, at: suffix.at, k: q.length - suffix.length })
   if (t.length <= FULL_ANCHOR_LIMIT) {
     let words = 0
     for (let k = 1; k < q.length && words < MAX_WORD_ANCHORS; k++) {
       if (q[k - 1] !== " ") continue
       words++
       const run = longestPrefixIn(q.slice(k), t)
-      anchors.push({ length: run.length, start: run.at - k })
+      anchors.push({ length: run.length, at: run.at, k })
     }
   }
   const best = anchors.reduce((a, b) => (b.length > a.length ? b : a))
   if (best.length < MIN_ANCHOR_CHARS) return null
-  let start = Math.max(0, best.start)
-  let end = Math.min(t.length, best.start + q.length)
-  while (start > 0 && t[start - 1] !== " " && best.start - start < 20) start--
-  while (end < t.length && t[end] !== " " && end - (best.start + q.length) < 20) end++
-  let differs = 0
-  while (differs < q.length && best.start + differs >= 0 && q[differs] === t[best.start + differs]) differs++
-  const from = Math.max(0, best.start + differs)
+  // where the quote's start fits best near the run: the longest prefix of the quote found around it
+  const from0 = Math.max(0, best.at - best.k - q.length)
+  const around = t.slice(from0, Math.min(t.length, best.at + best.length + q.length))
+  const lead = longestPrefixIn(q, around)
+  // a lead of a few characters is chance ("b" of "bitte"), not where the quote starts
+  const near = lead.length >= 4 && from0 + lead.at <= best.at
+  const align = near ? from0 + lead.at : best.at - best.k
+  let differs = near ? lead.length : 0
+  if (!near) while (differs < q.length && align + differs >= 0 && q[differs] === t[align + differs]) differs++
+  let start = Math.max(0, Math.min(align, best.at))
+  let end = Math.min(t.length, Math.max(best.at + best.length, best.at + (q.length - best.k)))
+  while (start > 0 && t[start - 1] !== " " && align - start < 20) start--
+  while (end < t.length && t[end] !== " " && end - (best.at + q.length - best.k) < 20) end++
+  const from = Math.max(0, align + differs)
   return {
     passage: t.slice(start, end),
     differs_at: differs,
