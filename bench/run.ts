@@ -24,6 +24,7 @@ import { storeSource } from "../src/domain/sources.js"
 import { approvalBench } from "./approval.js"
 import { graphBench } from "./graph.js"
 import { httpBench } from "./http.js"
+import { intakeBench } from "./intake.js"
 import { mcpBench } from "./mcp.js"
 import { searchBench } from "./search.js"
 import { backupBench } from "./backup.js"
@@ -156,9 +157,11 @@ const main = Effect.gen(function*() {
  * (search_rules over the SDK client next to POST /v1/search, BENCH_MCP_RULES rules, default 10k) too,
  * the part secrets (the secret scan over 5 MB), the part stages (stage b: embedding time, exact
  * neighbours at BENCH_KNN_SIZES, default 10k and 100k; BENCH_MODEL_DIR / BENCH_MODEL for a real model)
- * and the part backup (run, probe, verify seconds; BENCH_BACKUP_SIZES, default 1k, 10k, 100k rules).
+ * and the part backup (run, probe, verify seconds; BENCH_BACKUP_SIZES, default 1k, 10k, 100k rules);
+ * the part intake (propose with the secret scan and the classification against without, at
+ * BENCH_INTAKE_RULES rules, default 10k).
  */
-const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,approval,graph,mcp,secrets,stages,backup").split(",").map((s) => s.trim()))
+const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,approval,graph,mcp,secrets,stages,backup,intake").split(",").map((s) => s.trim()))
 const graphSizes = (process.env.BENCH_GRAPH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const backupSizes = (process.env.BENCH_BACKUP_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const searchSizes = (process.env.BENCH_SEARCH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
@@ -171,7 +174,8 @@ const parts: Array<() => Promise<void>> = [
   ...(only.has("mcp") ? [mcpBench] : []),
   ...(only.has("secrets") ? [secretsBench] : []),
   ...(only.has("stages") ? [stagesBench] : []),
-  ...(only.has("backup") ? [() => backupBench(backupSizes.length > 0 ? backupSizes : undefined)] : [])
+  ...(only.has("backup") ? [() => backupBench(backupSizes.length > 0 ? backupSizes : undefined)] : []),
+  ...(only.has("intake") ? [intakeBench] : [])
 ]
 parts.reduce((done, part) => done.then(part), Promise.resolve()).catch((e: unknown) => {
   console.error(e)

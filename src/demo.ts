@@ -10,7 +10,8 @@ import { Effect } from "effect"
 import { ensurePrivateDir } from "./db/files.js"
 import { OpsStore } from "./db/ops-store.js"
 import { ScopeStore } from "./db/scope-store.js"
-import { propose } from "./domain/proposals.js"
+import { intake } from "./domain/intake.js"
+import type { ProposalRequest } from "./domain/proposal-schemas.js"
 import { storeSource } from "./domain/sources.js"
 import { createEntity } from "./graph/entities.js"
 import { proposeLink } from "./graph/links.js"
@@ -114,6 +115,8 @@ export const seedDemo = Effect.gen(function*() {
     attachments: []
   }, service.id)
   const by = { grantId: person.id, channel: "mcp" as const }
+  // every proposal comes in through intake (secret scan, classification), as over MCP
+  const propose = (req: ProposalRequest, who: typeof by) => Effect.map(intake(req, { ...who, requestId: null }), (r) => r.created)
   yield* propose({
     scope: DEMO_SCOPE, kind: "rule", statement: "Ask the supplier for the delivery time before ordering black hook rails (RAL 9005)",
     source: { kind: "mail", id: "mail:<demo-1@example.com>", quote: "Vor jeder Bestellung schwarzer Hakenleisten (RAL 9005) fragen wir beim Lieferanten die aktuelle Lieferzeit an", link: null },

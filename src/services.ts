@@ -1,7 +1,8 @@
 /**
  * The one composition of the design card's services (ServicesLive): Config, Clock, ScopeStore,
- * OpsStore, JwtVerifier, RateLimiter, SearchStages and ModelOutput, with the lexical index and the
- * RuleIndex port the writers use, and the one BackupLock of backup run, probe and verify. main.ts, the tests' support and the benches build the service
+ * OpsStore, JwtVerifier, RateLimiter, SearchStages and ModelOutput, with the lexical index, the
+ * RuleIndex port the writers use, the ApprovalPolicy port intake() uses and the one BackupLock of
+ * backup run, probe and verify. main.ts, the tests' support and the benches build the service
  * from it; a test replaces any one of them by passing its own layer (a local key set, a limiter, a
  * failing stage b, a TestClock) instead of mocking a module.
  */
@@ -9,8 +10,10 @@ import { type Clock, Layer } from "effect"
 import { type JwtVerifier, JwtVerifierLive } from "./auth/jwt.js"
 import { BackupLock } from "./backup/lock.js"
 import { AppConfig, type AppConfigShape } from "./config/config.js"
+import { ApprovalPolicyLive } from "./decision/policy/live.js"
 import { OpsStore } from "./db/ops-store.js"
 import { ScopeStore } from "./db/scope-store.js"
+import type { ApprovalPolicy } from "./domain/approval-policy.js"
 import type { RuleIndex } from "./domain/rule-index.js"
 import { type LexicalIndex, LexicalIndexLive } from "./search/lexical/index.js"
 import { RuleIndexLive } from "./search/rule-index.js"
@@ -20,7 +23,18 @@ import { type ModelOutput, ModelOutputLive } from "./security/model-output.js"
 import { type RateLimiter, RateLimiterLive } from "./transport/rate-limit.js"
 
 /** Every service a request of any channel may need. */
-export type Services = AppConfig | ScopeStore | OpsStore | LexicalIndex | RuleIndex | JwtVerifier | RateLimiter | SearchStages | ModelOutput | BackupLock
+export type Services =
+  | AppConfig
+  | ScopeStore
+  | OpsStore
+  | LexicalIndex
+  | RuleIndex
+  | ApprovalPolicy
+  | JwtVerifier
+  | RateLimiter
+  | SearchStages
+  | ModelOutput
+  | BackupLock
 
 /** A layer to use instead of the live one. */
 export interface ServiceOverrides {
@@ -40,7 +54,8 @@ export const ServicesLive = (config: AppConfigShape, overrides: ServiceOverrides
   const services = Layer.mergeAll(
     stages,
     BackupLock.Default,
-    RuleIndexLive.pipe(Layer.provideMerge(lexical), Layer.provide(stages)),
+    // the approval policy (intake's port) adopts with the rule index
+    ApprovalPolicyLive.pipe(Layer.provideMerge(RuleIndexLive.pipe(Layer.provideMerge(lexical), Layer.provide(stages)))),
     overrides.rateLimiter ?? RateLimiterLive,
     overrides.jwt ?? JwtVerifierLive,
     overrides.modelOutput ?? ModelOutputLive

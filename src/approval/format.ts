@@ -57,3 +57,22 @@ export const shorten = (text: string, chars: number): string => {
   const cps = [...text]
   return cps.length <= chars ? text : `${cps.slice(0, chars - 1).join("")}…`
 }
+
+const parseStrings = (json: string | null): Array<string> => {
+  if (json === null) return []
+  try {
+    const v = JSON.parse(json) as unknown
+    return Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []
+  } catch {
+    return []
+  }
+}
+
+/** Why it waits for a person or why it was adopted: the exceptions as badges and the reasons in plain words. */
+export const reasonsList = (exceptionsJson: string | null, reasonsJson: string | null): Html | string => {
+  const exceptions = parseStrings(exceptionsJson)
+  const reasons = parseStrings(reasonsJson)
+  if (exceptions.length === 0 && reasons.length === 0) return ""
+  return html`<div class="reasons">${exceptions.length === 0 ? "" : html`<p class="small">${exceptions.map((e) => html`<span class="badge exception">${e}</span> `)}</p>`}<ul class="small">${reasons.map((r) => html`<li>${r}</li>`)}</ul></div>`
+}
+

@@ -1,12 +1,14 @@
 /**
- * GET /approval: per scope of the person's grant, the open proposals newest first (statement,
- * quote, source, speaker, age) and the "Structure changes" section (counts and the newest five,
- * graph.md §12). A scope lists PAGE_SIZE proposals per page.
+ * GET /approval: per scope of the person's grant, the rules the approval policy adopted today
+ * without a person (with why, and whether they are still retractable), the open proposals newest
+ * first (statement, quote, source, speaker, age, and why each waits for a person: its class and
+ * mandatory exceptions with their reasons) and the "Structure changes" section (counts and the
+ * newest five, graph.md §12). A scope lists PAGE_SIZE proposals per page.
  */
-import { ageDays, ageText, badge, type Clockwork, plural, shorten, timestamp } from "./format.js"
+import { ageDays, ageText, badge, type Clockwork, plural, reasonsList, shorten, timestamp } from "./format.js"
 import { type Html, html } from "./html.js"
 import { layout, type Viewer } from "./layout.js"
-import type { ProposalRow, ScopeCounts } from "./queries.js"
+import type { AdoptedRow, ProposalRow, ScopeCounts } from "./queries.js"
 import { ruleLink } from "./rule-page.js"
 
 export const PAGE_SIZE = 100
@@ -18,9 +20,36 @@ export interface ScopeSection {
   readonly unavailable: string | null
   readonly counts: ScopeCounts
   readonly proposals: ReadonlyArray<ProposalRow>
+  /** the rules the policy adopted today (config.zone), newest first */
+  readonly adopted: ReadonlyArray<AdoptedRow>
   readonly page: number
   readonly structure: Html | null
 }
+
+/** How many adopted rules of a day the index shows per scope. */
+export const ADOPTED_SHOWN = 50
+
+/** Where an adopted rule stands now. */
+export const adoptedState = (r: Pick<AdoptedRow, "status" | "newest_origin" | "last_kind">): string => {
+  if (r.status === "confirmed" && r.newest_origin === "auto") return "in force, retractable until a person confirms it"
+  if (r.status === "confirmed") return "confirmed by a person"
+  if (r.status === "rejected") return "rejected by a person"
+  if (r.last_kind === "retract") return "retracted"
+  if (r.last_kind === "revoke") return "revoked by a person"
+  return r.status
+}
+
+const adoptedItem = (r: AdoptedRow, c: Clockwork): Html => html`<li>
+  <div class="statement">${ruleLink(r.rule_id, r.statement)}</div>
+  <div class="meta">
+    ${badge(r.status)}${r.status === "confirmed" && r.newest_origin === "auto" ? html`<span class="badge auto">auto-adopted</span>` : ""}
+    <span>${r.rule_id}</span>
+    <span>${adoptedState(r)}</span>
+    <span>${r.mode} mode, class ${r.class}</span>
+    <span>adopted <time datetime="${r.classified_at}">${ageText(ageDays(r.classified_at, c.nowMs, c.zone))}</time></span>
+  </div>
+  ${reasonsList(null, r.reasons)}
+</li>`
 
 const SOURCE_KIND: Readonly<Record<string, string>> = { jamie: "Meeting", mail: "Mail", manual: "Own words" }
 
@@ -37,6 +66,7 @@ const proposalItem = (r: ProposalRow, c: Clockwork): Html => {
     ${r.speaker === null ? "" : html`<span>said by ${r.speaker}</span>`}
     <span>proposed <time datetime="${r.created_at}">${ageText(days)}</time></span>
   </div>
+  ${reasonsList(r.exceptions, r.reasons)}
 </li>`
 }
 
@@ -51,7 +81,12 @@ const scopeSection = (s: ScopeSection, c: Clockwork, single: boolean): Html => {
   if (more > 0) nav.push(html`<a href="/approval?scope=${s.scope}&amp;page=${s.page + 1}">Older (${more} more) →</a>`)
   return html`<section aria-labelledby="s-${s.scope}">
   <h2 id="s-${s.scope}">${s.scope}${single ? "" : html` <a class="small" href="/approval?scope=${s.scope}">only this scope</a>`}</h2>
-  <p class="counts small"><span>${plural(s.counts.proposed, "open proposal")}</span><span>${s.counts.confirmed} confirmed</span><span>${s.counts.superseded} superseded</span><span><a href="/approval/rejected?scope=${s.scope}">${s.counts.rejected} rejected</a></span></p>
+  <p class="counts small"><span>${plural(s.counts.proposed, "open proposal")}</span><span>${s.counts.confirmed} confirmed</span><span>${s.counts.superseded} superseded</span><span><a href="/approval/rejected?scope=${s.scope}">${s.counts.rejected} rejected</a></span>${
+    s.adopted.length === 0 ? "" : html`<span>${plural(s.adopted.length, "rule")} adopted today</span>`
+  }</p>
+  ${s.adopted.length === 0 ? "" : html`<h3 id="adopted-${s.scope}">Adopted today without a person</h3>
+  <p class="small muted">The approval policy adopted these; each stays retractable until a person confirms it. Open one to confirm, revoke or reject it.</p>
+  <ol class="list adopted">${s.adopted.map((r) => adoptedItem(r, c))}</ol>`}
   ${s.proposals.length === 0
     ? html`<p class="muted">Nothing to decide here.</p>`
     : html`<h3>Open proposals${s.page > 1 ? ` (page ${s.page})` : ""}</h3><ol class="list">${s.proposals.map((r) => proposalItem(r, c))}</ol>`}

@@ -10,6 +10,7 @@ import { CurrentCaller } from "../auth/caller.js"
 import type { Call } from "../auth/operation.js"
 import { AppConfig } from "../config/config.js"
 import { decodeStrict } from "../contracts/decode.js"
+import { todayIn } from "../contracts/time.js"
 import { type DomainError, NotFound } from "../contracts/errors.js"
 import { RULE_ID_RE, ruleRef, ScopeName, scopeOfRuleId } from "../contracts/ids.js"
 import type { OpsStore } from "../db/ops-store.js"
@@ -17,10 +18,10 @@ import { ScopeStore } from "../db/scope-store.js"
 import type { RuleIndex } from "../domain/rule-index.js"
 import { clockwork, viewerOf } from "./context.js"
 import type { Html } from "./html.js"
-import { indexPage, PAGE_SIZE, type ScopeSection } from "./index-page.js"
+import { ADOPTED_SHOWN, indexPage, PAGE_SIZE, type ScopeSection } from "./index-page.js"
 import { pageResponse } from "./layout.js"
 import { type Outcome, outcomeFromQuery } from "./outcome.js"
-import { openProposals, rejectedRules, statusCounts } from "./queries.js"
+import { adoptedOn, openProposals, rejectedRules, statusCounts } from "./queries.js"
 import { REJECTED_PAGE_SIZE, rejectedPage } from "./rejected-page.js"
 import { structureSection } from "./structure-page.js"
 import { loadStructurePage, pendingOf } from "./structure-view.js"
@@ -69,23 +70,25 @@ export const indexPageCall: Page<{ readonly scope?: string | undefined; readonly
         const { viewer } = yield* pageContext
         const clock = yield* clockwork
         const page = q.scope === undefined ? 1 : q.page
+        const today = yield* todayIn(config.file.zone)
         const sections: Array<ScopeSection> = []
         for (const scope of call.scopes) {
           const read = yield* Effect.either(store.read(scope, ({ sql }) =>
             Effect.all({
               counts: statusCounts(sql),
               proposals: openProposals(sql, PAGE_SIZE, (page - 1) * PAGE_SIZE),
+              adopted: adoptedOn(sql, today, ADOPTED_SHOWN),
               pending: pendingOf(sql, scope, config.file.public_url)
             })))
           if (read._tag === "Left") {
             if (read.left._tag !== "ScopeLocked") return yield* read.left
-            sections.push({ scope, unavailable: read.left.message, counts: { proposed: 0, confirmed: 0, superseded: 0, rejected: 0 }, proposals: [], page, structure: null })
+            sections.push({ scope, unavailable: read.left.message, counts: { proposed: 0, confirmed: 0, superseded: 0, rejected: 0 }, proposals: [], adopted: [], page, structure: null })
             continue
           }
-          const { counts, proposals, pending } = read.right
-          sections.push({ scope, unavailable: null, counts, proposals, page, structure: structureSection(scope, pending, clock) })
+          const { counts, proposals, adopted, pending } = read.right
+          sections.push({ scope, unavailable: null, counts, proposals, adopted, page, structure: structureSection(scope, pending, clock) })
         }
-        const refs = sections.flatMap((s) => s.proposals.map((p) => ruleRef(p.rule_id, p.version)))
+        const refs = sections.flatMap((s) => [...s.proposals.map((p) => ruleRef(p.rule_id, p.version)), ...s.adopted.map((a) => ruleRef(a.rule_id, a.version))])
         return { ...html(indexPage({ viewer, sections, clock, single: q.scope !== undefined })), refs }
       })
   }

@@ -7,9 +7,11 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import { OpsStore } from "../db/ops-store.js"
 import { parseRuleRef } from "../contracts/ids.js"
+import type { Adoption } from "../contracts/schemas.js"
+import { reviewFacts } from "../domain/adoption.js"
 import { RuleIndex } from "../domain/rule-index.js"
 import { provenanceOf } from "../domain/provenance.js"
-import { allVersions, lastReviewedAt, type RuleVersionRow } from "../domain/rules.js"
+import { allVersions, type RuleVersionRow } from "../domain/rules.js"
 import { rejectedSimilar } from "./rejected-similar.js"
 
 export interface ProposalRow {
@@ -28,18 +30,61 @@ export interface ProposalRow {
   readonly source_kind: string | null
   readonly source_title: string | null
   readonly source_sender: string | null
+  /** the policy's classification (JSON arrays), null for a proposal from before slice A */
+  readonly exceptions: string | null
+  readonly reasons: string | null
 }
 
-/** Open proposals of one scope, newest first. */
+/** Open proposals of one scope, newest first, with why each waits for a person (its classification). */
 export const openProposals = (sql: SqlClient, limit: number, offset = 0) =>
   sql<ProposalRow>`
     SELECT r.seq, r.id AS rule_id, r.created_at, v.version, v.kind, v.statement, v.quote, v.source_id, v.timestamp_s,
-      v.speaker, v.said_at, v.changed_by, s.kind AS source_kind, s.title AS source_title, s.sender AS source_sender
+      v.speaker, v.said_at, v.changed_by, s.kind AS source_kind, s.title AS source_title, s.sender AS source_sender,
+      c.exceptions, c.reasons
     FROM rule r
       JOIN rule_version v ON v.rule_id = r.id AND v.version = (SELECT max(w.version) FROM rule_version w WHERE w.rule_id = r.id)
       LEFT JOIN source s ON s.id = v.source_id
+      LEFT JOIN classification c ON c.rule_id = r.id AND c.version = 1
     WHERE v.status = 'proposed'
     ORDER BY r.seq DESC LIMIT ${limit} OFFSET ${offset}`
+
+/** A rule the policy adopted on a day, as it stands now. */
+export interface AdoptedRow {
+  readonly rule_id: string
+  readonly version: number
+  readonly statement: string
+  readonly status: string
+  readonly mode: string
+  readonly class: string
+  readonly reasons: string
+  readonly classified_at: string
+  /** origin of the newest confirm/review decision: auto while still retractable */
+  readonly newest_origin: string | null
+  /** kind of the newest decision (retract, reject, revoke, confirm, review) */
+  readonly last_kind: string | null
+}
+
+/** The rules the policy adopted in this scope on `day` (config.zone), newest first. */
+export const adoptedOn = (sql: SqlClient, day: string, limit: number) =>
+  sql<AdoptedRow>`
+    SELECT c.rule_id, v.version, v.statement, v.status, c.mode, c.class, c.reasons, c.classified_at,
+      (SELECT d.origin FROM decision d WHERE d.rule_id = c.rule_id AND d.kind IN ('confirm','review') ORDER BY d.id DESC LIMIT 1) AS newest_origin,
+      (SELECT d.kind FROM decision d WHERE d.rule_id = c.rule_id ORDER BY d.id DESC LIMIT 1) AS last_kind
+    FROM classification c JOIN current_version v ON v.rule_id = c.rule_id
+    WHERE c.day = ${day} AND c.outcome = 'auto'
+    ORDER BY c.id DESC LIMIT ${limit}`
+
+export interface ClassificationRow {
+  readonly ruleset: string
+  readonly class: string
+  readonly exceptions: string
+  readonly mode: string
+  readonly outcome: string
+  readonly reasons: string
+  readonly day: string
+  readonly daily_limit: number
+  readonly classified_at: string
+}
 
 export interface ScopeCounts {
   readonly proposed: number
@@ -63,6 +108,8 @@ export const statusCounts = (sql: SqlClient) =>
 export interface DecisionRow {
   readonly id: number
   readonly kind: string
+  readonly origin: string
+  readonly mode: string | null
   readonly version: number
   readonly decided_by: string
   readonly decided_by_identity: string
@@ -93,14 +140,19 @@ export const ruleDetail = (sql: SqlClient, ruleId: string, today: string) =>
     const versions = yield* allVersions(sql, ruleId)
     const current = versions[versions.length - 1] as RuleVersionRow
     const decisions = yield* sql<DecisionRow>`
-      SELECT id, kind, version, decided_by, decided_by_identity, decided_at, reason, new_version
+      SELECT id, kind, origin, mode, version, decided_by, decided_by_identity, decided_at, reason, new_version
       FROM decision WHERE rule_id = ${ruleId} ORDER BY id`
     const provenance = yield* provenanceOf(sql, current)
     const keywords = JSON.parse(current.keywords) as Array<string>
     const duplicateRefs = yield* (yield* RuleIndex).possibleDuplicates(sql, { statement: current.statement, keywords }, head.seq, today)
     const duplicates = yield* Effect.forEach(duplicateRefs, (ref) => neighbour(sql, parseRuleRef(ref)?.id ?? ""))
     const rejected = yield* rejectedSimilar(sql, { statement: current.statement, keywords }, head.seq)
-    const reviewedAt = yield* lastReviewedAt(sql, ruleId)
+    const facts = yield* reviewFacts(sql, ruleId)
+    const reviewedAt = facts.lastReviewedAt
+    const adoption: Adoption = facts.adoption
+    const classified = yield* sql<ClassificationRow>`
+      SELECT ruleset, class, exceptions, mode, outcome, reasons, day, daily_limit, classified_at
+      FROM classification WHERE rule_id = ${ruleId} ORDER BY id DESC LIMIT 1`
     const next = yield* sql<{ id: string }>`
       SELECT r.id FROM rule r
         JOIN rule_version v ON v.rule_id = r.id AND v.version = (SELECT max(w.version) FROM rule_version w WHERE w.rule_id = r.id)
@@ -111,7 +163,7 @@ export const ruleDetail = (sql: SqlClient, ruleId: string, today: string) =>
     return {
       head, versions, current, decisions, provenance,
       duplicates: duplicates.filter((d): d is Neighbour => d !== undefined),
-      rejected, reviewedAt, nextProposal: next[0]?.id ?? null,
+      rejected, reviewedAt, adoption, classification: classified[0] ?? null, nextProposal: next[0]?.id ?? null,
       successor: successor ?? null, predecessor: predecessor ?? null
     }
   })

@@ -1,12 +1,15 @@
 /**
  * GET /approval/rules/:id: the current version and every version before it, every decision with
- * who (grant and identity e-mail, shown only here) and when, the quote highlighted in its source
- * window (the jamie window with timestamps, the mail text), thread and attachments, possible
- * duplicates, previously rejected similar rules, the rule's pending concerns links, and the
- * decision forms for the version the person sees.
+ * who (grant and identity e-mail, shown only here; the policy with its ruleset and mode) and
+ * when, who adopted it (a person, or the approval policy: then it is retractable until a person
+ * confirms or reviews it), the policy's classification (class, mode, outcome, mandatory
+ * exceptions and the reasons), the quote highlighted in its source window (the jamie window with
+ * timestamps, the mail text), thread and attachments, possible duplicates, previously rejected
+ * similar rules, the rule's pending concerns links, and the decision forms for the version the
+ * person sees (an auto-adopted rule: confirm, reject, review, revoke).
  */
 import type { RuleVersionRow } from "../domain/rules.js"
-import { ageDays, ageText, badge, bytes, type Clockwork, plural, shorten, timestamp, when } from "./format.js"
+import { ageDays, ageText, badge, bytes, type Clockwork, plural, reasonsList, shorten, timestamp, when } from "./format.js"
 import { locateQuote, marked, offsetsOf, within } from "./highlight.js"
 import { type Html, html, join, safeHref, segment } from "./html.js"
 import { csrfField, layout, type Viewer } from "./layout.js"
@@ -110,8 +113,8 @@ const decisionsTable = (p: RulePageInput): Html => {
   return html`<table><thead><tr><th scope="col">When</th><th scope="col">Decision</th><th scope="col">Who</th><th scope="col">Versions</th><th scope="col">Reason</th></tr></thead><tbody>${
     [...ds].reverse().map((d) => html`<tr>
       <td>${when(d.decided_at, p.clock)}</td>
-      <td>${DECISION_VERB[d.kind] ?? d.kind}</td>
-      <td>${d.decided_by_identity} <span class="muted">(${d.decided_by})</span></td>
+      <td>${d.origin === "auto" ? html`adopted <span class="badge auto">auto</span>` : DECISION_VERB[d.kind] ?? d.kind}</td>
+      <td>${d.origin === "auto" ? html`the approval policy <span class="muted">(${d.decided_by}, ${d.mode ?? ""} mode)</span>` : html`${d.decided_by_identity} <span class="muted">(${d.decided_by})</span>`}</td>
       <td>saw ${d.version}${d.new_version === null ? "" : html` → ${d.new_version}`}</td>
       <td>${d.reason ?? html`<span class="muted">—</span>`}</td>
     </tr>`)
@@ -119,6 +122,31 @@ const decisionsTable = (p: RulePageInput): Html => {
 }
 
 const SOURCE_KIND: Readonly<Record<string, string>> = { jamie: "Meeting", mail: "Mail", manual: "Own words" }
+
+/** Whether the approval policy adopted the rule and no person confirmed or reviewed it since. */
+const retractable = (d: RuleDetail): boolean => d.current.status === "confirmed" && d.adoption.kind === "auto"
+
+/** Who adopted it and what the policy said of the proposal. */
+const classificationSection = (p: RulePageInput): Html | string => {
+  const d = p.detail
+  const c = d.classification
+  const who = d.adoption.kind === "auto"
+    ? html`<p>${retractable(d)
+      ? html`<span class="badge auto">auto-adopted</span> The approval policy (ruleset ${d.adoption.ruleset}) adopted this rule without a person. It stays retractable until a person confirms or reviews it; you can confirm, revoke or reject it below.`
+      : html`<span class="badge auto">auto-adopted</span> The approval policy (ruleset ${d.adoption.ruleset}) adopted this rule; it is no longer in force.`}</p>`
+    : d.current.status === "proposed"
+    ? html`<p>It waits for a person.</p>`
+    : html`<p>Confirmed by a person.</p>`
+  if (c === null) return html`<section aria-labelledby="class-h"><h2 id="class-h">Adoption</h2>${who}<p class="muted small">No classification (proposed before the approval modes).</p></section>`
+  return html`<section aria-labelledby="class-h"><h2 id="class-h">Adoption</h2>${who}
+    <dl class="facts">
+      <dt>Class</dt><dd>${c.class}</dd>
+      <dt>Mode</dt><dd>${c.mode}</dd>
+      <dt>Outcome</dt><dd>${c.outcome === "auto" ? "adopted by the policy" : "a person decides"}</dd>
+      <dt>Classified</dt><dd>${when(c.classified_at, p.clock)} <span class="muted small">(ruleset ${c.ruleset}, daily limit ${c.daily_limit})</span></dd>
+    </dl>
+    ${reasonsList(c.exceptions, c.reasons)}</section>`
+}
 
 const evidence = (p: RulePageInput): Html => {
   const prov = p.detail.provenance
@@ -177,11 +205,13 @@ const decisionForms = (p: RulePageInput): Html => {
   const action = `/v1/rules/${segment(p.ruleId)}/decision`
   const hidden = (decision: string) => html`<input type="hidden" name="decision" value="${decision}"><input type="hidden" name="version" value="${v.version}">${csrfField(p.viewer)}`
   if (!p.canDecide) return html`<p class="notice warn">Your grant can read this scope but not decide in it.</p>`
-  if (v.status === "proposed") {
+  const adopted = retractable(p.detail)
+  if (v.status === "proposed" || adopted) {
     const kw = parseList<string>(v.keywords).join(", ")
-    return html`
+    const confirmReject = html`
 <form method="post" action="${action}" class="decide" aria-labelledby="confirm-h">
   <h3 id="confirm-h">Confirm</h3>
+  ${adopted ? html`<p class="small muted">The policy adopted it; your confirmation makes it a person's decision, so it can no longer be retracted.</p>` : ""}
   ${hidden("confirm")}
   <label for="c-statement">Statement <span class="hint">(10–500 characters)</span></label>
   <textarea id="c-statement" name="statement" required minlength="10" maxlength="500">${draft(p, "confirm", "statement", v.statement)}</textarea>
@@ -207,15 +237,24 @@ const decisionForms = (p: RulePageInput): Html => {
 </form>
 <form method="post" action="${action}" class="decide" aria-labelledby="reject-h">
   <h3 id="reject-h">Reject</h3>
+  ${adopted ? html`<p class="small muted">Takes the adoption back as if it was never made: the rule no longer exists outside this page.</p>` : ""}
   ${hidden("reject")}
   <label for="r-reason">Reason <span class="hint">(required)</span></label>
   <textarea id="r-reason" name="reason" required maxlength="1000">${draft(p, "reject", "reason", "")}</textarea>
   <button type="submit" class="danger">Reject version ${v.version}</button>
 </form>`
+    if (!adopted) return confirmReject
+    return html`${confirmReject}${reviewRevoke(p, action, hidden)}`
   }
-  if (v.status === "confirmed") {
-    const kw = parseList<string>(v.keywords).join(", ")
-    return html`
+  if (v.status === "confirmed") return reviewRevoke(p, action, hidden)
+  return html`<p class="notice">This rule is ${v.status}; there is nothing left to decide.</p>`
+}
+
+/** The review and revoke forms of a confirmed rule. */
+const reviewRevoke = (p: RulePageInput, action: string, hidden: (decision: string) => Html): Html => {
+  const v = p.detail.current
+  const kw = parseList<string>(v.keywords).join(", ")
+  return html`
 <form method="post" action="${action}" class="decide" aria-labelledby="review-h">
   <h3 id="review-h">Review</h3>
   <p class="small muted">Still valid? A review records that you checked it; changed keywords make a new version.</p>
@@ -235,8 +274,6 @@ const decisionForms = (p: RulePageInput): Html => {
   <textarea id="k-reason" name="reason" required maxlength="1000">${draft(p, "revoke", "reason", "")}</textarea>
   <button type="submit" class="danger">Revoke version ${v.version}</button>
 </form>`
-  }
-  return html`<p class="notice">This rule is ${v.status}; there is nothing left to decide.</p>`
 }
 
 const neighbours = (p: RulePageInput): Html => {
@@ -283,7 +320,7 @@ export const rulePage = (p: RulePageInput): Html => {
 <p class="small"><a href="/approval">← Open proposals</a> · <a href="/approval/rejected?scope=${scope}">Rejected in ${scope}</a>${nextLink === "" ? "" : html` ·${nextLink}`}</p>
 ${notice}
 <h1>${v.statement}</h1>
-<div class="meta">${badge(v.status)}<span>${p.ruleId}@${v.version}</span><span>${v.kind}</span><span>${status}</span>${
+<div class="meta">${badge(v.status)}${d.adoption.kind === "auto" ? html`<span class="badge auto">auto-adopted</span>` : ""}<span>${p.ruleId}@${v.version}</span><span>${v.kind}</span><span>${status}</span>${
     d.versions.length > 1 ? html`<span>${plural(d.versions.length, "version")}</span>` : ""
   }</div>
 ${d.successor === null ? "" : html`<p class="notice">Superseded by ${ruleLink(d.successor.rule_id, `${d.successor.rule_id}: ${d.successor.statement}`)}.</p>`}
@@ -294,6 +331,7 @@ ${d.predecessor === null ? "" : html`<p class="small">Replaces ${ruleLink(d.pred
     ${neighbours(p)}
   </div>
   <div>
+    ${classificationSection(p)}
     <section aria-labelledby="decide-h"><h2 id="decide-h">Decide</h2>${decisionForms(p)}</section>
     ${p.pendingLinks ?? ""}
   </div>

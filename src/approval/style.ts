@@ -60,6 +60,10 @@ blockquote {
 .badge.superseded, .badge.archived { color: var(--superseded); background: var(--superseded-bg); border-color: #cfd6da; }
 .badge.rejected { color: var(--rejected); background: var(--rejected-bg); border-color: #eab5b0; }
 .badge.unconfirmed { color: var(--proposed); background: var(--proposed-bg); border-color: #e8cf98; }
+.badge.auto { color: #5a3d8a; background: #efe8fa; border-color: #cdbbe8; }
+.badge.exception { color: var(--rejected); background: var(--rejected-bg); border-color: #eab5b0; font-weight: 500; }
+.reasons ul { margin: .25rem 0 0; padding-left: 1.25rem; color: var(--muted); }
+.reasons p { margin: .25rem 0 0; }
 .notice { border-radius: 6px; padding: .75rem 1rem; margin: 0 0 1rem; border: 1px solid var(--line); }
 .notice.ok { background: var(--ok-bg); border-color: #a9d8b8; }
 .notice.warn { background: var(--warn-bg); border-color: #e8cf98; }

@@ -55,13 +55,35 @@ const IssueSchema = Schema.Struct({ path: Schema.String, message: Schema.String 
 // ---------------------------------------------------------------------------------------------
 // The bodies
 
+/** secret-detected: a field and the kind of secret found in it (never the secret). */
+export const SecretFindingOut = Schema.Struct({ field: Schema.String, kind: Schema.String })
+export type SecretFindingOut = typeof SecretFindingOut.Type
+
+/**
+ * quote-not-found: the passage of the stored source (normalized as the quote check compares,
+ * so it passes the check when sent as the quote) that comes closest to the quote, and where the
+ * normalized quote first differs from it. Foreign text: framed on MCP.
+ */
+export const ClosestPassage = Schema.Struct({
+  passage: Schema.String,
+  /** index in the normalized quote of its first character that differs from the passage */
+  differs_at: Schema.Number,
+  /** the normalized quote from there (≤ 60 characters) */
+  quote_from: Schema.String,
+  /** the passage from there (≤ 60 characters) */
+  source_from: Schema.String
+})
+export type ClosestPassage = typeof ClosestPassage.Type
+
 /** ErrorBody (architecture.md §6.1). */
 export const ErrorBody = Schema.Struct({
   error: Schema.String,
   message: Schema.optional(Schema.String),
   current: Schema.optional(Schema.String),
   issues: Schema.optional(Schema.Array(Schema.Unknown)),
-  remedy: Schema.optional(Schema.String)
+  remedy: Schema.optional(Schema.String),
+  findings: Schema.optional(Schema.Array(SecretFindingOut)),
+  closest: Schema.optional(Schema.NullOr(ClosestPassage))
 })
 export type ErrorBody = typeof ErrorBody.Type
 
@@ -89,6 +111,7 @@ export type Candidate = typeof Candidate.Type
 
 const CyclePaths = Schema.Struct({ entity: Schema.Array(PathItem), target: Schema.Array(PathItem) })
 
+
 /** GraphErrorBody (graph.md §8): ErrorBody with remedy required, next, and per code candidates, paths or limit. */
 export const GraphErrorBody = Schema.Struct({
   ...ErrorBody.fields,
@@ -111,6 +134,8 @@ export interface ErrorBodyOut {
   candidates?: ReadonlyArray<Candidate>
   paths?: { readonly entity: ReadonlyArray<PathItem>; readonly target: ReadonlyArray<PathItem> }
   limit?: number
+  findings?: ReadonlyArray<SecretFindingOut>
+  closest?: ClosestPassage | null
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -126,6 +151,10 @@ const CodedFields = {
   candidates: Schema.optional(Schema.Array(Candidate)),
   paths: Schema.optional(CyclePaths),
   limit: Schema.optional(Schema.Number),
+  /** secret-detected: field and kind of every secret found */
+  findings: Schema.optional(Schema.Array(SecretFindingOut)),
+  /** quote-not-found: the closest passage of the stored source, null when none resembles the quote */
+  closest: Schema.optional(Schema.NullOr(ClosestPassage)),
   /** 429: whole seconds until the next try (the Retry-After header, not the body) */
   retryAfter: Schema.optional(Schema.Number),
   /** the scope a refusal is about, for the process log (not the body) */
@@ -161,6 +190,8 @@ export class SourceConflict extends CodedError("SourceConflict", "source-conflic
 export class QuoteNotFound extends CodedError("QuoteNotFound", "quote-not-found") {}
 export class SourceUnknown extends CodedError("SourceUnknown", "source-unknown") {}
 export class ReferenceUnknown extends CodedError("ReferenceUnknown", "reference-unknown") {}
+/** A secret in a proposal or a source (invariant 12): 422; the body names fields and kinds, never the secret. */
+export class SecretDetected extends CodedError("SecretDetected", "secret-detected") {}
 export class ScopeExists extends CodedError("ScopeExists", "scope-exists") {}
 export class GrantExists extends CodedError("GrantExists", "grant-exists") {}
 export class CsrfFailed extends CodedError("CsrfFailed", "csrf-failed") {}
@@ -201,6 +232,7 @@ export type DomainError =
   | QuoteNotFound
   | SourceUnknown
   | ReferenceUnknown
+  | SecretDetected
   | ScopeLocked
   | Unauthorized
   | SessionEnded
@@ -243,6 +275,8 @@ export const toErrorBody = (e: DomainError): ErrorBodyOut => {
   if ("candidates" in e && e.candidates !== undefined) body.candidates = e.candidates
   if ("paths" in e && e.paths !== undefined) body.paths = e.paths
   if ("limit" in e && e.limit !== undefined) body.limit = e.limit
+  if ("findings" in e && e.findings !== undefined) body.findings = e.findings
+  if ("closest" in e && e.closest !== undefined) body.closest = e.closest
   return body
 }
 

@@ -63,6 +63,17 @@ export type Status = typeof Status.Type
 export const RuleKind = Schema.Literal("rule", "note")
 export type RuleKind = typeof RuleKind.Type
 
+/**
+ * Who adopted a rule (slice A, gaps.md §10): the policy (auto, with its ruleset) while the newest
+ * confirm/review decision of the rule is the policy's, else a person (also: a proposal waits for
+ * a person). Every answer about a rule carries it.
+ */
+export const Adoption = Schema.Union(
+  Schema.Struct({ kind: Schema.Literal("auto"), ruleset: Schema.String }),
+  Schema.Struct({ kind: Schema.Literal("person") })
+)
+export type Adoption = typeof Adoption.Type
+
 export const Channel = Schema.Literal("mcp", "api", "approval")
 export type Channel = typeof Channel.Type
 

@@ -33,7 +33,32 @@ export const checkKnownVersion = (
     return current
   })
 
-/** Applies every pending migration, each in its own transaction. Returns the new version. */
+/**
+ * The migrations a file at schema_version `current` still needs, in version order: every one
+ * above it, and one at or below it whose presentIf query says it was never applied (a migration
+ * numbered below one that shipped first, e.g. scope 0004-approval after 0005-vectors).
+ */
+export const pendingMigrations = (
+  sql: SqlClient,
+  current: number,
+  migrations: ReadonlyArray<Migration>
+): Effect.Effect<Array<Migration>, SqlError> =>
+  Effect.gen(function*() {
+    const pending: Array<Migration> = []
+    for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (m.version > current) pending.push(m)
+      else if (current > 0 && m.presentIf !== undefined) {
+        const rows = yield* sql.unsafe<{ n: number }>(m.presentIf)
+        if ((rows[0]?.n ?? 0) === 0) pending.push(m)
+      }
+    }
+    return pending
+  })
+
+/**
+ * Applies every pending migration, each in its own transaction. Returns the new version; a late
+ * migration never lowers schema_version.
+ */
 export const migrate = (
   sql: SqlClient,
   file: string,
@@ -42,15 +67,15 @@ export const migrate = (
 ): Effect.Effect<number, SqlError | UnknownSchemaVersion> =>
   Effect.gen(function*() {
     const current = yield* checkKnownVersion(sql, file, migrations)
-    const pending = [...migrations].filter((m) => m.version > current).sort((a, b) => a.version - b.version)
+    const pending = yield* pendingMigrations(sql, current, migrations)
     for (const m of pending) {
       yield* sql.withTransaction(Effect.gen(function*() {
         for (const st of m.statements(ctx)) {
           if (typeof st === "string") yield* sql.unsafe(st).raw
           else yield* sql.unsafe(st.sql, st.params ?? []).raw
         }
-        yield* sql`UPDATE meta SET schema_version = ${m.version}`.raw
+        yield* sql`UPDATE meta SET schema_version = max(schema_version, ${m.version})`.raw
       }))
     }
-    return pending.length === 0 ? current : latestVersion(pending)
+    return Math.max(current, latestVersion(pending))
   }).pipe(Effect.withSpan("db.migrate"))

@@ -80,7 +80,8 @@ export class ScopeStore extends Effect.Service<ScopeStore>()("Groundnote/ScopeSt
           if (meta[0]?.scope !== scope) {
             return yield* new StoreOpenError({ file, reason: `meta.scope is "${meta[0]?.scope ?? ""}", not "${scope}"` })
           }
-          if (version < known) yield* migrate(sql, file, SCOPE_MIGRATIONS, { scope, now: yield* nowInstant })
+          // also a file at the newest version may miss a late migration (migrate applies only what is pending)
+          yield* migrate(sql, file, SCOPE_MIGRATIONS, { scope, now: yield* nowInstant })
           const count = yield* countVersions(sql)
           const state = yield* ops.getBackupState(scope)
           const remembered = Option.match(state, { onNone: () => 0, onSome: (s) => s.version_count })

@@ -4,9 +4,9 @@
  * only its SHA-256.
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
-import type { SEARCH_LOG_OPERATIONS_0002 } from "./migrations/scope/0002-graph.js"
+import type { SEARCH_LOG_OPERATIONS_0004 } from "./migrations/scope/0004-approval.js"
 
-export type LogOperation = (typeof SEARCH_LOG_OPERATIONS_0002)[number]
+export type LogOperation = (typeof SEARCH_LOG_OPERATIONS_0004)[number]
 export type LogChannel = "mcp" | "api" | "approval" | "proactive" | "task"
 
 export interface SearchLogEntry {

@@ -1,7 +1,13 @@
 /**
  * decide(): the person path of the decision (architecture.md §6.4, invariant 2). Reachable only
  * from POST /v1/rules/:id/decision on the approval channel (AT2). One transaction per decision:
- * version row(s), one decision row, rule_fts / rejected_fts.
+ * version row(s), one decision row (origin grant), rule_fts / rejected_fts.
+ *
+ * A rule the policy adopted (its newest confirm/review decision is the policy's) is confirmed and
+ * still retractable; a person may then confirm it (a new version, confirmed by the person: that
+ * ends retractability, and the change fields apply as for a proposal), review it (also ends
+ * retractability), revoke it, or reject it (the adoption taken back as if never made: rejected,
+ * which never leaks). Only these two decisions differ from a rule a person confirmed.
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect, type ParseResult, Schema } from "effect"
@@ -19,6 +25,7 @@ import {
 } from "../contracts/errors.js"
 import { RULE_ID_RE, ruleRef, scopeOfRuleId } from "../contracts/ids.js"
 import { STRICT } from "../contracts/schemas.js"
+import { reviewFacts } from "../domain/adoption.js"
 import { currentVersion, type RuleVersionRow } from "../domain/rules.js"
 import { RuleIndex } from "../domain/rule-index.js"
 import { nowInstant } from "../contracts/time.js"
@@ -112,7 +119,9 @@ export const applyDecision = Effect.fn("Decision.apply")(function*(ruleId: strin
         return yield* new VersionOutdated({ message: `version ${req.version} is not the current version ${cur.version}`, current })
       }
       if ((req.decision === "confirm" || req.decision === "reject") && cur.status === "confirmed") {
-        return yield* new AlreadyDecided({ message: `rule ${ruleId} is confirmed already`, current })
+        // a rule the policy adopted: a person confirms it (ends retractability) or rejects the adoption
+        const adopted = (yield* reviewFacts(sql, ruleId)).adoption.kind === "auto"
+        if (!adopted) return yield* new AlreadyDecided({ message: `rule ${ruleId} is confirmed already`, current })
       }
       if ((req.decision === "revoke" || req.decision === "review") && cur.status === "proposed") {
         return yield* invalid("decision", `a ${req.decision} needs a confirmed rule; this one is proposed`)
@@ -152,8 +161,8 @@ export const applyDecision = Effect.fn("Decision.apply")(function*(ruleId: strin
         }
       }
       const reason = req.reason ?? null
-      yield* sql`INSERT INTO decision (rule_id, version, kind, decided_by, decided_by_identity, decided_at, reason, new_version)
-        VALUES (${ruleId}, ${cur.version}, ${req.decision}, ${person.grantId}, ${person.identity}, ${now}, ${reason}, ${newVersion})`.raw
+      yield* sql`INSERT INTO decision (rule_id, version, kind, origin, decided_by, decided_by_identity, decided_at, reason, new_version)
+        VALUES (${ruleId}, ${cur.version}, ${req.decision}, 'grant', ${person.grantId}, ${person.identity}, ${now}, ${reason}, ${newVersion})`.raw
       yield* syncRuleFts(sql, ruleId)
       yield* index.reindexRule(sql, ruleId)
       if (req.decision === "reject") {
@@ -164,7 +173,8 @@ export const applyDecision = Effect.fn("Decision.apply")(function*(ruleId: strin
       }
       const result: DecisionResult = {
         decision: {
-          kind: req.decision, version: cur.version, decided_by: person.grantId, decided_at: now, reason, new_version: newVersion
+          kind: req.decision, version: cur.version, origin: "grant", mode: null, decided_by: person.grantId, decided_at: now, reason,
+          new_version: newVersion
         },
         current: ruleRef(ruleId, newVersion ?? cur.version)
       }

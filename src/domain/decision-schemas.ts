@@ -39,6 +39,10 @@ export const DecisionKind = Schema.Literal("confirm", "reject", "revoke", "revie
 export const DecisionOut = Schema.Struct({
   kind: DecisionKind,
   version: Schema.Number,
+  /** slice A: grant for a grant's decision, auto for the policy's (decided_by policy@<ruleset>) */
+  origin: Schema.Literal("grant", "auto"),
+  /** the mode of the policy's decision, null for a grant's */
+  mode: Schema.NullOr(Schema.Literal("autonomous", "classified", "manual")),
   decided_by: Schema.String,
   decided_at: Instant,
   reason: Schema.NullOr(Schema.String),

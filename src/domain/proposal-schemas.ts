@@ -1,7 +1,7 @@
 /** Proposal schemas (architecture.md §6.3). */
 import { Schema } from "effect"
 import { JamieId, MailId, RuleId, RuleRef, ScopeName } from "../contracts/ids.js"
-import { After, Day, Instant, Keywords, Link, PageLimit, Relation, RuleKind } from "../contracts/schemas.js"
+import { Adoption, After, Day, Instant, Keywords, Link, PageLimit, Relation, RuleKind } from "../contracts/schemas.js"
 
 /**
  * Text stored in rule_version: SQLite's length() stops at a NUL character, so a NUL would slip
@@ -49,12 +49,28 @@ export const ProposalRequest = Schema.Struct({
 })
 export type ProposalRequest = typeof ProposalRequest.Type
 
+/** The approval page of a rule: <public_url>/approval/rules/<id>. */
+export const approvalUrl = (publicUrl: string, ruleId: string): string => `${publicUrl}/approval/rules/${ruleId}`
+
+/** The validity of the created version: from, until, and whether it is in force today (only a confirmed rule is). */
+export const Validity = Schema.Struct({ from: Day, until: Schema.NullOr(Day), in_force: Schema.Boolean })
+
+/**
+ * The answer of a proposal (architecture.md §6.3, slice A): status proposed, or confirmed when
+ * the policy adopted it in the same transaction; adoption (who confirmed it: the policy with its
+ * ruleset, or a person — for a proposal: a person decides), valid, marking (auto-adopted or
+ * unconfirmed) and the reasons of the classification (why it was adopted or waits for a person).
+ */
 export const ProposalCreated = Schema.Struct({
   ref: RuleRef,
-  status: Schema.Literal("proposed"),
+  status: Schema.Literal("proposed", "confirmed"),
   quote_check: Schema.Struct({ checked: Schema.Boolean }),
   possible_duplicates: Schema.Array(RuleRef).pipe(Schema.maxItems(3)),
-  approval_url: Schema.String
+  approval_url: Schema.String,
+  adoption: Adoption,
+  valid: Validity,
+  marking: Schema.Literal("auto-adopted", "unconfirmed"),
+  reasons: Schema.Array(Schema.String)
 })
 export type ProposalCreated = typeof ProposalCreated.Type
 
@@ -73,3 +89,83 @@ export type ProposalSummary = typeof ProposalSummary.Type
 /** GET /v1/proposals: the open proposals of a scope, in pages ordered by seq. */
 export const ListProposalsInput = Schema.Struct({ scope: ScopeName, limit: PageLimit, after: After })
 export type ListProposalsInput = typeof ListProposalsInput.Type
+
+// ---------------------------------------------------------------------------------------------
+// The MCP tool propose_rule (issue 16 item 7): ProposalRequest with its optional fields optional
+
+/**
+ * What propose_rule takes: ProposalRequest (the contract of POST /v1/proposals, unchanged) with
+ * said_at, speaker, relations, keywords, valid_from, supersedes and source.link optional. The
+ * operation fills what is left out (domain/intake.ts completeDraft): said_at = the stored source's
+ * date (manual: now), valid_from = the day of said_at in config.zone, speaker and supersedes null,
+ * relations and keywords [], link = the stored source's link (jamie) or null.
+ */
+export const ProposalDraft = Schema.Struct({
+  ...ProposalRequest.fields,
+  source: Schema.Union(
+    Schema.Struct({
+      ...JamieQuote.fields,
+      link: Schema.optional(JamieQuote.fields.link).annotations({ description: "http(s) URL of the passage; default: the stored meeting's link" })
+    }),
+    Schema.Struct({
+      ...MailQuote.fields,
+      link: Schema.optional(MailQuote.fields.link).annotations({ description: "http(s) URL or null; default null" })
+    }),
+    Schema.Struct({
+      ...ManualQuote.fields,
+      link: Schema.optional(ManualQuote.fields.link).annotations({ description: "http(s) URL or null; default null" })
+    })
+  ),
+  said_at: Schema.optional(ProposalRequest.fields.said_at).annotations({
+    description: "when it was said: a UTC instant YYYY-MM-DDTHH:MM:SSZ; default: the date of the stored mail or meeting (manual: now)"
+  }),
+  speaker: Schema.optional(ProposalRequest.fields.speaker).annotations({ description: "who said it (1–200 characters) or null; default null" }),
+  relations: Schema.optional(ProposalRequest.fields.relations).annotations({
+    description: "up to 20 of {kind: customer | product | supplier, name, ref: string | null}; default []"
+  }),
+  keywords: Schema.optional(ProposalRequest.fields.keywords).annotations({ description: "up to 30 words of 2–100 characters; default []" }),
+  valid_from: Schema.optional(ProposalRequest.fields.valid_from).annotations({
+    description: "the first day it applies: a calendar day YYYY-MM-DD; default: the day of said_at in the instance's zone"
+  }),
+  supersedes: Schema.optional(ProposalRequest.fields.supersedes).annotations({
+    description: "the id <scope>-<nnnn> of a confirmed rule this one replaces, or null; default null"
+  })
+})
+export type ProposalDraft = typeof ProposalDraft.Type
+
+// ---------------------------------------------------------------------------------------------
+// Retract (gaps.md §10): POST /v1/rules/:id/retract {reason}, the MCP tool rule_retract {ref, reason}
+
+const RetractReason = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(1000)).annotations({
+  description: "why the adoption is taken back (1–1000 characters, not blank)"
+})
+
+/** The body of POST /v1/rules/:id/retract. */
+export const RetractRequest = Schema.Struct({ reason: RetractReason })
+export type RetractRequest = typeof RetractRequest.Type
+
+/** The operation's input: the rule id of the path and the body. */
+export const RetractInput = Schema.Struct({ id: Schema.String, reason: RetractReason })
+export type RetractInput = typeof RetractInput.Type
+
+/** The arguments of the MCP tool rule_retract: the rule by its ref (rule/<id> or rule/<id>@<n>) and the reason. */
+export const RuleRetractArgs = Schema.Struct({ ref: RuleRef, reason: RetractReason })
+
+/** The answer of a retract: the retracted version, the new current version (superseded) and the decision. */
+export const RetractResult = Schema.Struct({
+  retracted: RuleRef,
+  current: RuleRef,
+  status: Schema.Literal("superseded"),
+  valid_until: Day,
+  adoption: Adoption,
+  decision: Schema.Struct({
+    kind: Schema.Literal("retract"),
+    origin: Schema.Literal("grant"),
+    version: Schema.Number,
+    new_version: Schema.Number,
+    decided_by: Schema.String,
+    decided_at: Instant,
+    reason: Schema.String
+  })
+})
+export type RetractResult = typeof RetractResult.Type

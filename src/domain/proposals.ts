@@ -2,6 +2,10 @@
  * Proposals (architecture.md §6.3): an agent or feeder proposes a rule with a verbatim quote;
  * the quote is checked in code against the stored source. The only writer of proposed
  * versions (AT3): a new rule with version 1, status proposed, and its rule_fts row.
+ *
+ * In src/ only intake() (src/domain/intake.ts) imports this module (AT2d): every proposal passes
+ * the secret scan and the classification. propose() (the path before slice A, without either) is
+ * kept for the tests' seeding and the bench's comparison.
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
@@ -10,8 +14,8 @@ import { syncRuleFts } from "../db/fts.js"
 import { ScopeStore } from "../db/scope-store.js"
 import { QuoteNotFound, ReferenceUnknown, SourceUnknown } from "../contracts/errors.js"
 import { formatRuleId, ruleRef, scopeOfRuleId } from "../contracts/ids.js"
-import type { ProposalCreated, ProposalRequest } from "./proposal-schemas.js"
-import { JAMIE_WINDOW_S, jamieQuoteFound, mailQuoteFound } from "./quote-check.js"
+import { approvalUrl, type ProposalCreated, type ProposalRequest } from "./proposal-schemas.js"
+import { closestPassage, JAMIE_WINDOW_S, jamieQuoteFound, mailQuoteFound, MIN_QUOTE_CHARS, normalizeQuote } from "./quote-check.js"
 import { RuleIndex } from "./rule-index.js"
 import type { Channel } from "../contracts/schemas.js"
 import { ensureManualSource } from "./sources.js"
@@ -22,10 +26,43 @@ export interface Proposer {
   readonly channel: Channel
 }
 
-export const approvalUrl = (publicUrl: string, ruleId: string): string => `${publicUrl}/approval/rules/${ruleId}`
 
 const QUOTE_NOT_FOUND =
   "the quote was not found in the stored source (compared after normalization; a jamie quote within ±120 s of timestamp_s)"
+
+/** The refusal of a quote that is not there, with the closest passage of the stored text (issue 16 item 8). */
+const quoteNotFound = (quote: string, text: string, segments: ReadonlyArray<{ readonly start_s: number; readonly text: string }> | null) => {
+  const closest = closestPassage(quote, text)
+  const short = [...normalizeQuote(quote)].length < MIN_QUOTE_CHARS
+  let where = ""
+  let timestamp: number | null = null
+  if (closest !== null && segments !== null) {
+    // the segment the passage starts in (the text is the segments joined by a space, normalized)
+    let offset = 0
+    for (const s of segments) {
+      const own = normalizeQuote(s.text).length
+      if (own === 0) continue
+      const len = own + 1
+      if (closest.offset < offset + len) {
+        timestamp = s.start_s
+        break
+      }
+      offset += len
+    }
+  }
+  if (timestamp !== null) where = `; the closest passage starts in the segment at timestamp_s ${timestamp}`
+  const message = short
+    ? `the quote is shorter than ${MIN_QUOTE_CHARS} characters after normalization; copy a longer passage of the source`
+    : closest === null
+    ? `${QUOTE_NOT_FOUND}; no passage of the source resembles it: check the source id and copy the quote from the source`
+    : `${QUOTE_NOT_FOUND}; it first differs at character ${closest.differs_at} of the normalized quote${where}. closest.passage passes the check as the quote`
+  return new QuoteNotFound({
+    message,
+    closest: closest === null
+      ? null
+      : { passage: closest.passage, differs_at: closest.differs_at, quote_from: closest.quote_from, source_from: closest.source_from }
+  })
+}
 
 /** Checks the quote of a jamie or mail proposal against the stored source (§6.3). */
 const checkQuote = (sql: SqlClient, source: ProposalRequest["source"]) =>
@@ -36,17 +73,18 @@ const checkQuote = (sql: SqlClient, source: ProposalRequest["source"]) =>
     if (row === undefined || row.kind !== source.kind) {
       return yield* new SourceUnknown({ message: `no ${source.kind} source ${source.id} is stored in this scope` })
     }
-    let found: boolean
     if (source.kind === "mail") {
-      found = mailQuoteFound(source.quote, row.excerpt ?? "")
-    } else {
-      const segments = yield* sql<{ n: number; start_s: number; text: string }>`
-        SELECT n, start_s, text FROM source_segment WHERE source_id = ${source.id}
-          AND start_s BETWEEN ${source.timestamp_s - JAMIE_WINDOW_S} AND ${source.timestamp_s + JAMIE_WINDOW_S}
-        ORDER BY n`
-      found = jamieQuoteFound(source.quote, segments, source.timestamp_s)
+      if (!mailQuoteFound(source.quote, row.excerpt ?? "")) return yield* quoteNotFound(source.quote, row.excerpt ?? "", null)
+      return
     }
-    if (!found) return yield* new QuoteNotFound({ message: QUOTE_NOT_FOUND })
+    const segments = yield* sql<{ n: number; start_s: number; text: string }>`
+      SELECT n, start_s, text FROM source_segment WHERE source_id = ${source.id}
+        AND start_s BETWEEN ${source.timestamp_s - JAMIE_WINDOW_S} AND ${source.timestamp_s + JAMIE_WINDOW_S}
+      ORDER BY n`
+    if (jamieQuoteFound(source.quote, segments, source.timestamp_s)) return
+    // not in the window: the closest passage of the whole transcript (it may lie at another time)
+    const all = yield* sql<{ n: number; start_s: number; text: string }>`SELECT n, start_s, text FROM source_segment WHERE source_id = ${source.id} ORDER BY n`
+    return yield* quoteNotFound(source.quote, all.map((x) => x.text).join(" "), all)
   })
 
 /** supersedes must name a confirmed rule of the same scope (422 reference-unknown). */
@@ -61,43 +99,83 @@ const checkSupersedes = (sql: SqlClient, scope: string, supersedes: string | nul
     }
   })
 
+/** What the transaction of a proposal wrote: the rule, its seq, version 1 and the possible duplicates. */
+export interface Inserted {
+  readonly id: string
+  readonly seq: number
+  readonly duplicates: ReadonlyArray<string>
+  readonly checked: boolean
+}
+
 /**
- * Order: source exists (source-unknown), quote check (quote-not-found), supersedes
- * (reference-unknown); then one transaction: rule, version 1 proposed, FTS row.
+ * Inside the caller's write transaction, in this order: source exists (source-unknown), quote
+ * check (quote-not-found), supersedes (reference-unknown); then rule, version 1 proposed, FTS and
+ * index rows, and the possible duplicates.
+ */
+export const insertProposal = (sql: SqlClient, req: ProposalRequest, by: Proposer, at: { readonly now: string; readonly today: string }) =>
+  Effect.gen(function*() {
+    const index = yield* RuleIndex
+    const { now, today } = at
+    yield* checkQuote(sql, req.source)
+    yield* checkSupersedes(sql, req.scope, req.supersedes)
+    const src = req.source
+    const sourceId = src.kind === "manual" ? yield* ensureManualSource(sql, by.grantId, now) : src.id
+    const timestamp = src.kind === "jamie" ? src.timestamp_s : null
+    const next = yield* sql<{ seq: number }>`SELECT coalesce(max(seq), 0) + 1 AS seq FROM rule`
+    const seq = next[0]?.seq ?? 1
+    const id = formatRuleId(req.scope, seq)
+    yield* sql`INSERT INTO rule (seq, id, created_at, created_by) VALUES (${seq}, ${id}, ${now}, ${by.grantId})`.raw
+    yield* sql`INSERT INTO rule_version (rule_id, version, kind, statement, source_id, quote, timestamp_s, source_link,
+        said_at, speaker, relations, keywords, valid_from, valid_until, supersedes, superseded_by, status, reason,
+        changed_by, changed_at)
+      VALUES (${id}, 1, ${req.kind}, ${req.statement}, ${sourceId}, ${src.quote}, ${timestamp}, ${src.link},
+        ${req.said_at}, ${req.speaker}, ${JSON.stringify(req.relations)}, ${JSON.stringify(req.keywords)},
+        ${req.valid_from}, NULL, ${req.supersedes}, NULL, 'proposed', ${`proposed via ${by.channel}`},
+        ${by.grantId}, ${now})`.raw
+    yield* syncRuleFts(sql, id)
+    yield* index.reindexRule(sql, id)
+    const duplicates = yield* index.possibleDuplicates(sql, req, seq, today)
+    return { id, seq, duplicates, checked: src.kind !== "manual" } satisfies Inserted
+  })
+
+/**
+ * An identical repeat of a proposal by the same grant (issue 16 item 10): version 1 of a rule of
+ * this scope with the same statement, source and quote, proposed by `grantId`, not rejected (a
+ * rejected rule never leaks) and not superseded. The rule id, or null.
+ */
+export const findRepeat = (sql: SqlClient, req: ProposalRequest, grantId: string) =>
+  Effect.map(
+    sql<{ rule_id: string }>`
+      SELECT f.rule_id FROM rule_version f JOIN current_version c ON c.rule_id = f.rule_id
+      WHERE f.version = 1 AND f.source_id = ${req.source.kind === "manual" ? `manual:${grantId}` : req.source.id}
+        AND f.changed_by = ${grantId} AND f.statement = ${req.statement} AND f.quote = ${req.source.quote}
+        AND c.status IN ('proposed', 'confirmed')
+      ORDER BY f.rule_id LIMIT 1`,
+    (rows) => rows[0]?.rule_id ?? null
+  )
+
+/**
+ * The path before slice A, for the tests' seeding and the bench: the checks and the insert in one
+ * transaction, no secret scan, no classification. In src/ use intake().
  */
 export const propose = Effect.fn("Proposals.propose")(function*(req: ProposalRequest, by: Proposer) {
   const store = yield* ScopeStore
   const config = yield* AppConfig
-  const index = yield* RuleIndex
   const now = yield* nowInstant
   const today = yield* todayIn(config.file.zone)
   return yield* store.write(req.scope, ({ sql }) =>
     Effect.gen(function*() {
-      yield* checkQuote(sql, req.source)
-      yield* checkSupersedes(sql, req.scope, req.supersedes)
-      const src = req.source
-      const sourceId = src.kind === "manual" ? yield* ensureManualSource(sql, by.grantId, now) : src.id
-      const timestamp = src.kind === "jamie" ? src.timestamp_s : null
-      const next = yield* sql<{ seq: number }>`SELECT coalesce(max(seq), 0) + 1 AS seq FROM rule`
-      const seq = next[0]?.seq ?? 1
-      const id = formatRuleId(req.scope, seq)
-      yield* sql`INSERT INTO rule (seq, id, created_at, created_by) VALUES (${seq}, ${id}, ${now}, ${by.grantId})`.raw
-      yield* sql`INSERT INTO rule_version (rule_id, version, kind, statement, source_id, quote, timestamp_s, source_link,
-          said_at, speaker, relations, keywords, valid_from, valid_until, supersedes, superseded_by, status, reason,
-          changed_by, changed_at)
-        VALUES (${id}, 1, ${req.kind}, ${req.statement}, ${sourceId}, ${src.quote}, ${timestamp}, ${src.link},
-          ${req.said_at}, ${req.speaker}, ${JSON.stringify(req.relations)}, ${JSON.stringify(req.keywords)},
-          ${req.valid_from}, NULL, ${req.supersedes}, NULL, 'proposed', ${`proposed via ${by.channel}`},
-          ${by.grantId}, ${now})`.raw
-      yield* syncRuleFts(sql, id)
-      yield* index.reindexRule(sql, id)
-      const duplicates = yield* index.possibleDuplicates(sql, req, seq, today)
+      const ins = yield* insertProposal(sql, req, by, { now, today })
       const created: ProposalCreated = {
-        ref: ruleRef(id, 1),
+        ref: ruleRef(ins.id, 1),
         status: "proposed",
-        quote_check: { checked: src.kind !== "manual" },
-        possible_duplicates: duplicates,
-        approval_url: approvalUrl(config.file.public_url, id)
+        quote_check: { checked: ins.checked },
+        possible_duplicates: [...ins.duplicates],
+        approval_url: approvalUrl(config.file.public_url, ins.id),
+        adoption: { kind: "person" },
+        valid: { from: req.valid_from, until: null, in_force: false },
+        marking: "unconfirmed",
+        reasons: []
       }
       return created
     })

@@ -1,11 +1,13 @@
 /**
  * Provenance of a rule (architecture.md §6.5): the source, the quote, the excerpt (mail text or
  * the jamie window as "[m:ss] speaker: text" lines), the window segments, the thread and the
- * attachments with their text.
+ * attachments with their text; status and adoption say whether a person or the approval policy
+ * confirmed it (slice A).
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import { attachmentRef, sourceRef } from "../contracts/ids.js"
+import { reviewFacts } from "./adoption.js"
 import { JAMIE_WINDOW_S } from "./quote-check.js"
 import type { RuleVersionRow } from "./rules.js"
 import type { AttachmentRow, SourceRow } from "./sources.js"
@@ -46,8 +48,11 @@ export const provenanceOf = (sql: SqlClient, v: RuleVersionRow) =>
       SELECT * FROM source WHERE kind = 'mail' AND id <> ${src.id} AND (thread = ${root} OR id = ${root})
       ORDER BY occurred_at DESC, id`
     const attachments = yield* sql<AttachmentRow>`SELECT * FROM source_attachment WHERE source_id = ${src.id} ORDER BY n`
+    const { adoption } = yield* reviewFacts(sql, v.rule_id)
     return {
       ref: `rule/${v.rule_id}@${v.version}`,
+      status: v.status,
+      adoption,
       source: {
         id: src.id, kind: src.kind, title: src.title, occurred_at: src.occurred_at, sender: src.sender,
         thread: src.thread, link: src.link, fulltext_sha256: src.fulltext_sha256, fetched_at: src.fetched_at

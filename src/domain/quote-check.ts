@@ -44,3 +44,102 @@ export const mailQuoteFound = (quote: string, mailText: string): boolean => quot
 
 export const jamieQuoteFound = (quote: string, segments: ReadonlyArray<SegmentText>, timestamp_s: number): boolean =>
   quoteFoundIn(quote, jamieWindow(segments, timestamp_s))
+
+// ---------------------------------------------------------------------------------------------
+// The closest passage (issue 16 item 8): what to tell an agent whose quote was not found
+
+/** A closest passage shorter than this (an anchor of fewer characters) is no help: none. */
+export const MIN_ANCHOR_CHARS = 8
+/** How much of the quote and of the passage from the first difference on is shown. */
+export const DIFF_CHARS = 60
+/** Above this many normalized characters only the quote's start and end are used as anchors. */
+const FULL_ANCHOR_LIMIT = 200_000
+const MAX_WORD_ANCHORS = 40
+
+export interface Closest {
+  /** the passage of the normalized text aligned with the quote (widened to whole words) */
+  readonly passage: string
+  /** index in the normalized quote of the first character that differs from the passage */
+  readonly differs_at: number
+  readonly quote_from: string
+  readonly source_from: string
+  /** where the passage starts in the normalized text */
+  readonly offset: number
+}
+
+/** The longest prefix of `q` (≥ 0 characters) that occurs in `text`, and where (binary search: prefixes nest). */
+const longestPrefixIn = (q: string, text: string): { readonly length: number; readonly at: number } => {
+  let lo = 0
+  let hi = q.length
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2)
+    if (text.includes(q.slice(0, mid))) lo = mid
+    else hi = mid - 1
+  }
+  return { length: lo, at: lo === 0 ? 0 : text.indexOf(q.slice(0, lo)) }
+}
+
+/** The longest suffix of `q` that occurs in `text`, and where it starts there. */
+const longestSuffixIn = (q: string, text: string): { readonly length: number; readonly at: number } => {
+  let lo = 0
+  let hi = q.length
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2)
+    if (text.includes(q.slice(q.length - mid))) lo = mid
+    else hi = mid - 1
+  }
+  return { length: lo, at: lo === 0 ? 0 : text.indexOf(q.slice(q.length - lo)) }
+}
+
+/**
+ * The passage of `text` closest to `quote`, both normalized as the quote check compares them:
+ * the quote is anchored where the longest run of it (from its start, from its end, or from one of
+ * its first word starts) occurs in the text; the passage runs from where the quote's start fits
+ * best near that run (the longest prefix of the quote found there) to where the quote's end
+ * falls by the run, widened to whole words. Null when no run of MIN_ANCHOR_CHARS characters of
+ * the quote occurs in the text.
+ */
+export const closestPassage = (quote: string, text: string): Closest | null => {
+  const q = normalizeQuote(quote)
+  const t = normalizeQuote(text)
+  if (q.length === 0 || t.length === 0) return null
+  /** a run of the quote from its offset `k` found in the text at `at` */
+  interface Anchor { readonly length: number; readonly at: number; readonly k: number }
+  const anchors: Array<Anchor> = []
+  const prefix = longestPrefixIn(q, t)
+  anchors.push({ length: prefix.length, at: prefix.at, k: 0 })
+  const suffix = longestSuffixIn(q, t)
+  anchors.push({ length: suffix.length, at: suffix.at, k: q.length - suffix.length })
+  if (t.length <= FULL_ANCHOR_LIMIT) {
+    let words = 0
+    for (let k = 1; k < q.length && words < MAX_WORD_ANCHORS; k++) {
+      if (q[k - 1] !== " ") continue
+      words++
+      const run = longestPrefixIn(q.slice(k), t)
+      anchors.push({ length: run.length, at: run.at, k })
+    }
+  }
+  const best = anchors.reduce((a, b) => (b.length > a.length ? b : a))
+  if (best.length < MIN_ANCHOR_CHARS) return null
+  // where the quote's start fits best near the run: the longest prefix of the quote found around it
+  const from0 = Math.max(0, best.at - best.k - q.length)
+  const around = t.slice(from0, Math.min(t.length, best.at + best.length + q.length))
+  const lead = longestPrefixIn(q, around)
+  // a lead of a few characters is chance ("b" of "bitte"), not where the quote starts
+  const near = lead.length >= 4 && from0 + lead.at <= best.at
+  const align = near ? from0 + lead.at : best.at - best.k
+  let differs = near ? lead.length : 0
+  if (!near) while (differs < q.length && align + differs >= 0 && q[differs] === t[align + differs]) differs++
+  let start = Math.max(0, Math.min(align, best.at))
+  let end = Math.min(t.length, Math.max(best.at + best.length, best.at + (q.length - best.k)))
+  while (start > 0 && t[start - 1] !== " " && align - start < 20) start--
+  while (end < t.length && t[end] !== " " && end - (best.at + q.length - best.k) < 20) end++
+  const from = Math.max(0, align + differs)
+  return {
+    passage: t.slice(start, end),
+    differs_at: differs,
+    quote_from: q.slice(differs, differs + DIFF_CHARS),
+    source_from: t.slice(from, from + DIFF_CHARS),
+    offset: start
+  }
+}

@@ -76,8 +76,8 @@ export const allVersions = (sql: SqlClient, ruleId: string) =>
 
 /** Decisions without the deciding person's e-mail (shown only in the approval UI). */
 export const decisionsOf = (sql: SqlClient, ruleId: string) =>
-  sql<{ kind: string; version: number; decided_by: string; decided_at: string; reason: string | null; new_version: number | null }>`
-    SELECT kind, version, decided_by, decided_at, reason, new_version FROM decision WHERE rule_id = ${ruleId} ORDER BY id`
+  sql<{ kind: string; version: number; origin: string; mode: string | null; decided_by: string; decided_at: string; reason: string | null; new_version: number | null }>`
+    SELECT kind, version, origin, mode, decided_by, decided_at, reason, new_version FROM decision WHERE rule_id = ${ruleId} ORDER BY id`
 
 export interface ListFilter {
   readonly status: ReadonlyArray<"proposed" | "confirmed" | "superseded" | "rejected">

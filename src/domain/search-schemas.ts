@@ -1,7 +1,7 @@
 /** Search request and response (architecture.md §6.5, graph.md §11). */
 import { Schema } from "effect"
 import { ENTITY_ID_RE, RuleId, RuleRef, ScopeName, scopeOfGraphId } from "../contracts/ids.js"
-import { Day, Instant, Relation, RelationKind } from "../contracts/schemas.js"
+import { Adoption, Day, Instant, Relation, RelationKind } from "../contracts/schemas.js"
 
 const SearchRequestFields = {
   scopes: Schema.Array(ScopeName).pipe(Schema.minItems(1), Schema.maxItems(20)),
@@ -63,6 +63,8 @@ export const Head = Schema.Struct({
   valid_until: Schema.NullOr(Day),
   superseded_by: Schema.NullOr(RuleId),
   last_reviewed_at: Instant,
+  /** who adopted the rule: the approval policy (auto, retractable) or a person (slice A) */
+  adoption: Adoption,
   age_days: Schema.Number,
   recheck: Schema.NullOr(Schema.Literal("still valid?")),
   source: Schema.Struct({

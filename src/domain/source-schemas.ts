@@ -23,6 +23,17 @@ export const Segment = Schema.Struct({
 })
 export type Segment = typeof Segment.Type
 
+/**
+ * What the mail's transport says about its sender (slice A): the From header and the
+ * Authentication-Results header as received (RFC 8601), stored in source_auth. The policy reads
+ * them for external-sensitive (a sender outside the own domains, or results that do not pass).
+ */
+export const MailAuth = Schema.Struct({
+  from: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(1000)),
+  authentication_results: Schema.String.pipe(Schema.maxLength(20_000))
+})
+export type MailAuth = typeof MailAuth.Type
+
 export const MailSourceIn = Schema.Struct({
   kind: Schema.Literal("mail"),
   id: MailId,
@@ -30,7 +41,8 @@ export const MailSourceIn = Schema.Struct({
   occurred_at: Instant,
   sender: Schema.NullOr(Schema.String.pipe(Schema.maxLength(500))),
   thread: Schema.NullOr(MailId),
-  link: Schema.NullOr(Link)
+  link: Schema.NullOr(Link),
+  auth: Schema.optional(Schema.NullOr(MailAuth))
 })
 export const JamieSourceIn = Schema.Struct({
   kind: Schema.Literal("jamie"),

@@ -1,6 +1,8 @@
 /**
  * Sources (architecture.md §6.2, §6.2a): stored synchronously as received; never changed;
- * attachments are never added later. The writer of source, source_segment, source_attachment.
+ * attachments are never added later. The writer of source, source_segment, source_attachment and
+ * source_auth. Nothing is stored of a source that holds a secret (invariant 12): the secret scan
+ * runs over every text first and a hit is 422 secret-detected with only secret_finding rows.
  */
 import { createHash } from "node:crypto"
 import type { SqlClient } from "@effect/sql/SqlClient"
@@ -9,7 +11,10 @@ import { ScopeStore } from "../db/scope-store.js"
 import { canonicalJson } from "./canonical-json.js"
 import { NotFound, SourceConflict } from "../contracts/errors.js"
 import { attachmentRef, manualSourceId } from "../contracts/ids.js"
-import type { AttachmentOut, SourceInclude, SourceOut, SourceRequest, SourceStored } from "./source-schemas.js"
+import type { Channel } from "../contracts/schemas.js"
+import type { SecretField } from "../security/secrets.js"
+import { refuseSecrets } from "./secret-findings.js"
+import type { AttachmentOut, MailAuth, SourceInclude, SourceOut, SourceRequest, SourceStored } from "./source-schemas.js"
 import { nowInstant } from "../contracts/time.js"
 
 /** One generic message whatever the reason (architecture.md §6.2); the reason goes to the log. */
@@ -58,9 +63,16 @@ const sameAttachments = (stored: ReadonlyArray<AttachmentRow>, req: SourceReques
 
 type ConflictReason = "other-feeder" | "source-differs" | "attachments-differ"
 
+/** The auth of a mail request (absent and null alike: none). */
+const authOf = (req: SourceRequest): MailAuth | null => (req.source.kind === "mail" ? req.source.auth ?? null : null)
+
+const sameAuth = (stored: { readonly mail_from: string; readonly authentication_results: string } | undefined, auth: MailAuth | null): boolean =>
+  stored === undefined ? auth === null : auth !== null && stored.mail_from === auth.from && stored.authentication_results === auth.authentication_results
+
 const conflictReason = (
   row: SourceRow,
   attachments: ReadonlyArray<AttachmentRow>,
+  storedAuth: { readonly mail_from: string; readonly authentication_results: string } | undefined,
   req: SourceRequest,
   grantId: string,
   hash: string
@@ -69,7 +81,8 @@ const conflictReason = (
   const src = req.source
   const thread = src.kind === "mail" ? src.thread : null
   if (row.kind !== src.kind || row.title !== src.title || row.occurred_at !== src.occurred_at ||
-    row.sender !== src.sender || row.thread !== thread || row.link !== src.link || row.fulltext_sha256 !== hash) {
+    row.sender !== src.sender || row.thread !== thread || row.link !== src.link || row.fulltext_sha256 !== hash ||
+    !sameAuth(storedAuth, authOf(req))) {
     return "source-differs"
   }
   if (!sameAttachments(attachments, req)) return "attachments-differ"
@@ -79,12 +92,46 @@ const conflictReason = (
 const attachmentsOf = (sql: SqlClient, sourceId: string) =>
   sql<AttachmentRow>`SELECT * FROM source_attachment WHERE source_id = ${sourceId} ORDER BY n`
 
+/** Every text of a source request that would be stored, by the name a refusal gives it. */
+export const sourceTexts = (req: SourceRequest): Array<SecretField> => {
+  const src = req.source
+  const auth = authOf(req)
+  return [
+    { field: "source.title", text: src.title },
+    ...(src.sender === null ? [] : [{ field: "source.sender", text: src.sender }]),
+    ...(src.link === null ? [] : [{ field: "source.link", text: src.link }]),
+    ...(auth === null ? [] : [{ field: "source.auth.from", text: auth.from }, { field: "source.auth.authentication_results", text: auth.authentication_results }]),
+    ...(req.text === undefined ? [] : [{ field: "text", text: req.text }]),
+    ...(req.segments ?? []).flatMap((g, i) => [
+      { field: `segments[${i}].text`, text: g.text },
+      ...(g.speaker === null ? [] : [{ field: `segments[${i}].speaker`, text: g.speaker }])
+    ]),
+    ...req.attachments.flatMap((a, i) => [
+      { field: `attachments[${i}].filename`, text: a.filename },
+      ...(a.external === null ? [] : [{ field: `attachments[${i}].external`, text: a.external }]),
+      ...(a.text === null ? [] : [{ field: `attachments[${i}].text`, text: a.text }])
+    ])
+  ]
+}
+
+/** Who stores a source: the grant, its channel and the id of the request's search_log row. */
+export interface Feeder {
+  readonly channel: Channel
+  readonly requestId: string | null
+}
+
 /**
- * Stores a mail or jamie source. The same id again from the same grant and identical → created:
- * false and nothing written; anything else under that id → source-conflict with one generic
- * message (the reason only in the process log).
+ * Stores a mail or jamie source. First the secret scan (secret-detected, only secret_finding rows
+ * written). The same id again from the same grant and identical (fields, full-text hash, auth,
+ * attachments) → created: false and nothing written; anything else under that id →
+ * source-conflict with one generic message (the reason only in the process log).
  */
-export const storeSource = Effect.fn("Sources.store")(function*(req: SourceRequest, grantId: string) {
+export const storeSource = Effect.fn("Sources.store")(function*(
+  req: SourceRequest,
+  grantId: string,
+  feeder: Feeder = { channel: "api", requestId: null }
+) {
+  yield* refuseSecrets(req.scope, sourceTexts(req), { grantId, channel: feeder.channel, requestId: feeder.requestId, operation: "store_source" })
   const store = yield* ScopeStore
   const hash = fulltextSha256(req)
   const now = yield* nowInstant
@@ -94,7 +141,9 @@ export const storeSource = Effect.fn("Sources.store")(function*(req: SourceReque
       const existing = yield* sql<SourceRow>`SELECT * FROM source WHERE id = ${src.id}`
       const row = existing[0]
       if (row !== undefined) {
-        const reason = conflictReason(row, yield* attachmentsOf(sql, src.id), req, grantId, hash)
+        const storedAuth = (yield* sql<{ mail_from: string; authentication_results: string }>`
+          SELECT mail_from, authentication_results FROM source_auth WHERE source_id = ${src.id}`)[0]
+        const reason = conflictReason(row, yield* attachmentsOf(sql, src.id), storedAuth, req, grantId, hash)
         if (reason !== null) {
           yield* Effect.logWarning("source-conflict").pipe(
             Effect.annotateLogs({ scope: req.scope, grant: grantId, reason })
@@ -116,6 +165,11 @@ export const storeSource = Effect.fn("Sources.store")(function*(req: SourceReque
         yield* sql`INSERT INTO source_attachment (source_id, n, filename, media_type, size, external, text, text_origin)
           VALUES (${src.id}, ${i + 1}, ${a.filename}, ${a.media_type}, ${a.size}, ${a.external}, ${a.text},
                   ${a.text_origin ?? "none"})`.raw
+      }
+      const auth = authOf(req)
+      if (auth !== null) {
+        yield* sql`INSERT INTO source_auth (source_id, mail_from, authentication_results)
+          VALUES (${src.id}, ${auth.from}, ${auth.authentication_results})`.raw
       }
       return { created: true, id: src.id } satisfies SourceStored
     })

@@ -8,7 +8,7 @@ import { Schema } from "effect"
 import { VERSION } from "../version.js"
 import { completeSpec } from "./openapi.js"
 import { DecisionRequest, DecisionResult } from "../domain/decision-schemas.js"
-import { ProposalCreated, ProposalRequest, ProposalSummary } from "../domain/proposal-schemas.js"
+import { ProposalCreated, ProposalRequest, ProposalSummary, RetractRequest, RetractResult } from "../domain/proposal-schemas.js"
 import { FeedbackRequest, SearchRequest, SearchResponse } from "../domain/search-schemas.js"
 import { SourceOut, SourceRequest, SourceStored } from "../domain/source-schemas.js"
 import { ErrorBody, GraphErrorBody } from "../contracts/errors.js"
@@ -30,7 +30,8 @@ export class SourcesApi extends HttpApiGroup.make("sources")
 
 export class ProposalsApi extends HttpApiGroup.make("proposals")
   .add(HttpApiEndpoint.post("propose", "/v1/proposals").setPayload(ProposalRequest).addSuccess(ProposalCreated, { status: 201 })
-    .addError(Err(422)))
+    .addSuccess(ProposalCreated).addError(Err(422))
+    .annotate(OpenApi.Description, "201: a new proposal (status proposed, or confirmed when the approval policy adopted it); 200: an identical repeat by the same grant, answered with the existing rule. 422 secret-detected, source-unknown, quote-not-found (with closest), reference-unknown"))
   .add(HttpApiEndpoint.get("list", "/v1/proposals").addSuccess(Schema.Struct({ proposals: Schema.Array(ProposalSummary), next_after: Schema.NullOr(Schema.String) }))
     .annotate(OpenApi.Description, "Query: scope (required), limit 1–200 (default 100), after = rule id"))
 {}
@@ -42,6 +43,9 @@ export class RulesApi extends HttpApiGroup.make("rules")
     .annotate(OpenApi.Description, "Query: as_of = YYYY-MM-DD, include_proposals = true|false"))
   .add(HttpApiEndpoint.get("versions", "/v1/rules/:id/versions").setPath(Id).addSuccess(Json).addError(Err(404)))
   .add(HttpApiEndpoint.get("provenance", "/v1/rules/:id/provenance").setPath(Id).addSuccess(Json).addError(Err(404)))
+  .add(HttpApiEndpoint.post("retract", "/v1/rules/:id/retract").setPath(Id).setPayload(RetractRequest).addSuccess(RetractResult)
+    .addError(Err(404)).addError(Err(409))
+    .annotate(OpenApi.Description, "retract (right propose): takes back a rule the approval policy adopted, confirmed → superseded from today, while no person confirmed or reviewed it (409 already-decided after that)"))
 {}
 
 export class DecisionApi extends HttpApiGroup.make("decision")

@@ -1,7 +1,7 @@
 /**
- * The server instructions of the MCP server (graph.md §9.1, verbatim). The two sentences of
- * approval-modes.md §9 about auto-adopted rules and rule_retract arrive with the approval-modes
- * slice, together with the tool they name.
+ * The server instructions of the MCP server (graph.md §9.1, verbatim), with the last two
+ * sentences of approval-modes.md §9 (slice A): rules adopted by the policy without a person are
+ * marked auto-adopted, and rule_retract takes one back.
  */
 export const INSTRUCTIONS =
   "Groundnote keeps confirmed business rules with their evidence and, per scope, a small knowledge graph: entities " +
@@ -14,4 +14,6 @@ export const INSTRUCTIONS =
   "page. Read large trees step by step with entity_tree; never ask for a whole tree. Follow next when unsure; on an " +
   "error follow remedy instead of repeating the call. For every rule you use, give its date and source, and pass on " +
   "\"still valid?\". For standard tasks use the prompts create_level, file_incoming_mail, assign_document, " +
-  "restructure and where_does_this_belong."
+  "restructure and where_does_this_belong. A rule marked auto-adopted was adopted by the policy without a person: " +
+  "say \"auto-adopted\" when you cite it. When the person asks, you may retract an auto-adopted rule with " +
+  "rule_retract; you never confirm a rule."

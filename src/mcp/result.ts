@@ -42,8 +42,9 @@ export const errorResult = (output: ModelOutputShape, result: Exclude<CallResult
   }
   const requestId = result.requestId === null ? {} : { request_id: result.requestId }
   // a graph refusal, or a refusal of the scope check on a graph operation (runCall puts it in the
-  // envelope {error, remedy, next}): the GraphErrorBody, framed like a result
-  if (kind === "graph" || result.body.remedy !== undefined) {
+  // envelope {error, remedy, next}): the GraphErrorBody, framed like a result; so is a refusal
+  // that carries foreign text or names fields (quote-not-found's closest passage, secret-detected's findings)
+  if (kind === "graph" || result.body.remedy !== undefined || result.body.closest !== undefined || result.body.findings !== undefined) {
     return { ...toolResult(output, { error: result.code, ...result.body, ...requestId }), isError: true }
   }
   return plainError({ error: result.code, ...(result.body.current === undefined ? {} : { current: result.body.current }), ...requestId })

@@ -35,11 +35,14 @@ import { listScopes } from "./tools/list-scopes.js"
 import { proposeRule } from "./tools/propose-rule.js"
 import { readRule } from "./tools/read-rule.js"
 import { ruleProvenance } from "./tools/rule-provenance.js"
+import { ruleRetract } from "./tools/rule-retract.js"
 import { searchFeedback } from "./tools/search-feedback.js"
 import { searchRules } from "./tools/search-rules.js"
 
-/** The tools of this build (gaps.md §5; rule_retract arrives with the approval modes). */
-export const CORE_TOOLS = ["search_rules", "read_rule", "rule_provenance", "propose_rule", "search_feedback", "list_scopes"] as const
+/** The tools of this build (gaps.md §5). */
+export const CORE_TOOLS = [
+  "search_rules", "read_rule", "rule_provenance", "propose_rule", "search_feedback", "list_scopes", "rule_retract"
+] as const
 /** The graph tools (graph.md §9.2). */
 export const GRAPH_TOOLS = [
   "entity_resolve", "entity_create", "entity_move", "entity_update", "entity_tree", "entity_path", "link_propose", "link_list"
@@ -56,6 +59,7 @@ export const createMcpServer = (ctx: ToolContext): McpServer => {
   registerTool(server, ctx, proposeRule)
   registerTool(server, ctx, searchFeedback)
   registerTool(server, ctx, listScopes)
+  registerTool(server, ctx, ruleRetract)
   registerTool(server, ctx, entityResolve(ctx.config))
   registerTool(server, ctx, entityCreate(ctx.config))
   registerTool(server, ctx, entityMove)

@@ -1,4 +1,10 @@
-/** propose (POST /v1/proposals, the MCP tool propose_rule) and list_proposals (GET /v1/proposals). */
+/**
+ * propose (POST /v1/proposals with the contract's ProposalRequest; the MCP tool propose_rule
+ * with ProposalDraft, whose left-out fields are filled first) and list_proposals (GET
+ * /v1/proposals). Both proposes run intake(): the secret scan, the checks, the insert and the
+ * approval policy; 201 for a new proposal (status proposed, or confirmed when the policy adopted
+ * it), 200 for an identical repeat of the same grant.
+ */
 import { Effect } from "effect"
 import { CurrentCaller } from "../auth/caller.js"
 import { operation } from "../auth/operation.js"
@@ -6,8 +12,8 @@ import { AppConfig } from "../config/config.js"
 import { scopeOfRuleId } from "../contracts/ids.js"
 import { afterSeq } from "../contracts/schemas.js"
 import { ScopeStore } from "../db/scope-store.js"
-import { ListProposalsInput, ProposalRequest, type ProposalSummary } from "../domain/proposal-schemas.js"
-import { approvalUrl, propose as proposeRule } from "../domain/proposals.js"
+import { completeDraft, intake } from "../domain/intake.js"
+import { approvalUrl, ListProposalsInput, ProposalDraft, ProposalRequest, type ProposalSummary } from "../domain/proposal-schemas.js"
 import { createdAtOf, listCurrent } from "../domain/rules.js"
 
 export const propose = operation({
@@ -16,11 +22,27 @@ export const propose = operation({
   input: ProposalRequest,
   label: "proposal",
   scopes: (req) => [req.scope, ...(req.supersedes === null ? [] : [scopeOfRuleId(req.supersedes)])],
-  run: (req) =>
+  run: (req, call) =>
     Effect.gen(function*() {
       const caller = yield* CurrentCaller
-      const created = yield* proposeRule(req, { grantId: caller.grant.id, channel: caller.channel })
-      return { status: 201, body: created, refs: [created.ref] }
+      const { status, created } = yield* intake(req, { grantId: caller.grant.id, channel: caller.channel, requestId: call.requestId })
+      return { status, body: created, refs: [created.ref] }
+    })
+})
+
+/** propose for the MCP tool propose_rule: a ProposalDraft, completed (completeDraft), then the same intake. */
+export const proposeDraft = operation({
+  name: "propose",
+  right: "propose",
+  input: ProposalDraft,
+  label: "proposal",
+  scopes: (req) => [req.scope, ...(req.supersedes === undefined || req.supersedes === null ? [] : [scopeOfRuleId(req.supersedes)])],
+  run: (draft, call) =>
+    Effect.gen(function*() {
+      const caller = yield* CurrentCaller
+      const req = yield* completeDraft(draft)
+      const { status, created } = yield* intake(req, { grantId: caller.grant.id, channel: caller.channel, requestId: call.requestId })
+      return { status, body: created, refs: [created.ref] }
     })
 })
 

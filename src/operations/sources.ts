@@ -18,10 +18,10 @@ export const storeSource = operation({
   label: "source",
   scopes: (req) => [req.scope],
   refs: (req) => [sourceRef(req.source.id)],
-  run: (req) =>
+  run: (req, call) =>
     Effect.gen(function*() {
       const caller = yield* CurrentCaller
-      const stored = yield* store(req, caller.grant.id)
+      const stored = yield* store(req, caller.grant.id, { channel: caller.channel, requestId: call.requestId })
       return { status: stored.created ? 201 : 200, body: stored, refs: [sourceRef(stored.id)] }
     })
 })

@@ -21,7 +21,8 @@ import { Effect, Option } from "effect"
 import { AppConfig } from "../config/config.js"
 import { attachmentRef, ruleRef, scopeOfRuleId, sourceRef } from "../contracts/ids.js"
 import { formatTimestamp, shortExcerpt } from "../domain/provenance.js"
-import { allVersions, lastReviewedAt, type RuleVersionRow } from "../domain/rules.js"
+import { reviewFacts } from "../domain/adoption.js"
+import { allVersions, type RuleVersionRow } from "../domain/rules.js"
 import type { Relation } from "../contracts/schemas.js"
 import type { Bundle, Entry, Group, GroupKind, Head } from "../domain/search-schemas.js"
 import type { AttachmentRow, SourceRow } from "../domain/sources.js"
@@ -398,7 +399,8 @@ const headOf = (sql: SqlClient, input: HeadInput, opts: BundleOptions) =>
   Effect.gen(function*() {
     const v = input.version
     if (v.status === "rejected") return yield* Effect.dieMessage(`bundle head ${v.rule_id}@${v.version} is rejected`)
-    const reviewed = yield* lastReviewedAt(sql, v.rule_id)
+    const facts = yield* reviewFacts(sql, v.rule_id)
+    const reviewed = facts.lastReviewedAt
     if (reviewed === null) return yield* Effect.dieMessage(`bundle head ${v.rule_id} names a missing rule`)
     const age = ageDays(reviewed, opts.zone, opts.nowMs)
     const head: Head = {
@@ -415,6 +417,7 @@ const headOf = (sql: SqlClient, input: HeadInput, opts: BundleOptions) =>
       valid_until: v.valid_until,
       superseded_by: v.superseded_by,
       last_reviewed_at: reviewed,
+      adoption: facts.adoption,
       age_days: age,
       recheck: recheckOf(v.status, age, opts.recheckAfterDays),
       source: {

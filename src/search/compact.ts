@@ -13,7 +13,7 @@
  * with its statement and line always stays.
  */
 import { Schema } from "effect"
-import { Day, Instant } from "../contracts/schemas.js"
+import { Adoption, Day, Instant } from "../contracts/schemas.js"
 import {
   Abstained,
   type Bundle,
@@ -47,6 +47,7 @@ export const CompactHead = Schema.Struct({
   valid_from: Day,
   valid_until: Schema.NullOr(Day),
   recheck: Schema.NullOr(Schema.Literal("still valid?")),
+  adoption: Adoption,
   source: Schema.Struct({
     kind: Schema.Literal("jamie", "mail", "manual"), id: Schema.String,
     timestamp: Schema.NullOr(Schema.String), link: Schema.NullOr(Schema.String)
@@ -104,6 +105,7 @@ const compactHead = (b: Bundle): CompactHead => {
     valid_from: h.valid_from,
     valid_until: h.valid_until,
     recheck: h.recheck,
+    adoption: h.adoption,
     source: { kind: h.source.kind, id: h.source.id, timestamp: h.source.timestamp, link: h.source.link },
     coverage: h.coverage
   }

@@ -5,7 +5,8 @@
  *   <Label> from <YYYY-MM-DD>: <statement>[ — with <parts>]; <review>
  *
  * Label: "Rule" / "Note"; a proposal reads "Unconfirmed rule" / "Unconfirmed note", a
- * superseded head "Superseded rule" / "Superseded note" (the prefix is capitalized, the kind
+ * superseded head "Superseded rule" / "Superseded note", a confirmed head the approval policy
+ * adopted without a person "Auto-adopted rule" / "Auto-adopted note" (the prefix is capitalized, the kind
  * word after it lower case, as in an English sentence).
  * Parts in the fixed group order; " (of which <p> proposed)" closes the parts when shown
  * entries hang on proposed links. Review: "last reviewed <d> day(s) ago" (+ ", still valid?"
@@ -18,7 +19,7 @@ import type { Group, GroupKind, Head } from "../domain/search-schemas.js"
 import { dayIn } from "../contracts/time.js"
 
 /** The head fields the line reads. */
-export type LineHead = Pick<Head, "kind" | "status" | "date" | "title" | "age_days" | "recheck">
+export type LineHead = Pick<Head, "kind" | "status" | "date" | "title" | "age_days" | "recheck"> & { readonly adoption?: Head["adoption"] }
 
 export interface LineFacts {
   /** IANA zone of config.zone: the date of the line is the said_at day there. */
@@ -70,6 +71,7 @@ const label = (head: LineHead): string => {
   const word = head.kind === "rule" ? "rule" : "note"
   if (head.status === "proposed") return `Unconfirmed ${word}`
   if (head.status === "superseded") return `Superseded ${word}`
+  if (head.adoption?.kind === "auto") return `Auto-adopted ${word}`
   return head.kind === "rule" ? "Rule" : "Note"
 }
 

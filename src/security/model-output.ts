@@ -11,9 +11,10 @@
  * server field whose value does not have the server's shape are all foreign.
  *
  * A statement (head title, statement) is written as is, marked human-confirmed, only while its
- * record is confirmed and not adopted by the policy (adoption.kind "person" or no adoption:
- * today only decide() confirms, and decision.decided_by must be a person); an auto-adopted
- * statement stays framed and is marked auto-adopted.
+ * record is confirmed and says a person adopted it (adoption.kind "person"); fail-closed, a
+ * confirmed record without adoption stays framed like foreign text, and an auto-adopted statement
+ * (adoption.kind "auto": the approval policy confirmed it without a person) stays framed in a
+ * block marked auto-adopted.
  *
  * annotateForeign gives the structured content: the API object plus `untrusted: true` on every
  * object that directly holds foreign text and `signals` (injection signals, a warning only) on
@@ -120,6 +121,7 @@ const ENUMS = new Set([
   "customer", "product", "supplier",
   "concerns", "belongs_to", "mentions", "same_as", "replies_to", "attachment_of", "sourced_from", "supersedes",
   "ocr", "description", "none", "compact", "full", "email", "bearer", "access-service",
+  "auto-adopted", "grant", "autonomous", "classified",
   "below-min-coverage", "below-reranker-threshold", "no-candidate",
   "validation-failed", "multiple-scopes-without-flag", "source-immutable", "reason-missing", "unauthorized",
   "channel-not-allowed", "scope-not-allowed", "csrf-failed", "not-found", "already-decided", "version-outdated",
@@ -135,11 +137,11 @@ const id: Check = (v) => RULE_ID.test(v) || GRAPH_ID.test(v) || GRANT_ID.test(v)
 const date: Check = (v) => DAY.test(v) || INSTANT.test(v)
 const enumValue: Check = (v) => ENUMS.has(v)
 
-/** The adoption of a record: "person" unless the record says the policy adopted it. */
-const adoptedByPolicy = (o: Obj): boolean => isObj(o.adoption) && o.adoption.kind !== "person"
+/** The record says the approval policy adopted it (adoption.kind auto). */
+const adoptedByPolicy = (o: Obj): boolean => isObj(o.adoption) && o.adoption.kind === "auto"
 
-/** A statement is human-confirmed only while its record is confirmed by a person. */
-export const humanConfirmed = (o: Obj): boolean => o.status === "confirmed" && !adoptedByPolicy(o)
+/** A statement is human-confirmed only while its record is confirmed and says a person adopted it (fail-closed). */
+export const humanConfirmed = (o: Obj): boolean => o.status === "confirmed" && isObj(o.adoption) && o.adoption.kind === "person"
 
 /** Server fields: key → the shape its value must have to be written as is. */
 const SERVER_FIELDS: Readonly<Record<string, Check>> = {
@@ -160,6 +162,9 @@ const SERVER_FIELDS: Readonly<Record<string, Check>> = {
   timestamp: (v) => TIMESTAMP.test(v),
   fulltext_sha256: (v) => HEX64.test(v),
   approval_url: (v) => APPROVAL_URL.test(v),
+  ruleset: (v) => /^[a-z0-9][a-z0-9.-]{0,39}$/.test(v),
+  marking: enumValue, mode: enumValue, outcome: enumValue,
+  from: date, until: date, retracted: ref,
   recheck: (v) => v === "still valid?",
   service: (v) => v === "groundnote",
   version: (v) => /^\d+\.\d+\.\d+(-[a-z0-9.]+)?$/.test(v),
@@ -188,7 +193,8 @@ const KNOWN_KEYS = new Set([
   "evidence", "links", "nodes", "page", "depth", "grouped", "versions", "decisions", "new_version", "n", "grant",
   "created", "moved", "updated", "level", "levels", "of", "adoption", "ruleset", "marking", "valid", "reasons",
   "keywords", "source_link", "items", "total", "next_page", "next_after", "entity", "parent", "old_path", "new_path",
-  "subtree", "sub", "label", "from_path", "parent_path", "limit"
+  "subtree", "sub", "label", "from_path", "parent_path", "limit",
+  "in_force", "closest", "passage", "differs_at", "quote_from", "source_from", "findings", "field", "exceptions", "class"
 ])
 
 const labelOf = (key: string | null): string => (key !== null && KNOWN_KEYS.has(key) ? key : "text")

@@ -44,11 +44,13 @@ export const startApprovalServer = async (o: {
   created?: ReadonlyArray<string>
   personScopes?: ReadonlyArray<string>
   rights?: ReadonlyArray<"read" | "propose" | "decide">
+  /** more keys of groundnote.json (e.g. the approval block) */
+  configure?: Record<string, unknown>
 } = {}): Promise<ApprovalServer> => {
   const t = tempDir("gn-approval-")
   const scopes = o.scopes ?? ["sales", "ops"]
   const port = await freePort()
-  const base = testConfig(t.dir, { public_url: `http://127.0.0.1:${port}`, scopes: scopes.map((name) => ({ name, providers_allowed: [] })) })
+  const base = testConfig(t.dir, { ...o.configure, public_url: `http://127.0.0.1:${port}`, scopes: scopes.map((name) => ({ name, providers_allowed: [] })) })
   const config: AppConfigShape = {
     ...base,
     env: { ...base.env, devApiToken: Redacted.make(DEV_API), devApprovalToken: Redacted.make(APPROVAL_TOKEN), sessionSecret: Redacted.make(SESSION_SECRET), devEmail: DEV_EMAIL }

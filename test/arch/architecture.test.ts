@@ -19,6 +19,8 @@ import {
   checkAT1b,
   checkAT2,
   checkAT2b,
+  checkAT2c,
+  checkAT2d,
   checkAT3,
   checkAT4,
   checkAT5,
@@ -39,8 +41,11 @@ import {
   writesTo
 } from "./source-graph.js"
 import type { SourceGraph, Violation } from "./source-graph.js"
+import { JSONSchema } from "effect"
+import { ProposalRequest } from "../../src/domain/proposal-schemas.js"
 import { PROMPT_NAMES } from "../../src/mcp/prompts.js"
 import { MCP_TOOLS } from "../../src/mcp/server.js"
+import { proposeRule } from "../../src/mcp/tools/propose-rule.js"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
 const exists = (rel: string): boolean => fs.existsSync(path.join(ROOT, rel))
@@ -71,17 +76,49 @@ describe("architecture (src/)", () => {
       // the closure is computed over real edges, not just the seeds
       expect(importClosure(graph, mcp).size).toBeGreaterThan(mcp.length)
     }
-    // known present: the tools reach the shared pipeline and the proposal writer, never decide()
+    // known present: the tools reach the shared pipeline, intake, the proposal writer and the policy's retract, never decide()
     if (exists("src/mcp/tools/propose-rule.ts")) {
       const closure = importClosure(graph, mcp)
       expect(closure.has("src/auth/scope-check.ts")).toBe(true)
+      expect(closure.has("src/domain/intake.ts")).toBe(true)
       expect(closure.has("src/domain/proposals.ts")).toBe(true)
       expect(closure.has("src/decision/decide.ts")).toBe(false)
+    }
+    if (exists("src/mcp/tools/rule-retract.ts")) {
+      expect(importClosure(graph, mcp).has("src/decision/policy/retract.ts")).toBe(true)
     }
   })
 
   it("AT1b: the import closure of src/decision/policy/** does not hold src/decision/decide.ts", () => {
     expectNone(checkAT1b(graph))
+    // known present: the closure is real (the policy reaches the domain it writes through)
+    const policy = [...graph.files.keys()].filter((f) => f.startsWith("src/decision/policy/"))
+    if (policy.includes("src/decision/policy/adopt.ts")) {
+      const closure = importClosure(graph, policy)
+      expect(closure.has("src/db/fts.ts")).toBe(true)
+      expect(closure.has("src/decision/decide.ts")).toBe(false)
+    }
+  })
+
+  it("AT2c: the policy is imported only by services.ts, the retract operation and the approval pages; adopt() only by the policy's verdict", () => {
+    expectNone(checkAT2c(graph))
+    if (exists("src/decision/policy/live.ts")) {
+      const targets = (f: string) => graph.files.get(f)?.imports.map((e) => e.target ?? "") ?? []
+      expect(targets("src/decision/policy/live.ts")).toContain("src/decision/policy/adopt.ts")
+      expect(targets("src/services.ts")).toContain("src/decision/policy/live.ts")
+      expect(targets("src/operations/retract.ts")).toContain("src/decision/policy/retract.ts")
+    }
+  })
+
+  it("AT2d: every proposal passes intake(): the proposal writer is imported only by src/domain/intake.ts", () => {
+    expectNone(checkAT2d(graph))
+    if (exists("src/domain/intake.ts")) {
+      const targets = graph.files.get("src/domain/intake.ts")?.imports.map((e) => e.target ?? "") ?? []
+      expect(targets).toContain("src/domain/proposals.ts")
+      expect(targets).toContain("src/domain/approval-policy.ts")
+      const doors = ["src/operations/proposals.ts"].map((f) => graph.files.get(f)?.imports.map((e) => e.target ?? "") ?? [])
+      for (const t of doors) expect(t).toContain("src/domain/intake.ts")
+    }
   })
 
   it("AT2: src/decision/** outside policy/ is imported only by src/http/routes/decision.ts, src/approval/** and itself", () => {
@@ -118,6 +155,22 @@ describe("architecture (src/)", () => {
     const policyWriters = ["src/decision/policy/adopt.ts", "src/decision/policy/retract.ts"]
     if (policyWriters.some(exists)) {
       expect(filesWithString(graph, insertInto("decision")).some((f) => policyWriters.includes(f))).toBe(true)
+    }
+    // known present (AT3 after slice A): each policy entrance writes its version and its decision
+    for (const file of policyWriters.filter(exists)) {
+      expect(filesWithString(graph, insertInto("rule_version")), file).toContain(file)
+      expect(filesWithString(graph, insertInto("decision")), file).toContain(file)
+    }
+    // the policy's inserts name it: adopt writes 'confirmed' with origin 'auto', retract 'superseded' with origin 'grant'
+    const policyInserts = (file: string, table: string): Array<string> =>
+      (graph.files.get(file)?.strings ?? []).map((e) => normalizeSql(e.text)).filter((t) => insertInto(table).test(t))
+    if (exists("src/decision/policy/adopt.ts")) {
+      expect(policyInserts("src/decision/policy/adopt.ts", "rule_version").every((t) => t.includes("'confirmed'"))).toBe(true)
+      expect(policyInserts("src/decision/policy/adopt.ts", "decision").every((t) => t.includes("'auto'"))).toBe(true)
+    }
+    if (exists("src/decision/policy/retract.ts")) {
+      expect(policyInserts("src/decision/policy/retract.ts", "rule_version").every((t) => t.includes("'superseded'"))).toBe(true)
+      expect(policyInserts("src/decision/policy/retract.ts", "decision").every((t) => t.includes("'retract'"))).toBe(true)
     }
     if ([...graph.files.keys()].some((f) => f.startsWith("src/structure/"))) {
       expect(filesWithString(graph, insertInto("review")).some((f) => f.startsWith("src/structure/"))).toBe(true)
@@ -187,6 +240,33 @@ describe("architecture (src/)", () => {
     expect(edges.get("auth")?.has("transport")).toBe(true)
     expect(edges.get("domain")?.has("contracts")).toBe(true)
     expect(edges.get("contracts")).toBeUndefined()
+  })
+
+  it("propose_rule's arguments are ProposalRequest's, only with the optional fields of issue 16 item 7 optional", () => {
+    type Json = { properties?: Record<string, Json>; required?: Array<string>; anyOf?: Array<Json>; $defs?: Record<string, Json>; description?: string }
+    const contract = JSONSchema.make(ProposalRequest) as unknown as Json
+    const tool = JSONSchema.make(proposeRule.args) as unknown as Json
+    const OPTIONAL = ["said_at", "speaker", "relations", "keywords", "valid_from", "supersedes"]
+    expect(Object.keys(tool.properties ?? {}).sort()).toEqual(Object.keys(contract.properties ?? {}).sort())
+    expect([...(tool.required ?? [])].sort()).toEqual((contract.required ?? []).filter((k) => !OPTIONAL.includes(k)).sort())
+    // every field keeps the contract's rules; the optional ones only gain a description of their default
+    const bare = (j: Json | undefined): Json => {
+      if (j === undefined) return {}
+      const { description: _d, ...rest } = j
+      return rest
+    }
+    for (const [key, schema] of Object.entries(contract.properties ?? {})) {
+      if (key === "source") continue
+      expect(bare(tool.properties?.[key]), key).toEqual(bare(schema))
+    }
+    // source: the same three kinds, link optional in each
+    const kinds = (j: Json | undefined) => (j?.anyOf ?? []).map((k) => ({ props: Object.keys(k.properties ?? {}).sort(), required: [...(k.required ?? [])].sort() }))
+    expect(kinds(tool.properties?.source)).toEqual(kinds(contract.properties?.source).map((k) => ({ ...k, required: k.required.filter((r) => r !== "link") })))
+    // the tool file itself holds no schema (the adapter rule), and its description names every field's format
+    expect(readRoot("src/mcp/tools/propose-rule.ts")).not.toMatch(/Schema\.(?:Struct|String|Number|optional)/)
+    for (const field of ["said_at", "valid_from", "speaker", "keywords", "relations", "supersedes", "timestamp_s", "quote", "YYYY-MM-DDTHH:MM:SSZ", "YYYY-MM-DD"]) {
+      expect(proposeRule.description, field).toContain(field)
+    }
   })
 
   it("routes and tools are thin adapters: no SQL and no schema of their own", () => {
@@ -312,6 +392,43 @@ describe("scanner self-tests", () => {
       "AT2 src/http/routes/rules.ts",
       "AT2 src/main.ts"
     ])
+  })
+
+  it("AT2c reports importers of the policy outside services.ts, the retract operation and the approval pages", () => {
+    const g = buildSourceGraphFromTexts({
+      "src/decision/policy/live.ts": `import { adopt } from "./adopt.js"`,
+      "src/decision/policy/adopt.ts": `export const adopt = 1`,
+      "src/decision/policy/retract.ts": `export const retract = 1`,
+      "src/decision/policy/classify.ts": `export const classify = 1`,
+      "src/services.ts": `import { L } from "./decision/policy/live.js"`,
+      "src/operations/retract.ts": `import { retract } from "../decision/policy/retract.js"`,
+      "src/approval/rule-page.ts": `import { classify } from "../decision/policy/classify.js"`,
+      // violations
+      "src/domain/intake.ts": `import { adopt } from "../decision/policy/adopt.js"`,
+      "src/mcp/tools/rule-retract.ts": `import { retract } from "../../decision/policy/retract.js"`,
+      "src/operations/proposals.ts": `import type { C } from "../decision/policy/classify.js"`
+    })
+    expect(rulesOf(checkAT2c(g)).sort()).toEqual([
+      "AT2c src/domain/intake.ts",
+      "AT2c src/domain/intake.ts",
+      "AT2c src/mcp/tools/rule-retract.ts",
+      "AT2c src/mcp/tools/rule-retract.ts",
+      "AT2c src/operations/proposals.ts"
+    ])
+  })
+
+  it("AT2d reports importers of the proposal writer other than intake", () => {
+    const g = buildSourceGraphFromTexts({
+      "src/domain/proposals.ts": `export const propose = 1`,
+      "src/domain/approval-policy.ts": `export class ApprovalPolicy {}`,
+      "src/domain/intake.ts": `import { propose } from "./proposals.js"\nimport { ApprovalPolicy } from "./approval-policy.js"`,
+      "src/decision/policy/live.ts": `import { ApprovalPolicy } from "../../domain/approval-policy.js"`,
+      // violations
+      "src/operations/proposals.ts": `import { propose } from "../domain/proposals.js"`,
+      "src/demo.ts": `import { propose } from "./domain/proposals.js"`,
+      "src/http/routes/proposals.ts": `import { ApprovalPolicy } from "../../domain/approval-policy.js"`
+    })
+    expect(rulesOf(checkAT2d(g)).sort()).toEqual(["AT2d src/demo.ts", "AT2d src/http/routes/proposals.ts", "AT2d src/operations/proposals.ts"])
   })
 
   it("AT2b reports importers of src/structure/** outside the allowed ones", () => {

@@ -479,6 +479,58 @@ export const checkAT2 = (graph: SourceGraph): Array<Violation> =>
     "src/decision/** outside policy/ may be imported only by src/http/routes/decision.ts and src/approval/**"
   )
 
+/**
+ * AT2c: the policy's entrances stay bounded. src/decision/policy/** is imported only by itself,
+ * src/services.ts (which composes the policy behind intake's port), src/operations/retract.ts
+ * (retract()) and src/approval/**; within it, adopt.ts only by live.ts (the policy intake()
+ * runs, inside the proposal's transaction) and retract.ts only by src/operations/retract.ts.
+ */
+export const checkAT2c = (graph: SourceGraph): Array<Violation> => [
+  ...importerViolations(
+    "AT2c",
+    graph,
+    (f) => isUnder(f, "src/decision/policy"),
+    (f) => isUnder(f, "src/decision/policy") || f === "src/services.ts" || f === "src/operations/retract.ts" || isUnder(f, "src/approval"),
+    "src/decision/policy/** may be imported only by src/services.ts, src/operations/retract.ts and src/approval/**"
+  ),
+  ...importerViolations(
+    "AT2c",
+    graph,
+    (f) => f === "src/decision/policy/adopt.ts",
+    (f) => f === "src/decision/policy/live.ts",
+    "adopt() runs only in the policy's verdict (src/decision/policy/live.ts), which intake() calls"
+  ),
+  ...importerViolations(
+    "AT2c",
+    graph,
+    (f) => f === "src/decision/policy/retract.ts",
+    (f) => f === "src/operations/retract.ts",
+    "retract() is reached only through the retract operation (src/operations/retract.ts)"
+  )
+]
+
+/**
+ * AT2d: every proposal passes intake() (the secret scan and the classification): the proposal
+ * writer src/domain/proposals.ts is imported only by src/domain/intake.ts, and intake's policy
+ * port src/domain/approval-policy.ts only by intake, the policy that provides it and services.ts.
+ */
+export const checkAT2d = (graph: SourceGraph): Array<Violation> => [
+  ...importerViolations(
+    "AT2d",
+    graph,
+    (f) => f === "src/domain/proposals.ts",
+    (f) => f === "src/domain/intake.ts",
+    "the proposal writer may be imported only by src/domain/intake.ts (every proposal passes intake)"
+  ),
+  ...importerViolations(
+    "AT2d",
+    graph,
+    (f) => f === "src/domain/approval-policy.ts",
+    (f) => f === "src/domain/intake.ts" || isUnder(f, "src/decision/policy") || f === "src/services.ts",
+    "the policy port may be imported only by intake, the policy and services.ts"
+  )
+]
+
 /** AT2b: src/structure/** is imported only by src/http/routes/structure.ts, src/approval/** and itself. */
 export const checkAT2b = (graph: SourceGraph): Array<Violation> =>
   importerViolations(
@@ -823,6 +875,6 @@ export const checkAdapters = (graph: SourceGraph, read: (file: string) => string
 }
 
 export const ALL_CHECKS: ReadonlyArray<readonly [string, (g: SourceGraph) => Array<Violation>]> = [
-  ["AT1", checkAT1], ["AT1b", checkAT1b], ["AT2", checkAT2], ["AT2b", checkAT2b], ["AT3", checkAT3],
+  ["AT1", checkAT1], ["AT1b", checkAT1b], ["AT2", checkAT2], ["AT2b", checkAT2b], ["AT2c", checkAT2c], ["AT2d", checkAT2d], ["AT3", checkAT3],
   ["AT4", checkAT4], ["AT5", checkAT5], ["AT6", checkAT6], ["AT6-routes", checkAT6Routes], ["LAYERS", checkLayers]
 ]

@@ -34,7 +34,8 @@ describe("propose", () => {
     const created = await run(config, propose(mailProposal(), agent))
     expect(created).toEqual({
       ref: "rule/sales-0001@1", status: "proposed", quote_check: { checked: true }, possible_duplicates: [],
-      approval_url: "http://127.0.0.1:8787/approval/rules/sales-0001"
+      approval_url: "http://127.0.0.1:8787/approval/rules/sales-0001",
+      adoption: { kind: "person" }, valid: { from: "2026-03-12", until: null, in_force: false }, marking: "unconfirmed", reasons: []
     })
     const rows = await run(config, Effect.gen(function*() {
       const sql = yield* sqlOf("sales")

@@ -1,6 +1,6 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { jamieQuoteFound, jamieWindow, mailQuoteFound, normalizeQuote } from "../../src/domain/quote-check.js"
+import { closestPassage, jamieQuoteFound, jamieWindow, mailQuoteFound, normalizeQuote } from "../../src/domain/quote-check.js"
 
 describe("normalizeQuote", () => {
   it("applies NFKC: ligatures, full-width letters, superscripts", () => {
@@ -97,5 +97,42 @@ describe("property: any substring of ≥ 20 normalized characters of a stored ma
   })
   it("normalization is idempotent", () => {
     fc.assert(fc.property(mailText, (text) => normalizeQuote(normalizeQuote(text)) === normalizeQuote(text)), { numRuns: 2000 })
+  })
+})
+
+describe("closestPassage (issue 16 item 8): what an agent needs to fix a quote", () => {
+  const MAIL = "Hallo zusammen,\nab sofort gilt: Vor jeder Bestellung schwarzer Hakenleisten (RAL 9005) fragen wir beim Lieferanten die aktuelle Lieferzeit an.\nViele Grüße"
+
+  it("a quote with one wrong word: the aligned passage, where it first differs, and both from there", () => {
+    const c = closestPassage("Vor jeder Bestellung weißer Hakenleisten (RAL 9005) fragen wir", MAIL)
+    expect(c).not.toBeNull()
+    expect(c?.differs_at).toBe("vor jeder bestellung ".length)
+    expect(c?.quote_from.startsWith("weißer hakenleisten")).toBe(true)
+    expect(c?.source_from.startsWith("schwarzer hakenleisten")).toBe(true)
+    expect(c?.passage).toContain("vor jeder bestellung schwarzer hakenleisten ral 9005 fragen wir")
+  })
+
+  it("a quote whose start is wrong is anchored at its end or a later word", () => {
+    const c = closestPassage("Bitte bei jeder Bestellung schwarzer Hakenleisten (RAL 9005) fragen wir beim Lieferanten", MAIL)
+    expect(c?.passage).toContain("bestellung schwarzer hakenleisten ral 9005 fragen wir beim lieferanten")
+    expect(c?.differs_at).toBe(0)
+  })
+
+  it("the passage, sent as the quote, passes the check; nothing alike is null", () => {
+    const c = closestPassage("Vor jeder Bestellung schwarzer Hakenleisten (RAL 9006) fragen wir", MAIL)
+    expect(c).not.toBeNull()
+    expect(mailQuoteFound(c?.passage ?? "", MAIL)).toBe(true)
+    expect(closestPassage("Completely unrelated English sentence about pallets", MAIL)).toBeNull()
+  })
+
+  it("property: a quote cut from the text with one character changed is placed where it was cut", () => {
+    const norm = normalizeQuote(MAIL)
+    fc.assert(fc.property(fc.integer({ min: 0, max: norm.length - 40 }), fc.integer({ min: 30, max: 40 }), fc.integer({ min: 12, max: 25 }), (start, len, at) => {
+      const cut = norm.slice(start, start + len)
+      fc.pre(cut[at] !== " " && cut[at] !== "x" && !cut.startsWith(" "))
+      const quote = `${cut.slice(0, at)}x${cut.slice(at + 1)}`
+      const c = closestPassage(quote, MAIL)
+      return c !== null && c.differs_at === at && c.passage.includes(cut.slice(0, at))
+    }), { numRuns: 300 })
   })
 })

@@ -31,7 +31,7 @@ const bundle = (i: number, groups: ReadonlyArray<Group>, quote: string): Bundle 
     ref: `rule/sales-${String(i).padStart(4, "0")}@2`, kind: "rule", date: "2026-03-12T09:15:00Z",
     title: `Statement of rule number ${i}, long enough`, excerpt: quote, link: "https://mail.example.com/m/1",
     scope: "sales", status: "confirmed", unconfirmed: false, valid_from: "2026-03-12", valid_until: null,
-    superseded_by: null, last_reviewed_at: "2026-03-20T10:00:00.000Z", age_days: 3, recheck: null,
+    superseded_by: null, last_reviewed_at: "2026-03-20T10:00:00.000Z", adoption: { kind: "person" }, age_days: 3, recheck: null,
     source: { kind: "mail", id: `mail:<m${i}@example.com>`, quote, timestamp: null, link: "https://mail.example.com/m/1" },
     speaker: "Maria", relations: [{ kind: "product", name: "Hakenleiste schwarz", ref: null }],
     rank: { a: 1.25, b: null, rrf: null, reranker: null }, found_via: ["hakenleiste"], coverage: 0.5, matched_terms: 1, entities: []

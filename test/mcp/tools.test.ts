@@ -117,7 +117,7 @@ describe("lists and instructions", () => {
     const tools = (await mcp.client.listTools()).tools
     expect(tools.map((t) => t.name).sort()).toEqual([
       "entity_create", "entity_move", "entity_path", "entity_resolve", "entity_tree", "entity_update", "link_list", "link_propose",
-      "list_scopes", "propose_rule", "read_rule", "rule_provenance", "search_feedback", "search_rules"
+      "list_scopes", "propose_rule", "read_rule", "rule_provenance", "rule_retract", "search_feedback", "search_rules"
     ])
     expect(tools.find((t) => t.name === "search_rules")?.description).toBe(
       "Cite every bundle with its date and source. If a head carries recheck, ask the person \"still valid?\" before applying it and read provenance first. If a stage did not run and nothing was found, say which stages ran. Prefer rules that state a restriction for the action you are planning. Groups list refs, each entry once in related; for a full bundle call read_rule or pass detail: \"full\", and if truncated is set, search narrower for the omitted bundles."
@@ -137,7 +137,7 @@ describe("search_rules", () => {
     expect(c.search_id).toMatch(SEARCH_ID_RE)
     expect(c.bundles.map((b) => b.head.ref)).toEqual(["rule/sales-0001@2"])
     expect(Object.keys(c.bundles[0]?.head ?? {}).sort()).toEqual(
-      ["coverage", "date", "kind", "quote", "recheck", "ref", "scope", "signals", "source", "status", "title", "untrusted", "valid_from", "valid_until"])
+      ["adoption", "coverage", "date", "kind", "quote", "recheck", "ref", "scope", "signals", "source", "status", "title", "untrusted", "valid_from", "valid_until"])
     expect(c.truncated).toBeNull()
     expect(c.query).not.toHaveProperty("variants")
     const text = textOf(r)
@@ -233,7 +233,10 @@ describe("propose_rule", () => {
   it("quote-not-found, source-unknown, reference-unknown and multiple scopes are refused and store nothing", async () => {
     const before = await server.run(Effect.flatMap(sqlOf("sales"), counts))
     const quote = { kind: "mail", id: "mail:<order-rule@example.com>", quote: "This sentence is nowhere in the stored mail text at all", link: null }
-    expect(errorOf(await mcp.call("propose_rule", { ...mailProposal(), source: quote }))).toMatchObject({ error: "quote-not-found" })
+    // quote-not-found carries the closest passage: framed like a result (structured content holds the code)
+    const notFound = await mcp.call("propose_rule", { ...mailProposal(), source: quote })
+    expect(notFound.isError).toBe(true)
+    expect(structured(notFound)).toMatchObject({ error: "quote-not-found" })
     expect(errorOf(await mcp.call("propose_rule", { ...mailProposal(), source: { ...mailProposal().source, id: "mail:<unknown@example.com>" } }))).toMatchObject({ error: "source-unknown" })
     expect(errorOf(await mcp.call("propose_rule", { ...mailProposal(), supersedes: "sales-0404" }))).toMatchObject({ error: "reference-unknown" })
     expect(errorOf(await mcp.call("propose_rule", { ...mailProposal(), supersedes: "ops-0001" }))).toEqual({ error: "multiple-scopes-without-flag" })

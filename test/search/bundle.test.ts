@@ -114,7 +114,7 @@ describe("head", () => {
       excerpt: "we always ask the supplier for the delivery time before ordering black hook rails",
       link: "https://jamie.example.com/m/7?t=100",
       scope: "sales", status: "confirmed", unconfirmed: false, valid_from: "2026-03-12", valid_until: null,
-      superseded_by: null, last_reviewed_at: new Date(T0).toISOString(), age_days: 0, recheck: null,
+      superseded_by: null, last_reviewed_at: new Date(T0).toISOString(), adoption: { kind: "person" }, age_days: 0, recheck: null,
       source: {
         kind: "jamie", id: "jamie:meeting-2026-03-12",
         quote: "we always ask the supplier for the delivery time before ordering black hook rails",

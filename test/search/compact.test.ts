@@ -25,7 +25,7 @@ const bundle = (i: number, groups: ReadonlyArray<Group>, quote = `quote of rule 
     ref: `rule/sales-${String(i).padStart(4, "0")}@2`, kind: "rule", date: "2026-03-12T09:15:00Z",
     title: `Statement of rule number ${i}, long enough`, excerpt: quote, link: "https://mail.example.com/m/1",
     scope: "sales", status: "confirmed", unconfirmed: false, valid_from: "2026-03-12", valid_until: null,
-    superseded_by: null, last_reviewed_at: "2026-03-20T10:00:00.000Z", age_days: 3, recheck: null,
+    superseded_by: null, last_reviewed_at: "2026-03-20T10:00:00.000Z", adoption: { kind: "person" }, age_days: 3, recheck: null,
     source: { kind: "mail", id: `mail:<m${i}@example.com>`, quote, timestamp: null, link: "https://mail.example.com/m/1" },
     speaker: "Maria", relations: [{ kind: "product", name: "Hakenleiste schwarz", ref: null }],
     rank: { a: 1.25, b: null, rrf: null, reranker: null }, found_via: ["hakenleiste"], coverage: 0.5, matched_terms: 1, entities: []
@@ -67,7 +67,7 @@ describe("toCompact", () => {
     expect(c.bundles[0]?.head).toEqual({
       ref: "rule/sales-0001@2", kind: "rule", status: "confirmed", scope: "sales",
       title: "Statement of rule number 1, long enough", quote: full.bundles[0]?.head.source.quote,
-      date: "2026-03-12T09:15:00Z", valid_from: "2026-03-12", valid_until: null, recheck: null,
+      date: "2026-03-12T09:15:00Z", valid_from: "2026-03-12", valid_until: null, recheck: null, adoption: { kind: "person" },
       source: { kind: "mail", id: "mail:<m1@example.com>", timestamp: null, link: "https://mail.example.com/m/1" },
       coverage: 0.5
     })

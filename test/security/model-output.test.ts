@@ -17,7 +17,7 @@ const head = (over: Record<string, unknown> = {}) => ({
   ref: "rule/sales-0001@2", kind: "rule", date: "2026-03-12T09:15:00Z", title: "Ask the supplier for the delivery time first",
   excerpt: "Vor jeder Bestellung fragen wir", link: "https://mail.example.com/m/1", scope: "sales", status: "confirmed",
   unconfirmed: false, valid_from: "2026-03-12", valid_until: null, superseded_by: null,
-  last_reviewed_at: "2026-03-20T10:00:00.000Z", age_days: 3, recheck: "still valid?",
+  last_reviewed_at: "2026-03-20T10:00:00.000Z", adoption: { kind: "person" }, age_days: 3, recheck: "still valid?",
   source: { kind: "mail", id: "mail:<m1@example.com>", quote: "Vor jeder Bestellung fragen wir", timestamp: null, link: null },
   speaker: "Maria", relations: [{ kind: "product", name: "Hakenleiste", ref: null }],
   rank: { a: 1.5, b: null, rrf: null, reranker: null }, found_via: ["hakenleiste"], coverage: 0.5, matched_terms: 1, entities: [],
@@ -77,6 +77,10 @@ describe("renderResultForModel", () => {
     expect(auto.find((x) => x.startsWith("line:"))).toMatch(/^line: ⟪gn:/)
     const person = linesOf(renderResultForModel(bundle({ adoption: { kind: "person" } }), { boundary: B }))
     expect(person).toContain("title (human-confirmed): Ask the supplier for the delivery time first")
+    // fail-closed: a confirmed record that does not say who adopted it is not human-confirmed
+    const { adoption: _left, ...unsaidHead } = bundle().head
+    const unsaid = linesOf(renderResultForModel({ head: unsaidHead }, { boundary: B }))
+    expect(unsaid.some((x) => x.includes("human-confirmed"))).toBe(false)
   })
 
   it("is fail-closed: an unknown field, an unknown key and a server key with a foreign-looking value are framed", () => {
@@ -137,9 +141,14 @@ describe("annotateForeign", () => {
     expect((h.rank as Record<string, unknown>).untrusted).toBeUndefined()
     const entry = (out.bundles[0]?.groups[0]?.entries[0] ?? {}) as Record<string, unknown>
     expect(entry).toMatchObject({ untrusted: true, signals: [] })
-    // a confirmed statement with nothing else foreign is not untrusted
-    const clean = annotateForeign({ ref: "rule/sales-0001@1", status: "confirmed", statement: "A statement a person confirmed", scope: "sales" })
-    expect(clean).toEqual({ ref: "rule/sales-0001@1", status: "confirmed", statement: "A statement a person confirmed", scope: "sales", signals: [] })
+    // a statement a person confirmed with nothing else foreign is not untrusted
+    const person = { kind: "person" }
+    const clean = annotateForeign({ ref: "rule/sales-0001@1", status: "confirmed", adoption: person, statement: "A statement a person confirmed", scope: "sales" })
+    expect(clean).toEqual({ ref: "rule/sales-0001@1", status: "confirmed", adoption: person, statement: "A statement a person confirmed", scope: "sales", signals: [] })
+    // fail-closed: without an adoption, or adopted by the policy, the statement is foreign
+    expect(annotateForeign({ ref: "rule/sales-0001@1", status: "confirmed", statement: "A statement", scope: "sales" })).toMatchObject({ untrusted: true })
+    expect(annotateForeign({ ref: "rule/sales-0001@2", status: "confirmed", adoption: { kind: "auto", ruleset: "gn-1" }, statement: "A statement", scope: "sales" }))
+      .toMatchObject({ untrusted: true })
   })
 
   it("finds the injection signals in English and German, look-alikes included", () => {

@@ -15,6 +15,12 @@ export interface Migration {
   readonly version: number
   readonly name: string
   readonly statements: (ctx: MigrationContext) => ReadonlyArray<string | Statement>
+  /**
+   * A query answering one row with n > 0 once this migration was applied. Only a migration that
+   * was numbered below one that shipped before it has one: the runner applies it to a file whose
+   * schema_version is already higher when the query says it is missing (docs/decisions.md).
+   */
+  readonly presentIf?: string
 }
 
 /** The two append-only triggers of one table (invariant 1). */

@@ -4,8 +4,9 @@
  * modeFor picks the mode of a proposal from config.approval: the scope's class mode, else the
  * scope's mode, else default_mode; no approval block means manual everywhere. decideOutcome then
  * says auto or person, with every reason that applies, in this order: mandatory exceptions,
- * supersedes (only a person replaces a confirmed rule), the mode (manual never adopts; classified
- * adopts only class general), the daily limit.
+ * supersedes (only a person replaces a confirmed rule), holds (what the scope says against
+ * adopting: a confirmed rule saying the same, a retracted twin), the mode (manual never adopts;
+ * classified adopts only class general), the daily limit.
  */
 import type { ApprovalConfig, ApprovalMode } from "../../config/schema.js"
 import type { Classification, ProposalClass } from "./classify.js"
@@ -23,12 +24,21 @@ export const modeFor = (approval: ApprovalConfig | undefined, scope: string, cls
   return classMode ?? entry?.mode ?? approval.default_mode
 }
 
-/** auto only when nothing below applies; `remainingDailyLimit` is how many adoptions this scope has left today. */
-export const decideOutcome = (classification: Classification, mode: ApprovalMode, remainingDailyLimit: number): Outcome => {
+/**
+ * auto only when nothing below applies; `remainingDailyLimit` is how many adoptions this scope
+ * has left today; `holds` are further reasons a person decides (each a sentence).
+ */
+export const decideOutcome = (
+  classification: Classification,
+  mode: ApprovalMode,
+  remainingDailyLimit: number,
+  holds: ReadonlyArray<string> = []
+): Outcome => {
   const reasons: Array<string> = classification.exceptions.map((e) => e.reason)
   if (classification.supersedes !== null) {
     reasons.push(`It replaces confirmed rule ${classification.supersedes}: only a person supersedes a rule.`)
   }
+  reasons.push(...holds)
   if (mode === "manual") {
     reasons.push("Manual mode: a person decides every proposal in this scope.")
   } else if (mode === "classified" && classification.class !== "general") {

@@ -3,6 +3,7 @@
  * call as GET /v1/rules/:id (readSpec). A rejected rule is not-found, also with
  * include_proposals and as_of (invariant 8). The version of the ref is not a filter: the answer
  * is the current version, or with as_of the version in force that day; its head ref names it.
+ * head.adoption says who adopted the rule; an auto-adopted statement stays framed (auto-adopted).
  */
 import { Schema } from "effect"
 import { parseRuleRef, RuleRef } from "../../contracts/ids.js"
@@ -15,7 +16,8 @@ export const READ_RULE_DESCRIPTION =
   "Read one rule as a full bundle: the head with statement, quote, source, validity and review state, and its " +
   "groups (source, thread, attachments, entities, predecessor, successor, contradicting and related rules). Pass " +
   "as_of for the version in force on that day and include_proposals: true to read an unconfirmed proposal. Cite " +
-  "its date and source; if recheck is set, ask the person \"still valid?\" and read rule_provenance first."
+  "its date and source; if recheck is set, ask the person \"still valid?\" and read rule_provenance first. A head " +
+  "with adoption kind auto was adopted by the approval policy without a person: say \"auto-adopted\" when you cite it."
 
 /** The tool names the rule by its ref; the operation reads it by id. */
 const ReadRuleArgs = Schema.Struct({ ref: RuleRef, as_of: ReadRuleInput.fields.as_of, include_proposals: ReadRuleInput.fields.include_proposals })
