@@ -5,7 +5,7 @@
  * stderr for a person, their foreign text framed by renderResultForModel.
  *
  * sources put|get, search, rules list|get|versions|provenance, proposals list, propose, feedback,
- * approvals open (the bare number on stdout) and export (the approval channel's one route the CLI
+ * retract, approvals open (the bare number on stdout) and export (the approval channel's one route the CLI
  * may call: GET /v1/export/:scope with a person's Access token).
  */
 import { readFileSync } from "node:fs"
@@ -14,7 +14,7 @@ import { Args, Command, Options } from "@effect/cli"
 import { Console, Effect, Option, type Schema } from "effect"
 import { decodeStrict } from "../contracts/decode.js"
 import { toErrorBody } from "../contracts/errors.js"
-import { ListProposalsInput, ProposalRequest } from "../domain/proposal-schemas.js"
+import { ListProposalsInput, ProposalRequest, RetractInput } from "../domain/proposal-schemas.js"
 import { ListRulesInput, ReadRuleInput, RuleIdInput, ScopeInput } from "../domain/rule-schemas.js"
 import { FeedbackInput, FeedbackRequest, type SearchResponse, SearchRequest } from "../domain/search-schemas.js"
 import { parseInclude, ReadSourceInput, SourceRequest } from "../domain/source-schemas.js"
@@ -238,6 +238,15 @@ const proposalsList = Command.make("list", { json: jsonOption, scope: scopeOptio
     }),
     (a) => sayForeign(a, `open proposals of ${scope}`)))
 
+/** retract: the policy's adoption taken back (confirmed → superseded), while no person has confirmed or reviewed it. */
+export const retract = Command.make("retract", {
+  json: jsonOption,
+  id: ruleId,
+  reason: Options.text("reason").pipe(Options.withDescription("why the adoption is taken back"))
+}, ({ id, json, reason }) =>
+  call(json, validate(RetractInput, { id, reason }, "retract"), (ep) => apiRequest(ep, "rulesRetract", { params: { id }, body: { reason } }),
+    (a) => sayForeign(a, `retract ${id}: the rule is superseded from today`)))
+
 export const proposals = Command.make("proposals").pipe(Command.withSubcommands([proposalsList]))
 
 export const propose = Command.make("propose", { json: jsonOption, body: bodyOption }, ({ body, json }) =>
@@ -313,4 +322,4 @@ export const exportCommand = Command.make("export", {
     yield* say(`wrote ${terminalSafe(done.file)} (${done.bytes} bytes, sha256 ${done.sha256})`)
   }).pipe(withJsonError(json)))
 
-export const apiCommands = [sources, search, rules, proposals, propose, feedback, approvals, exportCommand] as const
+export const apiCommands = [sources, search, rules, proposals, propose, feedback, retract, approvals, exportCommand] as const

@@ -209,6 +209,12 @@ export const COMMANDS: ReadonlyArray<CommandDoc> = [
     usage: "groundnote rules provenance <rule-id> [--json]", description: API, options: [JSON_OPT], example: "groundnote rules provenance sales-0001"
   },
   {
+    path: "retract", summary: "take back an automatic adoption (the rule is superseded from today)",
+    usage: "groundnote retract <rule-id> --reason <text> [--json]", description: API,
+    options: [["--reason <text>", "why the adoption is taken back (required)"], JSON_OPT],
+    example: "groundnote retract sales-0007 --reason \"the mail was a draft\""
+  },
+  {
     path: "proposals list", summary: "open proposals of a scope",
     usage: "groundnote proposals list --scope <s> [--limit <n>] [--after <rule-id>] [--json]", description: API,
     options: [["--scope <s>", "the scope"], ["--limit <n>", "1-200 (default 100)"], ["--after <id>", "the next page after this rule id"], JSON_OPT],
@@ -299,7 +305,7 @@ const SECTIONS: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
   ]],
   ["API (GROUNDNOTE_URL and a credential, or groundnote config init)", [
     "sources put", "sources get", "search", "rules list", "rules get", "rules versions", "rules provenance",
-    "proposals list", "propose", "feedback", "approvals open", "export"
+    "proposals list", "propose", "feedback", "retract", "approvals open", "export"
   ]],
   ["The CLI's credentials", ["config show", "config path", "config init"]]
 ]

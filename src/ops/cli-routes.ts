@@ -40,6 +40,7 @@ export const CLI_ROUTES = {
   rulesList: { channel: "api", method: "GET", path: "/v1/rules", description: "the rules of a scope", query: ["scope", "status", "relation", "limit", "after"] },
   rulesGet: { channel: "api", method: "GET", path: "/v1/rules/:id", description: "one rule as a bundle", query: ["as_of", "include_proposals"] },
   rulesVersions: { channel: "api", method: "GET", path: "/v1/rules/:id/versions", description: "every version and decision of a rule" },
+  rulesRetract: { channel: "api", method: "POST", path: "/v1/rules/:id/retract", description: "take back the policy's adoption of a rule" },
   rulesProvenance: { channel: "api", method: "GET", path: "/v1/rules/:id/provenance", description: "where a rule comes from" },
   proposalsList: { channel: "api", method: "GET", path: "/v1/proposals", description: "open proposals of a scope", query: ["scope", "limit", "after"] },
   propose: { channel: "api", method: "POST", path: "/v1/proposals", description: "propose a rule with its quote" },

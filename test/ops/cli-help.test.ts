@@ -14,7 +14,7 @@ const GAPS_COMMANDS = [
   "grants list", "grants create", "grants disable", "grants rename",
   "backup run", "backup probe", "backup verify", "backup nightly", "restore", "doctor", "export",
   "sources put", "sources get", "search", "rules list", "rules get", "rules versions", "rules provenance",
-  "proposals list", "propose", "feedback", "approvals open"
+  "proposals list", "propose", "feedback", "retract", "approvals open"
 ]
 
 const plainAndNarrow = (text: string, label: string) => {
