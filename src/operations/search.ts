@@ -17,14 +17,15 @@ export const search = operation({
   scopes: (req) => req.scopes,
   crossScope: (req) => req.cross_scope,
   run: (req, call) =>
-    Effect.map(runSearch(req, call.requestId), ({ response }) => ({
+    Effect.map(runSearch(req, call.requestId), ({ perScope, response }) => ({
       status: 200,
       body: response,
       refs: response.bundles.map((b) => b.head.ref),
-      perScope: response.scopes.map((scope) => ({
-        scope,
-        refs: response.bundles.filter((b) => b.head.scope === scope).map((b) => b.head.ref),
-        log: { terms: response.query.terms, variants: response.query.variants, stages: response.stages }
+      // each scope's row records what its own search did (§7 step 9): its terms, variants, stages and heads
+      perScope: perScope.map((s) => ({
+        scope: s.scope,
+        refs: response.bundles.filter((b) => b.head.scope === s.scope).map((b) => b.head.ref),
+        log: { terms: s.terms, variants: s.variants, stages: s.stages }
       }))
     }))
 })
