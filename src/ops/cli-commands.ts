@@ -52,6 +52,12 @@ interface StatusView {
     readonly last_run: RunView | null; readonly last_probe: RunView | null
   }
   readonly scopes: ReadonlyArray<ScopeView>
+  /** stage b: the model's state and the vectors' catch-up per scope (null when stage b is off) */
+  readonly semantic?: {
+    readonly model: string; readonly state: string; readonly reason: string | null
+    readonly scopes: ReadonlyArray<{ readonly scope: string; readonly state: string; readonly total: number; readonly embedded: number; readonly pending: number }>
+  } | null
+  readonly usage?: { readonly reranker_month_usd: number }
 }
 
 const when = (at: string | null): string => at ?? "never"
@@ -77,6 +83,12 @@ export const renderStatus = (s: StatusView): string => {
     lines.push(`  ${sc.scope}: ${state}, ${sc.version_count ?? "?"} rule versions remembered; backup ${when(sc.last_backup_at)}; ` +
       `verify ${check(sc.verified_at, sc.verify_ok)}; probe ${check(sc.probed_at, sc.probe_ok)}; export ${when(sc.exported_at)}`)
   }
+  const sem = s.semantic
+  if (sem !== undefined && sem !== null) {
+    lines.push(`stage b: model ${sem.model} ${sem.state}${sem.reason === null ? "" : ` (${sem.reason})`}`)
+    for (const v of sem.scopes) lines.push(`  ${v.scope}: ${v.embedded} of ${v.total} rule versions embedded${v.pending > 0 ? `, ${v.pending} pending` : ""} (${v.state})`)
+  }
+  if (s.usage !== undefined && s.usage.reranker_month_usd > 0) lines.push(`stage c: ${s.usage.reranker_month_usd.toFixed(2)} USD spent this month`)
   return lines.map((l) => terminalSafe(l)).join("\n")
 }
 

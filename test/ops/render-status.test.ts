@@ -1,0 +1,27 @@
+/** groundnote status, as a person reads it: stage b's model and catch-up, stage c's month. */
+import { describe, expect, it } from "vitest"
+import { renderStatus } from "../../src/ops/cli-commands.js"
+
+const base = {
+  instance: "acme", version: "0.1.0", started_at: "2026-12-01T08:00:00.000Z", now: "2026-12-01T09:00:00.000Z", data_dir: "/srv/gn",
+  backup: { kind: "copy", directory: "/backup", export_directory: null, running: null, ops_backup_at: null, last_run: null, last_probe: null },
+  scopes: [{ scope: "sales", created: true, locked: false, lock_reason: null, version_count: 12, last_backup_at: null, verified_at: null, verify_ok: null, probed_at: null, probe_ok: null, exported_at: null, export_sha256: null }]
+}
+
+describe("renderStatus", () => {
+  it("shows stage b's model and how far each scope's vectors are", () => {
+    const text = renderStatus({
+      ...base,
+      semantic: { model: "bge-m3", state: "ready", reason: null, scopes: [{ scope: "sales", state: "catching-up", total: 12, embedded: 9, pending: 3 }] },
+      usage: { reranker_month_usd: 1.5 }
+    })
+    expect(text).toContain("stage b: model bge-m3 ready")
+    expect(text).toContain("  sales: 9 of 12 rule versions embedded, 3 pending (catching-up)")
+    expect(text).toContain("stage c: 1.50 USD spent this month")
+  })
+  it("says nothing of stage b when it is off, nor of stage c without spend", () => {
+    const text = renderStatus({ ...base, semantic: null, usage: { reranker_month_usd: 0 } })
+    expect(text).not.toContain("stage b")
+    expect(text).not.toContain("stage c")
+  })
+})
