@@ -59,7 +59,7 @@ export const fetchBackup = (opts: FetchOptions): Effect.Effect<Check> =>
     const env = opts.env ?? process.env
     const binary = findLitestream(env)
     if (binary === null) {
-      return { check, ok: false, detail: "the litestream binary was found neither on PATH nor in node_modules/.bin" }
+      return { check, ok: false, detail: "the litestream binary was found neither on PATH nor in node_modules/@flydotio" }
     }
     const live = filePathIn(resolve(opts.dataDir), opts.file)
     const result = yield* execProgram(binary, ["restore", "-o", opts.target, live], {

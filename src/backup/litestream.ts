@@ -4,11 +4,11 @@
  * finds the replica in Litestream's own config (LITESTREAM_CONFIG or /etc/litestream.yml, read
  * by Litestream itself; backup.target and backup.prefix are not read here).
  *
- * The binary: `litestream` on PATH, else node_modules/.bin/litestream of this installation
- * (the npm package @flydotio/litestream brings one). That package's .bin entry is a node script
- * that runs the real binary with spawnSync: it neither passes the exit code on nor forwards
- * signals, so where a candidate is that script, the real binary beside it
- * (@flydotio/litestream-<platform>-<arch>/litestream) is used instead.
+ * The binary: `litestream` on PATH, else the one this installation brings
+ * (node_modules/@flydotio/litestream-<platform>-<arch>/litestream, an optional dependency; only
+ * linux-x64 is published where we install from). Where a PATH candidate is the node script of
+ * the wrapper package @flydotio/litestream (it neither passes the exit code on nor forwards
+ * signals), the real binary beside it is used instead.
  */
 import { execFile } from "node:child_process"
 import { accessSync, closeSync, constants, existsSync, openSync, readSync, realpathSync, statSync } from "node:fs"
@@ -54,12 +54,12 @@ const realBinary = (path: string): string | null => {
   }
 }
 
-/** node_modules/.bin/litestream in this module's installation (src/backup or dist/src/backup), else null. */
+/** The platform package's binary in this module's installation (src/backup or dist/src/backup), else null. */
 const bundledBinary = (): string | null => {
   let dir = dirname(fileURLToPath(import.meta.url))
   for (let i = 0; i < 6; i++) {
-    const candidate = join(dir, "node_modules", ".bin", "litestream")
-    if (isExecutable(candidate)) return realBinary(candidate)
+    const candidate = join(dir, "node_modules", "@flydotio", `litestream-${process.platform}-${process.arch}`, "litestream")
+    if (isExecutable(candidate)) return candidate
     if (existsSync(join(dir, "package.json"))) break
     const up = dirname(dir)
     if (up === dir) break
@@ -68,7 +68,7 @@ const bundledBinary = (): string | null => {
   return null
 }
 
-/** The litestream binary: PATH first, then this installation's node_modules/.bin; null when there is none. */
+/** The litestream binary: PATH first, then this installation's platform package; null when there is none. */
 export const findLitestream = (env: Readonly<Record<string, string | undefined>> = process.env): string | null => {
   for (const dir of (env.PATH ?? "").split(delimiter)) {
     if (dir === "") continue

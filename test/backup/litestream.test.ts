@@ -1,5 +1,5 @@
 /**
- * Backup kind litestream against a real Litestream (v0.3.13 from @flydotio/litestream):
+ * Backup kind litestream against a real Litestream (v0.3.13 from @flydotio/litestream-linux-x64):
  * `litestream replicate` of a live data dir to a file:// replica runs while the service writes;
  * probe, verify and restore then fetch with `litestream restore -o`.
  */
@@ -33,7 +33,7 @@ const yaml = (dbs: ReadonlyArray<readonly [string, string]>) =>
 
 const binary = (): string => {
   const b = findLitestream()
-  if (b === null) throw new Error("no litestream binary (node_modules/.bin/litestream from @flydotio/litestream)")
+  if (b === null) throw new Error("no litestream binary (node_modules/@flydotio/litestream-linux-x64, an optional dependency)")
   return b
 }
 

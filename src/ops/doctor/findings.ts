@@ -228,7 +228,7 @@ export const litestreamBinary = (input: DoctorInput): Finding => {
   const l = input.litestream
   if (l === null) return skip("litestream-binary", "not checked")
   if (l.binary === null) {
-    return fail("litestream-binary", "litestream is found neither on PATH nor in node_modules/.bin",
+    return fail("litestream-binary", "litestream is found neither on PATH nor in node_modules/@flydotio",
       "install Litestream (https://litestream.io/install) so that probe, verify and restore can fetch from the replica")
   }
   if (l.version === null) return fail("litestream-binary", `${l.binary} does not run (litestream version failed)`, "reinstall Litestream")
