@@ -74,6 +74,8 @@ blockquote {
 .window .ts { color: var(--muted); font-variant-numeric: tabular-nums; margin-right: .4rem; }
 .window .speaker { font-weight: 600; margin-right: .3rem; }
 .mailtext { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0; font: inherit; }
+pre.command { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: .6rem .75rem; white-space: pre-wrap; overflow-wrap: anywhere; }
+code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .9rem; }
 mark { background: var(--mark); color: inherit; padding: 0 .1rem; border-radius: 2px; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; }
 dl.facts dt { color: var(--muted); }

@@ -1,4 +1,5 @@
 /** The browser side of the approval tests: Debian chromium through playwright-core, screenshots, DOM checks. */
+import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import type { Page } from "playwright-core"
 import { expect } from "vitest"
@@ -16,7 +17,19 @@ export const watch = (p: Page, into: Array<string>, dialogsInto: Array<string>) 
   })
 }
 
-export const shot = (p: Page, name: string) => p.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true })
+/** The two widths every page is looked at: a laptop and a phone. */
+export const WIDTHS = [{ name: "desktop", width: 1280, height: 900 }, { name: "phone", width: 390, height: 844 }] as const
+
+/** Full-page screenshots of the page at desktop and phone width (`<name>-desktop.png`, `<name>-phone.png`); the viewport is restored. */
+export const shot = async (p: Page, name: string) => {
+  mkdirSync(SCREENSHOTS, { recursive: true })
+  const before = p.viewportSize()
+  for (const w of WIDTHS) {
+    await p.setViewportSize({ width: w.width, height: w.height })
+    await p.screenshot({ path: join(SCREENSHOTS, `${name}-${w.name}.png`), fullPage: true })
+  }
+  if (before !== null) await p.setViewportSize(before)
+}
 
 /** Clicks a submit button and returns the status of the navigation it causes. */
 export const submit = async (p: Page, selector: string): Promise<number> => {
@@ -44,7 +57,7 @@ export const XSS = [
 
 const ALLOWED_TAGS = new Set(["HTML", "HEAD", "META", "TITLE", "LINK", "BODY", "A", "HEADER", "NAV", "SPAN", "B", "FORM", "INPUT", "BUTTON",
   "MAIN", "P", "H1", "H2", "H3", "DIV", "BLOCKQUOTE", "DL", "DT", "DD", "UL", "OL", "LI", "SECTION", "DETAILS", "SUMMARY", "TABLE",
-  "THEAD", "TBODY", "TR", "TH", "TD", "TIME", "MARK", "TEXTAREA", "SELECT", "OPTION", "LABEL"])
+  "THEAD", "TBODY", "TR", "TH", "TD", "TIME", "MARK", "TEXTAREA", "SELECT", "OPTION", "LABEL", "PRE", "CODE"])
 const ALLOWED_ATTRIBUTES = new Set(["lang", "charset", "name", "content", "rel", "href", "class", "id", "aria-label", "aria-labelledby", "role",
   "title", "datetime", "method", "action", "type", "value", "required", "minlength", "maxlength", "min", "autocomplete", "autofocus", "for",
   "selected", "open", "reversed", "scope"])

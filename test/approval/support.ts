@@ -44,6 +44,8 @@ export const startApprovalServer = async (o: {
   created?: ReadonlyArray<string>
   personScopes?: ReadonlyArray<string>
   rights?: ReadonlyArray<"read" | "propose" | "decide">
+  /** false: the dev person holds no grant (default: a person grant on personScopes) */
+  personGrant?: boolean
   /** more keys of groundnote.json (e.g. the approval block) */
   configure?: Record<string, unknown>
 } = {}): Promise<ApprovalServer> => {
@@ -62,7 +64,7 @@ export const startApprovalServer = async (o: {
     const ops = yield* OpsStore
     const store = yield* ScopeStore
     for (const s of o.created ?? scopes) yield* store.create(s)
-    yield* ops.createGrant({ kind: "person", auth: "email", identity: DEV_EMAIL, scopes: o.personScopes ?? scopes, rights: o.rights ?? ["read", "propose", "decide"] })
+    if (o.personGrant !== false) yield* ops.createGrant({ kind: "person", auth: "email", identity: DEV_EMAIL, scopes: o.personScopes ?? scopes, rights: o.rights ?? ["read", "propose", "decide"] })
     const f = yield* ops.createGrant({ kind: "service", auth: "bearer", scopes: [...scopes], rights: ["read", "propose"], label: "feeder" })
     return f.id
   }))

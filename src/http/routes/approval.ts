@@ -3,12 +3,14 @@
  * /approval/rules/:id, /approval/rejected?scope=, /approval/structure?scope= and the one
  * stylesheet. Every page runs through the scope-check pipeline on the approval channel (a
  * person; read, rejected: decide) and answers HTML with the headers of §5.3; a refusal of the
- * pipeline becomes a page with the same status (401 in dev-token mode: to the login page).
+ * pipeline becomes a page with the same status (401 in dev-token mode: to the login page; a valid
+ * sign-in without an active grant: the page that says so and how the operator creates one).
  */
 import { HttpLayerRouter, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { asPage, errorPage } from "../../approval/error-page.js"
 import { pageResponse } from "../../approval/layout.js"
+import { noGrantResponse } from "../../approval/no-grant-page.js"
 import { indexPageCall, type Page, rejectedPageCall, rulePageCall, structurePageCall } from "../../approval/pages.js"
 import { STYLESHEET, STYLESHEET_PATH } from "../../approval/style.js"
 import { AppConfig } from "../../config/config.js"
@@ -22,6 +24,11 @@ const page = <I, R>(p: Page<I, R>) => {
     const params = yield* HttpRouter.params
     const config = yield* AppConfig
     const response = yield* route(request, params)
+    // a valid sign-in without an active grant: say so (a redirect to the login page would loop)
+    if (response.status === 401) {
+      const noGrant = yield* noGrantResponse(request, config)
+      if (noGrant !== null) return noGrant
+    }
     return asPage(response, { devToken: config.env.authMode === "dev-token", viewer: null, toLogin: true })
   })
 }
