@@ -1,12 +1,15 @@
 /**
  * The demo data dir for a first look (`groundnote serve --demo`, `npm start`): a config, dev
- * secrets in an env file of mode 0600, a person grant for the dev e-mail, a service grant, one
- * scope with a few sources and proposals. A second start reuses everything.
+ * secrets in an env file of mode 0600, a person grant for the dev e-mail, a service grant (its
+ * token kept in the same env file), one scope with a few sources and proposals, and one rule the
+ * demo person confirms through the approval channel as a person would (sign in, post the
+ * decision form), so a first plain search finds something. A second start reuses everything.
  */
 import { randomBytes } from "node:crypto"
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { Effect } from "effect"
+import { csrfToken } from "./auth/csrf.js"
 import { ensurePrivateDir } from "./db/files.js"
 import { OpsStore } from "./db/ops-store.js"
 import { ScopeStore } from "./db/scope-store.js"
@@ -62,6 +65,7 @@ export const prepareDemoDir = (env: Record<string, string | undefined>, cwd: str
     writeFileSync(envFile, `${lines.join("\n")}\n`, { mode: 0o600 })
   }
   for (const line of readFileSync(envFile, "utf8").split("\n")) {
+    if (line.startsWith("#")) continue
     const eq = line.indexOf("=")
     if (eq > 0 && env[line.slice(0, eq)] === undefined) env[line.slice(0, eq)] = line.slice(eq + 1)
   }
@@ -83,7 +87,13 @@ const MAIL = [
   "Maria"
 ].join("\n")
 
-/** Seeds grants, the scope and a few sources and proposals; answers the new bearer token. */
+/** What the first start seeded: the feeder's bearer token (shown once) and the rule the demo person confirms. */
+export interface DemoSeed {
+  readonly feederToken: string | null
+  readonly confirmRuleId: string
+}
+
+/** Seeds grants, the scope and a few sources and proposals; null when the dir was seeded before. */
 export const seedDemo = Effect.gen(function*() {
   const ops = yield* OpsStore
   const store = yield* ScopeStore
@@ -110,7 +120,8 @@ export const seedDemo = Effect.gen(function*() {
     segments: [
       { start_s: 0, speaker: "Tom", text: "Good morning, let's go through the open points." },
       { start_s: 95, speaker: "Maria", text: "Customers in Austria get their invoices in English from now on." },
-      { start_s: 180, speaker: "Tom", text: "Agreed. And samples are only sent after the order is confirmed." }
+      { start_s: 180, speaker: "Tom", text: "Agreed. And samples are only sent after the order is confirmed." },
+      { start_s: 240, speaker: "Maria", text: "Offers to new customers are valid for 14 days, please put that in every offer." }
     ],
     attachments: []
   }, service.id)
@@ -134,6 +145,12 @@ export const seedDemo = Effect.gen(function*() {
     source: { kind: "jamie", id: "jamie:weekly-2026-03-16", timestamp_s: 95, quote: "Customers in Austria get their invoices in English from now on", link: "https://jamie.example.com/m/demo" },
     said_at: "2026-03-16T08:01:35Z", speaker: "Maria", relations: [], keywords: ["Rechnung", "Österreich"], valid_from: "2026-03-16", supersedes: null
   }, by)
+  // the rule the demo person confirms after the start (confirmDemoRule), through the decision form
+  const offers = yield* propose({
+    scope: DEMO_SCOPE, kind: "rule", statement: "Offers to new customers are valid for 14 days; every offer says so",
+    source: { kind: "jamie", id: "jamie:weekly-2026-03-16", timestamp_s: 240, quote: "Offers to new customers are valid for 14 days", link: "https://jamie.example.com/m/demo" },
+    said_at: "2026-03-16T08:04:00Z", speaker: "Maria", relations: [], keywords: ["Angebot", "Gültigkeit", "offer"], valid_from: "2026-03-16", supersedes: null
+  }, by)
   // a small entity tree, filed by an agent (unconfirmed until a person reviews it), and one proposed link
   const org = yield* createEntity({ scope: DEMO_SCOPE, type: "organisation", name: "Acme GmbH", parent_id: null }, by)
   const sales = yield* createEntity({ scope: DEMO_SCOPE, type: "department", name: "Vertrieb Nord", parent_id: org.id, aliases: ["VN"] }, by)
@@ -142,5 +159,52 @@ export const seedDemo = Effect.gen(function*() {
     scope: DEMO_SCOPE, from_ref: invoiceRule.ref.replace(/@\d+$/, ""), to_ref: `entity/${supplier.id}`, type: "concerns",
     confidence: 0.9, reason: "the rule names Müller GmbH as the supplier whose invoices it is about"
   }, { grantId: person.id })
-  return "token" in service ? service.token : null
+  return {
+    feederToken: "token" in service ? service.token : null,
+    confirmRuleId: offers.ref.replace(/^rule\//, "").replace(/@\d+$/, "")
+  } satisfies DemoSeed
 })
+
+/** Keeps the feeder's bearer token in demo.env beside the dev tokens (mode 0600), with the URL the CLI's API commands read. */
+export const keepFeederToken = (dataDir: string, publicUrl: string, token: string): void => {
+  const envFile = join(dataDir, "demo.env")
+  const kept = readFileSync(envFile, "utf8")
+  if (/^GROUNDNOTE_API_TOKEN=/m.test(kept)) return
+  writeFileSync(envFile, `${kept}# the demo feeder (a service bearer): with GROUNDNOTE_URL what npx groundnote search and the other API commands send\nGROUNDNOTE_URL=${publicUrl}\nGROUNDNOTE_API_TOKEN=${token}\n`, { mode: 0o600 })
+  chmodSync(envFile, 0o600)
+}
+
+/**
+ * The demo person confirms one proposal the way a person does: signs in on the approval login
+ * form with the dev approval token, then posts the rule page's confirm form (same origin, the
+ * csrf token of the session's person) to POST /v1/rules/:id/decision, the only door of decide().
+ * Answers what happened, for the start output.
+ */
+export const confirmDemoRule = (o: {
+  readonly publicUrl: string
+  readonly ruleId: string
+  readonly approvalToken: string
+  readonly sessionSecret: string
+  readonly email: string
+}) =>
+  Effect.tryPromise(async () => {
+    const origin = new URL(o.publicUrl).origin
+    const login = await fetch(`${origin}/approval/login`, {
+      method: "POST", redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin },
+      body: new URLSearchParams({ token: o.approvalToken }).toString()
+    })
+    const cookie = login.headers.getSetCookie().map((c) => c.split(";")[0] ?? "").find((c) => c.includes("gn_session="))
+    if (login.status !== 303 || cookie === undefined) throw new Error(`sign-in answered ${login.status}`)
+    const decided = await fetch(`${origin}/v1/rules/${o.ruleId}/decision`, {
+      method: "POST", redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin, cookie },
+      body: new URLSearchParams({
+        decision: "confirm", version: "1", csrf: csrfToken(o.sessionSecret, o.email.toLowerCase()),
+        reason: "confirmed by the demo person at the first start, so a first search finds a rule"
+      }).toString()
+    })
+    const location = decided.headers.get("location") ?? ""
+    if (decided.status !== 303 || !location.includes("done=confirm")) throw new Error(`the decision answered ${decided.status}`)
+    return o.ruleId
+  })

@@ -10,7 +10,7 @@
  * address, the port and GROUNDNOTE_PORT.
  */
 import type { HttpServerError } from "@effect/platform"
-import { Console, Effect, Layer } from "effect"
+import { Console, Effect, Layer, Redacted } from "effect"
 import { checkDataDirPermissions, checkOpsSocketPath } from "./config/data-dir.js"
 import { loadConfig } from "./config/load.js"
 import { StartRefusal } from "./config/refusal.js"
@@ -68,7 +68,7 @@ const isServeError = (e: unknown): e is HttpServerError.ServeError =>
 export const serve = (options: ServeOptions) =>
   Effect.gen(function*() {
     const env = process.env
-    const [{ DEMO_EMAIL, DEMO_SCOPE, prepareDemoDir, seedDemo }, { publicListener }, { OpsListenerLive }, { ServicesLive }] = yield* Effect.promise(() =>
+    const [{ confirmDemoRule, DEMO_EMAIL, DEMO_SCOPE, keepFeederToken, prepareDemoDir, seedDemo }, { publicListener }, { OpsListenerLive }, { ServicesLive }] = yield* Effect.promise(() =>
       Promise.all([import("./demo.js"), import("./http/server.js"), import("./http/ops-listener.js"), import("./services.js")]))
     const demo = options.demo ? prepareDemoDir(env, process.cwd()) : null
     const config = yield* loadConfig(env, process.cwd())
@@ -81,8 +81,19 @@ export const serve = (options: ServeOptions) =>
     )
     yield* Effect.gen(function*() {
       if (demo !== null) {
-        const token = yield* seedDemo
+        const seeded = yield* seedDemo
         const url = config.file.public_url
+        const token = seeded?.feederToken ?? null
+        if (token !== null) keepFeederToken(demo.dataDir, url, token)
+        // the first start: the demo person confirms one rule through the approval channel
+        const confirmed = seeded === null || config.env.devApprovalToken === null || config.env.devEmail === null
+          ? null
+          : yield* confirmDemoRule({
+            publicUrl: url, ruleId: seeded.confirmRuleId, approvalToken: Redacted.value(config.env.devApprovalToken),
+            sessionSecret: Redacted.value(config.env.sessionSecret), email: config.env.devEmail
+          }).pipe(Effect.tapError((e) =>
+            Effect.logWarning("demo rule not confirmed").pipe(Effect.annotateLogs({ reason: e.cause instanceof Error ? e.cause.message : "unknown" }))
+          ), Effect.orElseSucceed(() => null))
         const secrets = demo.fresh
           ? [
             "  dev tokens (shown once; kept in demo.env, mode 0600):",
@@ -90,7 +101,7 @@ export const serve = (options: ServeOptions) =>
             `    MCP bearer            ${env.GROUNDNOTE_DEV_MCP_TOKEN ?? ""}`,
             `    API bearer (person)   ${env.GROUNDNOTE_DEV_API_TOKEN ?? ""}`,
             `    ops token (CLI)       ${env.GROUNDNOTE_OPS_TOKEN ?? ""}`,
-            ...(token !== null ? [`    feeder bearer         ${token}`] : [])
+            ...(token !== null ? [`    feeder bearer         ${token}  (kept in demo.env as GROUNDNOTE_API_TOKEN)`] : [])
           ]
           : [`  dev tokens: ${demo.dataDir}/demo.env (mode 0600)`]
         yield* Console.error([
@@ -100,6 +111,8 @@ export const serve = (options: ServeOptions) =>
           `  API               ${url}/v1/status  (Authorization: Bearer <API bearer>)  ·  ${url}/openapi.json`,
           `  MCP (agents)      ${url}/mcp  (Streamable HTTP, Authorization: Bearer <MCP bearer>; see docs/agents.md)`,
           `  ops (CLI)         GROUNDNOTE_DATA_DIR=${demo.dataDir} GROUNDNOTE_OPS_TOKEN=<ops token> npx groundnote status`,
+          `  search (CLI)      set -a; . ${demo.dataDir}/demo.env; set +a; npx groundnote search --scope ${DEMO_SCOPE} --text "offer"`,
+          ...(confirmed === null ? [] : [`  confirmed rule    ${url}/approval/rules/${confirmed} (confirmed by ${DEMO_EMAIL} on the approval channel)`]),
           ...secrets
         ].join("\n"))
       }
