@@ -39,6 +39,10 @@ export const prepareDemoDir = (env: Record<string, string | undefined>, cwd: str
   const fresh = !existsSync(join(dataDir, "demo.env"))
   ensurePrivateDir(dataDir)
   chmodSync(dataDir, 0o700)
+  // the demo's backup directory (outside the data dir, 0700), so `npx groundnote backup run` works on it
+  const backups = resolve(dataDir, "..", "demo-backups")
+  ensurePrivateDir(backups)
+  chmodSync(backups, 0o700)
   const port = env.GROUNDNOTE_PORT ?? "8787"
   const configPath = join(dataDir, "groundnote.json")
   if (!existsSync(configPath)) {
@@ -48,7 +52,7 @@ export const prepareDemoDir = (env: Record<string, string | undefined>, cwd: str
       public_url: `http://127.0.0.1:${port}`,
       scopes: [{ name: DEMO_SCOPE, providers_allowed: [] }],
       search: {},
-      backup: { kind: "copy", directory: resolve(dataDir, "..", "demo-backups"), deadman_url: "http://127.0.0.1:9/deadman" }
+      backup: { kind: "copy", directory: backups, deadman_url: "http://127.0.0.1:9/deadman" }
     }, null, 2)}\n`, { mode: 0o600 })
   }
   const envFile = join(dataDir, "demo.env")

@@ -7,10 +7,13 @@
  *
  * A refusal to start is one stderr line `groundnote: <code>: <message>` (printed by the CLI, with
  * real line breaks) and one JSON log line "start refused" on stdout; a taken port names the
- * address, the port and GROUNDNOTE_PORT.
+ * address, the port and GROUNDNOTE_PORT. Once listening, serve warns (one log line each) about a
+ * backup.directory that backup run would refuse and about a service nobody can use yet (no
+ * scope file, no active grant), naming the commands that fix it.
  */
 import type { HttpServerError } from "@effect/platform"
 import { Console, Effect, Layer, Redacted } from "effect"
+import { checkBackupDirectory } from "./config/cross-checks.js"
 import { checkDataDirPermissions, checkOpsSocketPath } from "./config/data-dir.js"
 import { loadConfig } from "./config/load.js"
 import { StartRefusal } from "./config/refusal.js"
@@ -68,12 +71,13 @@ const isServeError = (e: unknown): e is HttpServerError.ServeError =>
 export const serve = (options: ServeOptions) =>
   Effect.gen(function*() {
     const env = process.env
-    const [{ confirmDemoRule, DEMO_EMAIL, DEMO_SCOPE, keepFeederToken, prepareDemoDir, seedDemo }, { publicListener }, { OpsListenerLive }, { ServicesLive }] = yield* Effect.promise(() =>
-      Promise.all([import("./demo.js"), import("./http/server.js"), import("./http/ops-listener.js"), import("./services.js")]))
+    const [{ confirmDemoRule, DEMO_EMAIL, DEMO_SCOPE, keepFeederToken, prepareDemoDir, seedDemo }, { publicListener }, { OpsListenerLive }, { ServicesLive }, { warnWhenNotReady }] = yield* Effect.promise(() =>
+      Promise.all([import("./demo.js"), import("./http/server.js"), import("./http/ops-listener.js"), import("./services.js"), import("./start-warnings.js")]))
     const demo = options.demo ? prepareDemoDir(env, process.cwd()) : null
     const config = yield* loadConfig(env, process.cwd())
     yield* checkDataDirPermissions(config.env.dataDir)
     yield* checkOpsSocketPath(config.env.dataDir)
+    const backupWarnings = yield* checkBackupDirectory(config.file, config.env)
     const { host, port } = config.env
     // The ops listener first: a socket served by another process refuses start before any port opens.
     const app = Layer.merge(OpsListenerLive, publicListener(host, port)).pipe(
@@ -117,6 +121,8 @@ export const serve = (options: ServeOptions) =>
         ].join("\n"))
       }
       yield* Effect.logInfo("listening").pipe(Effect.annotateLogs({ host, port, version: VERSION }))
+      for (const w of backupWarnings) yield* Effect.logWarning(w)
+      yield* warnWhenNotReady(config)
       return yield* Effect.never
     }).pipe(
       Effect.provide(app),

@@ -1,4 +1,6 @@
 /** The start checks that need both groundnote.json and the environment (architecture.md §3). */
+import { realpathSync, type Stats, statSync } from "node:fs"
+import { isAbsolute, relative, resolve, sep } from "node:path"
 import { Effect } from "effect"
 import type { Env } from "./config.js"
 import { refuse, type StartRefusal } from "./refusal.js"
@@ -34,4 +36,51 @@ export const checkConfigAgainstEnv = (file: ConfigFile, env: Env): Effect.Effect
         `access.team_domain in ${env.configPath} is ${JSON.stringify(file.access.team_domain)}: set it to https://<team>.cloudflareaccess.com`
       )
     }
+  })
+
+const realOrResolved = (path: string): string => {
+  try {
+    return realpathSync(path)
+  } catch {
+    return resolve(path)
+  }
+}
+
+const isWithin = (parent: string, child: string): boolean => {
+  const rel = relative(parent, child)
+  return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel))
+}
+
+/**
+ * backup.directory of kind copy at `serve` (config/README.md): a directory inside the data dir
+ * (real paths) refuses start (backup-directory-invalid) — a backup there dies with the data. A
+ * directory that is missing, not a directory, not the service user's or not mode 0700 is a
+ * warning at start (a backup volume may be mounted later; nothing is ever created there): the
+ * service serves, and `groundnote backup run` refuses with 409 backup-directory-invalid until
+ * it is fixed. Answers the warnings.
+ */
+export const checkBackupDirectory = (file: ConfigFile, env: Env): Effect.Effect<ReadonlyArray<string>, StartRefusal> =>
+  Effect.gen(function* () {
+    if (file.backup.kind !== "copy") return []
+    const given = resolve(file.backup.directory)
+    const real = realOrResolved(given)
+    const data = realOrResolved(env.dataDir)
+    if (isWithin(data, real)) {
+      return yield* refuse(
+        "backup-directory-invalid",
+        `backup.directory in ${env.configPath} is ${real}, inside the data dir ${data}: a backup there is lost with the data; choose a directory outside it (config/README.md)`
+      )
+    }
+    let st: Stats
+    try {
+      st = statSync(real)
+    } catch {
+      return [`backup.directory ${given} does not exist: create it (mkdir -m 700 ${given}) or mount the backup volume; groundnote backup run refuses until then`]
+    }
+    if (!st.isDirectory()) return [`backup.directory ${real} is not a directory: point backup.directory at a directory; groundnote backup run refuses until then`]
+    const problems: Array<string> = []
+    const uid = typeof process.getuid === "function" ? process.getuid() : null
+    if (uid !== null && st.uid !== uid) problems.push(`it is owned by uid ${st.uid}, not by the service user (uid ${uid}): chown it`)
+    if ((st.mode & 0o7777) !== 0o700) problems.push(`it has mode ${(st.mode & 0o7777).toString(8).padStart(4, "0")}, it must be 0700: chmod 700 ${real}`)
+    return problems.length === 0 ? [] : [`backup.directory ${real}: ${problems.join("; ")}; groundnote backup run refuses until then`]
   })
