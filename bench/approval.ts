@@ -5,7 +5,6 @@
  * one request at a time; median and p95.
  */
 import { mkdtempSync, rmSync } from "node:fs"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Clock, Effect, Layer, Logger, LogLevel, ManagedRuntime, Redacted } from "effect"
@@ -19,21 +18,12 @@ import { storeSource } from "../src/domain/sources.js"
 import { publicListener } from "../src/http/server.js"
 import { ServicesLive } from "../src/services.js"
 import { benchConfig } from "./config.js"
+import { freePort, stats } from "./support.js"
 
 const PROPOSALS = 500
 const VERSIONS = 50
 const RUNS = 60
 const EMAIL = "bench@example.com"
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.once("error", reject)
-    srv.listen(0, "127.0.0.1", () => {
-      const a = srv.address()
-      srv.close(() => resolve(typeof a === "object" && a !== null ? a.port : 0))
-    })
-  })
 
 const LINES = Array.from({ length: 120 }, (_, i) => `Zeile ${i}: Lieferungen an Kunde ${i % 17} gehen nur nach Freigabe durch den Vertrieb raus.`)
 
@@ -45,11 +35,6 @@ const proposal = (i: number): ProposalRequest => ({
   keywords: ["Lieferung", "Freigabe"], valid_from: "2026-03-12", supersedes: null
 })
 
-const stats = (xs: Array<number>) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? 0
-  return { median: at(0.5), p95: at(0.95) }
-}
 
 const timed = async (url: string, cookie: string): Promise<{ ms: number; bytes: number }> => {
   const t0 = performance.now()

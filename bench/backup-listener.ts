@@ -23,6 +23,7 @@ import { publicListener } from "../src/http/server.js"
 import { ServicesLive } from "../src/services.js"
 import { seedRules } from "./backup.js"
 import { benchConfig } from "./config.js"
+import { percentile } from "./support.js"
 
 const OPS_TOKEN = "o".repeat(40)
 const GOAL = 2
@@ -34,8 +35,6 @@ interface Sample {
   readonly errors: number
 }
 
-const percentile = (sorted: ReadonlyArray<number>, q: number): number =>
-  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0
 
 /** How long one endpoint is measured before the other takes its turn. */
 const WINDOW_MS = 2_000

@@ -25,12 +25,9 @@ import { ScopeStore, scopeFile } from "../src/db/scope-store.js"
 import { formatRuleId } from "../src/contracts/ids.js"
 import { backupListenerBench } from "./backup-listener.js"
 import { benchConfig } from "./config.js"
+import { seededRandom } from "./support.js"
 
-let seed = 11
-const rand = (n: number): number => {
-  seed = (seed * 1103515245 + 12345) % 2147483648
-  return seed % n
-}
+const rand = seededRandom(11).int
 const WORDS = ["Lieferzeit", "Hakenleiste", "Bestellung", "Lieferant", "Rechnung", "Zahlungsziel", "Skonto", "Kunde", "Angebot",
   "delivery", "supplier", "invoice", "payment", "customer", "discount", "sample", "shipping", "warehouse", "order", "approval"]
 const sentence = (n: number): string => Array.from({ length: n }, () => `${WORDS[rand(WORDS.length)] ?? "x"}${rand(500)}`).join(" ")

@@ -30,16 +30,14 @@ import { pathOf } from "../src/graph/paths.js"
 import { entityTree } from "../src/graph/queries.js"
 import { resolve } from "../src/graph/resolve.js"
 import { benchConfig } from "./config.js"
+import { seededRandom, stats } from "./support.js"
 
 const SCOPE = "bench"
 
 // ---- deterministic randomness -------------------------------------------------------------
 
-let seed = 11
-const rand = (n: number): number => {
-  seed = (seed * 1103515245 + 12345) % 2147483648
-  return seed % n
-}
+const rng = seededRandom(11)
+const rand = rng.int
 const pick = <A>(xs: ReadonlyArray<A>): A => xs[rand(xs.length)] as A
 const chance = (p: number): boolean => rand(1_000_000) < p * 1_000_000
 
@@ -160,7 +158,7 @@ export const MOVE_SUBTREE = 1_000
  * paths reach level 6 or 7.
  */
 const buildTree = (n: number): Tree => {
-  seed = 11
+  rng.reset()
   const nodes: Array<Node> = []
   const add = (type: EntityType, name: string, aliases: ReadonlyArray<string>, parent: Node | null): Node => {
     const seq = nodes.length + 1
@@ -361,7 +359,7 @@ const exactVariant = (name: string): string => {
 }
 
 const queriesOf = (tree: Tree): Array<{ kind: Kind; q: string }> => {
-  seed = 99
+  rng.reset(99)
   const live = tree.nodes.filter((n) => n.status !== 2)
   const some = (f: (n: Node) => boolean, k: number): Array<Node> => {
     const pool = live.filter(f)
@@ -382,10 +380,6 @@ const queriesOf = (tree: Tree): Array<{ kind: Kind; q: string }> => {
 
 // ---- measuring ------------------------------------------------------------------------------
 
-const stats = (xs: ReadonlyArray<number>) => {
-  const s = [...xs].sort((a, b) => a - b)
-  return { median: s[Math.floor(s.length / 2)] ?? 0, p95: s[Math.min(s.length - 1, Math.floor(s.length * 0.95))] ?? 0, max: s[s.length - 1] ?? 0 }
-}
 
 const timed = <A, E, R>(e: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
@@ -439,7 +433,7 @@ const runAt = (n: number, moves: number) =>
     for (const s of tree.sales) {
       for (const page of new Set([1, Math.min(2, pagesOf(s)), pagesOf(s)])) calls.push({ at: "sales unit", parent: s.id, page })
     }
-    seed = 5
+    rng.reset(5)
     const depts = tree.departments.filter((d) => !tree.sales.includes(d))
     for (let i = 0; i < 10; i++) calls.push({ at: "department", parent: pick(depts).id, page: 1 })
     const parents = tree.nodes.filter((x) => x.type === "customer" && x.children > 0 && x.status !== 2)

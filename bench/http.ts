@@ -10,6 +10,7 @@ import { HttpServer } from "@effect/platform"
 import { Effect, Layer, Logger, LogLevel, ManagedRuntime } from "effect"
 import type { AppConfigShape } from "../src/config/config.js"
 import { benchConfig } from "./config.js"
+import { percentile } from "./support.js"
 import { OpsStore } from "../src/db/ops-store.js"
 import { ScopeStore } from "../src/db/scope-store.js"
 import { propose } from "../src/domain/proposals.js"
@@ -41,7 +42,7 @@ const load = async (make: (i: number) => Promise<Response>): Promise<Result> => 
     }
   }))
   latencies.sort((a, b) => a - b)
-  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0
+  const at = (q: number) => percentile(latencies, q)
   return { perSecond: latencies.length / SECONDS, p50: at(0.5), p99: at(0.99), errors }
 }
 

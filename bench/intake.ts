@@ -20,18 +20,14 @@ import { storeSource } from "../src/domain/sources.js"
 import { LexicalIndex } from "../src/search/lexical/index.js"
 import { ServicesLive } from "../src/services.js"
 import { benchConfig } from "./config.js"
+import { seededRandom, stats, SYLLABLES, timed } from "./support.js"
 
 const WORDS = [
   "Lager", "Palette", "Halle", "Muster", "Inventur", "Protokoll", "Teamordner", "Gabelstapler", "Tor", "Keller",
   "warehouse", "pallet", "hall", "sample", "stocktaking", "forklift", "gate", "shelf", "label", "shift"
 ]
-let seed = 7
-const rand = (n: number): number => {
-  seed = (seed * 1103515245 + 12345) % 2147483648
-  return seed % n
-}
-const SYL = ["ka", "ri", "mo", "te", "lu", "ser", "an", "dor", "vi", "pel", "gu", "nes", "tra", "bo", "lin", "ex"]
-const word = (): string => (rand(3) === 0 ? WORDS[rand(WORDS.length)] ?? "x" : [rand(16), rand(16), rand(16)].map((k) => SYL[k]).join(""))
+const rand = seededRandom(7).int
+const word = (): string => (rand(3) === 0 ? WORDS[rand(WORDS.length)] ?? "x" : [rand(16), rand(16), rand(16)].map((k) => SYLLABLES[k]).join(""))
 const sentence = (n: number): string => Array.from({ length: n }, word).join(" ")
 
 const MAIL_LINES = Array.from({ length: 200 }, () => sentence(12))
@@ -57,14 +53,7 @@ const bareInsert = (sql: SqlClient, seq: number, r: ProposalRequest) =>
       VALUES (${seq}, ${r.keywords.join(" ")}, ${r.statement}, ${r.relations.map((x) => `${x.kind} ${x.name}`).join(" ")}, ${r.source.quote})`.raw
   })
 
-const timed = <A, E, R>(f: Effect.Effect<A, E, R>) =>
-  Effect.gen(function*() {
-    const t0 = performance.now()
-    yield* f
-    return performance.now() - t0
-  })
-
-const median = (xs: ReadonlyArray<number>): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0
+const median = (xs: ReadonlyArray<number>): number => stats(xs).median
 
 /** ms per proposal of each path at `existing` rules: `rounds` rounds of `n` each, interleaved. */
 const runAt = (existing: number, mode: "manual" | "autonomous", rounds: number, n: number) =>

@@ -17,11 +17,11 @@ import { Effect, Layer, Logger, LogLevel, ManagedRuntime, Redacted } from "effec
 import type { AppConfigShape } from "../src/config/config.js"
 import { OpsStore } from "../src/db/ops-store.js"
 import { ScopeStore } from "../src/db/scope-store.js"
-import { formatRuleId } from "../src/contracts/ids.js"
 import { publicListener } from "../src/http/server.js"
 import { ServicesLive } from "../src/services.js"
 import { LexicalIndex } from "../src/search/lexical/index.js"
 import { benchConfig } from "./config.js"
+import { percentile, seedConfirmedRules, seedManualSource, seededRandom, SYLLABLES } from "./support.js"
 
 const CONCURRENCY = 8
 const SECONDS = 3
@@ -36,38 +36,20 @@ const config = (dataDir: string): AppConfigShape => {
 
 const WORDS = ["Lieferzeit", "Hakenleiste", "Bestellung", "Lieferant", "Rechnung", "Zahlungsziel", "Skonto", "Kunde", "Angebot",
   "Versand", "Palette", "Spedition", "delivery", "supplier", "invoice", "payment", "customer", "discount", "shipping", "order"]
-const SYL = ["ka", "ri", "mo", "te", "lu", "ser", "an", "dor", "vi", "pel", "gu", "nes", "tra", "bo", "lin", "ex"]
-let seed = 11
-const rand = (n: number) => {
-  seed = (seed * 1103515245 + 12345) % 2147483648
-  return seed % n
-}
-const word = () => (rand(4) === 0 ? WORDS[rand(WORDS.length)] : [rand(16), rand(16), rand(16)].map((k) => SYL[k]).join("")) ?? "x"
+const rand = seededRandom(11).int
+const word = () => (rand(4) === 0 ? WORDS[rand(WORDS.length)] : [rand(16), rand(16), rand(16)].map((k) => SYLLABLES[k]).join("")) ?? "x"
 const sentence = (n: number) => Array.from({ length: n }, word).join(" ")
 const QUERIES = ["Lieferzeit Hakenleiste", "Rechnung Skonto", "delivery time supplier", "Zahlungsziel Kunde", "invoice payment order"]
 
 /** Confirmed rules in bulk (version 1 proposed, version 2 confirmed), then the lexical index. */
 const seedRules = (sql: SqlClient, n: number) =>
   sql.withTransaction(Effect.gen(function*() {
-    const t = "2026-01-01T00:00:00.000Z"
-    yield* sql`INSERT INTO source (id, kind, title, occurred_at, sender, thread, link, excerpt, fulltext_sha256, fetched_at, feeder)
-      VALUES ('manual:person:1', 'manual', NULL, NULL, NULL, NULL, NULL, NULL, NULL, ${t}, 'person:1')`.raw
-    for (let seq = 1; seq <= n; seq++) {
-      const id = formatRuleId("bench", seq)
+    yield* seedManualSource(sql)
+    yield* seedConfirmedRules(sql, 1, n, (seq) => {
       const statement = `${sentence(12)} ${seq}`
-      const keywords = JSON.stringify([word(), word()])
-      const relations = JSON.stringify([{ kind: "supplier", name: `Lieferant ${seq % 50}`, ref: null }])
-      const quote = sentence(40)
-      yield* sql`INSERT INTO rule (seq, id, created_at, created_by) VALUES (${seq}, ${id}, ${t}, 'person:1')`.raw
-      for (const [version, status] of [[1, "proposed"], [2, "confirmed"]] as const) {
-        yield* sql`INSERT INTO rule_version (rule_id, version, kind, statement, source_id, quote, timestamp_s, source_link, said_at, speaker,
-            relations, keywords, valid_from, valid_until, supersedes, superseded_by, status, reason, changed_by, changed_at)
-          VALUES (${id}, ${version}, 'rule', ${statement}, 'manual:person:1', ${quote}, NULL, NULL, ${t}, NULL, ${relations}, ${keywords},
-            '2026-01-01', NULL, NULL, NULL, ${status}, 'bench', 'person:1', ${t})`.raw
-      }
-      yield* sql`INSERT INTO rule_fts (rowid, keywords, statement, relations, quote)
-        VALUES (${seq}, ${(JSON.parse(keywords) as Array<string>).join(" ")}, ${statement}, 'supplier', ${quote})`.raw
-    }
+      const keywords = [word(), word()]
+      return { statement, keywords, relations: [{ kind: "supplier", name: `Lieferant ${seq % 50}`, ref: null }], quote: sentence(40) }
+    })
     yield* Effect.flatMap(LexicalIndex, (lex) => lex.rebuild(sql))
   }))
 
@@ -89,7 +71,7 @@ const load = async (call: (i: number) => Promise<{ ok: boolean; chars: number }>
     }
   }))
   latencies.sort((a, b) => a - b)
-  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0
+  const at = (q: number) => percentile(latencies, q)
   return { perSecond: latencies.length / SECONDS, p50: at(0.5), p99: at(0.99), errors, chars: chars / Math.max(1, latencies.length) }
 }
 

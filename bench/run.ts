@@ -29,42 +29,20 @@ import { mcpBench } from "./mcp.js"
 import { searchBench } from "./search.js"
 import { backupBench } from "./backup.js"
 import { secretsBench } from "./secrets.js"
+import { searchHttpBench } from "./search-http.js"
 import { stagesBench } from "./stages.js"
+import { BUSINESS_WORDS, seededRandom, sentenceOf, syllableWords, zipfWords } from "./support.js"
 
 const WORDS = [
-  "Lieferzeit", "Hakenleiste", "Bestellung", "Lieferant", "Rechnung", "Zahlungsziel", "Skonto", "Kunde", "Angebot",
-  "Muster", "Versand", "Palette", "Spedition", "Reklamation", "Gutschrift", "Preisliste", "Rabatt", "Lager",
-  "delivery", "supplier", "invoice", "payment", "customer", "discount", "sample", "shipping", "warehouse", "order",
+  ...BUSINESS_WORDS,
   "approval", "contract", "pallet", "returns", "credit", "price", "stock", "quote", "terms", "net", "days", "black"
 ]
 
 const config = (dataDir: string): AppConfigShape => benchConfig(dataDir)
 
-let seed = 42
-const rand = (n: number): number => {
-  seed = (seed * 1103515245 + 12345) % 2147483648
-  return seed % n
-}
 /** A vocabulary of 5,000 synthetic words after the business words, drawn Zipf-like (rank⁻¹). */
-const SYLLABLES = ["ka", "ri", "mo", "te", "lu", "ser", "an", "dor", "vi", "pel", "gu", "nes", "tra", "bo", "lin", "ex"]
-const VOCAB = [...WORDS, ...Array.from({ length: 5000 }, (_, i) =>
-  [i % 16, (i >> 4) % 16, (i >> 8) % 16].map((k) => SYLLABLES[k]).join(""))]
-const CUMULATIVE = (() => {
-  let acc = 0
-  return VOCAB.map((_, i) => (acc += 1 / (i + 1)))
-})()
-const word = (): string => {
-  const x = (rand(1_000_000) / 1_000_000) * (CUMULATIVE[CUMULATIVE.length - 1] ?? 1)
-  let lo = 0
-  let hi = CUMULATIVE.length - 1
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1
-    if ((CUMULATIVE[mid] ?? 0) < x) lo = mid + 1
-    else hi = mid
-  }
-  return VOCAB[lo] ?? "x"
-}
-const sentence = (n: number): string => Array.from({ length: n }, word).join(" ")
+const word = zipfWords([...WORDS, ...syllableWords(5000, 3)], seededRandom(42))
+const sentence = sentenceOf(word)
 
 const MAIL_LINES = Array.from({ length: 200 }, () => sentence(12))
 const MAIL_TEXT = MAIL_LINES.join("\n")
@@ -159,9 +137,11 @@ const main = Effect.gen(function*() {
  * neighbours at BENCH_KNN_SIZES, default 10k and 100k; BENCH_MODEL_DIR / BENCH_MODEL for a real model)
  * and the part backup (run, probe, verify seconds; BENCH_BACKUP_SIZES, default 1k, 10k, 100k rules);
  * the part intake (propose with the secret scan and the classification against without, at
- * BENCH_INTAKE_RULES rules, default 10k).
+ * BENCH_INTAKE_RULES rules, default 10k); the part search-http (POST /v1/search one at a time on
+ * BENCH_SEARCH_HTTP_RULES confirmed rules loaded through /v1, default 3,000, against the raw FTS5
+ * query on the same file).
  */
-const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,approval,graph,mcp,secrets,stages,backup,intake").split(",").map((s) => s.trim()))
+const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,search-http,approval,graph,mcp,secrets,stages,backup,intake").split(",").map((s) => s.trim()))
 const graphSizes = (process.env.BENCH_GRAPH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const backupSizes = (process.env.BENCH_BACKUP_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const searchSizes = (process.env.BENCH_SEARCH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
@@ -169,6 +149,7 @@ const parts: Array<() => Promise<void>> = [
   ...(only.has("proposals") ? [() => Effect.runPromise(main.pipe(Logger.withMinimumLogLevel(LogLevel.Warning)))] : []),
   ...(only.has("http") ? [httpBench] : []),
   ...(only.has("search") ? [() => searchBench(searchSizes.length > 0 ? searchSizes : undefined)] : []),
+  ...(only.has("search-http") ? [searchHttpBench] : []),
   ...(only.has("approval") ? [approvalBench] : []),
   ...(only.has("graph") ? [() => graphBench(graphSizes.length > 0 ? graphSizes : undefined)] : []),
   ...(only.has("mcp") ? [mcpBench] : []),

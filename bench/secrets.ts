@@ -3,6 +3,7 @@
  * largest text a source may bring) and over 5 MB without spaces (a base64 blob); median of 5 runs.
  */
 import { scanSecrets } from "../src/security/secrets.js"
+import { stats } from "./support.js"
 
 const LINES = [
   "Die Lieferung an Kunde Müller GmbH erfolgt nur nach Freigabe durch den Vertrieb.",
@@ -13,7 +14,7 @@ const LINES = [
   "Siehe https://www.example.com/produkte/hakenleiste?farbe=schwarz&groesse=xl und Commit 3f2a9c1d0e4b."
 ]
 
-const median = (xs: Array<number>): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0
+const median = (xs: Array<number>): number => stats(xs).median
 
 const time = (text: string): { ms: number; hits: number } => {
   const runs: Array<number> = []

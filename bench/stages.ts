@@ -37,12 +37,8 @@ import { SearchStages } from "../src/search/stage.js"
 import { ServicesLive } from "../src/services.js"
 import { writeTinyModelDir } from "../test/support/tiny-tokenizers.js"
 import { benchConfig } from "./config.js"
+import { stats } from "./support.js"
 
-const stats = (xs: ReadonlyArray<number>) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(s.length * q))] ?? 0
-  return { median: at(0.5), p95: at(0.95) }
-}
 
 let seed = 11
 const rand = () => {

@@ -1,0 +1,134 @@
+/**
+ * Search over HTTP as a client sees it (issue 14): a scope of 3,000 confirmed rules loaded through
+ * /v1 (POST /v1/sources, POST /v1/proposals, POST /v1/rules/:id/decision), 30 queries of 2–3
+ * common words, POST /v1/search (limit 10) one at a time on one keep-alive client; next to it, in
+ * the same run, the raw FTS5 query on the same file (`rule_fts MATCH <the answer's terms, OR-ed>
+ * ORDER BY bm25 LIMIT 10`) and search() in-process (what the HTTP layer, the pipeline and the
+ * search_log write add). Goal: median ≤ 8× the raw query. BENCH_SEARCH_HTTP_RULES: the rule count.
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Clock, Effect, Layer, Logger, LogLevel, ManagedRuntime, Redacted } from "effect"
+import { csrfToken } from "../src/auth/csrf.js"
+import { sessionCookieName, signSession } from "../src/auth/session.js"
+import { ftsLiteral } from "../src/db/fts.js"
+import { OpsStore } from "../src/db/ops-store.js"
+import { ScopeStore } from "../src/db/scope-store.js"
+import type { SearchResponse } from "../src/domain/search-schemas.js"
+import { publicListener } from "../src/http/server.js"
+import { search } from "../src/search/search.js"
+import { ServicesLive } from "../src/services.js"
+import { benchConfig } from "./config.js"
+import { BUSINESS_WORDS, freePort, goalLine, seededRandom, sentenceOf, stats, syllableWords, zipfWords } from "./support.js"
+
+const RULES = Number(process.env.BENCH_SEARCH_HTTP_RULES ?? 3_000)
+const QUERY_COUNT = 30
+const ROUNDS = 3
+const EMAIL = "bench@example.com"
+const FEEDER = "f".repeat(40)
+
+const rand = seededRandom(23)
+const word = zipfWords([...BUSINESS_WORDS, ...syllableWords(5_000, 3)], rand)
+const sentence = sentenceOf(word)
+/** The source every rule quotes a line of. */
+const LINES = Array.from({ length: 400 }, (_, i) => `Zeile ${i}: ${sentence(14)}.`)
+/** 2–3 common words each: the business words, which the Zipf draw makes the commonest. */
+const QUERIES = Array.from({ length: QUERY_COUNT }, () =>
+  Array.from({ length: 2 + rand.int(2) }, () => BUSINESS_WORDS[rand.int(BUSINESS_WORDS.length)] ?? "Lieferzeit").join(" "))
+
+const proposal = (i: number) => ({
+  scope: "bench", kind: "rule", statement: `${sentence(12)} (${i})`,
+  source: { kind: "mail", id: "mail:<search-http@example.com>", quote: LINES[i % LINES.length] ?? "", link: null },
+  said_at: "2026-03-12T09:15:00Z", speaker: "Maria", relations: [{ kind: "supplier", name: sentence(2), ref: null }],
+  keywords: [word(), word()], valid_from: "2026-03-12", supersedes: null
+})
+
+const post = async (url: string, body: unknown, headers: Record<string, string>): Promise<Response> => {
+  const res = await fetch(url, { method: "POST", body: JSON.stringify(body), headers: { ...headers, "content-type": "application/json" } })
+  if (!res.ok) throw new Error(`${url}: ${res.status} ${await res.text()}`)
+  return res
+}
+
+export const searchHttpBench = async (): Promise<void> => {
+  const dir = mkdtempSync(join(tmpdir(), "gn-bench-search-http-"))
+  const port = await freePort()
+  const base = benchConfig(dir, {
+    public_url: `http://127.0.0.1:${port}`,
+    limits: { requests_per_minute: 1_000_000, decisions_per_minute: 1_000_000 }
+  }, port)
+  const config = { ...base, env: { ...base.env, devEmail: EMAIL, devApiToken: Redacted.make(FEEDER) } }
+  const runtime = ManagedRuntime.make(publicListener("127.0.0.1", port).pipe(
+    Layer.provideMerge(ServicesLive(config)),
+    Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+  ))
+  const url = `http://127.0.0.1:${port}`
+  try {
+    const { cookie } = await runtime.runPromise(Effect.gen(function*() {
+      const ops = yield* OpsStore
+      yield* Effect.flatMap(ScopeStore, (s) => s.create("bench"))
+      yield* ops.createGrant({ kind: "person", auth: "email", identity: EMAIL, scopes: ["bench"], rights: ["read", "propose", "decide"] })
+      const now = yield* Clock.currentTimeMillis
+      return { cookie: `${sessionCookieName(config.file.public_url)}=${signSession(Redacted.value(config.env.sessionSecret), EMAIL, now)}` }
+    }))
+    const bearer = { authorization: `Bearer ${FEEDER}` }
+    const decider = { cookie, csrf: csrfToken(Redacted.value(config.env.sessionSecret), EMAIL), origin: url }
+    const t0 = performance.now()
+    await post(`${url}/v1/sources`, {
+      scope: "bench", attachments: [], text: LINES.join("\n"),
+      source: { kind: "mail", id: "mail:<search-http@example.com>", title: "Regeln", occurred_at: "2026-03-12T09:15:00Z", sender: "maria@example.com", thread: null, link: null }
+    }, bearer)
+    for (let i = 0; i < RULES; i++) {
+      const created = await (await post(`${url}/v1/proposals`, proposal(i), bearer)).json() as { ref: string }
+      const id = created.ref.slice(5, created.ref.indexOf("@"))
+      await post(`${url}/v1/rules/${id}/decision`, { decision: "confirm", version: 1 }, decider)
+    }
+    const loaded = (performance.now() - t0) / 1000
+
+    const http: Array<number> = []
+    const inProcess: Array<number> = []
+    const floor: Array<number> = []
+    let bytes = 0
+    // round 0 warms up and is not counted
+    for (let round = 0; round <= ROUNDS; round++) {
+      for (const text of QUERIES) {
+        const body = { scopes: ["bench"], text, limit: 10 }
+        const h0 = performance.now()
+        const res = await post(`${url}/v1/search`, body, bearer)
+        const raw = await res.arrayBuffer()
+        const ms = performance.now() - h0
+        const answer = JSON.parse(new TextDecoder().decode(raw)) as SearchResponse
+        const [own, raw0] = await runtime.runPromise(Effect.gen(function*() {
+          const s0 = performance.now()
+          yield* search({ scopes: ["bench"], cross_scope: false, text, as_of: null, include_proposals: false, limit: 10 }, "00000000-0000-4000-8000-000000000000")
+          const own = performance.now() - s0
+          const { sql } = yield* Effect.flatMap(ScopeStore, (s) => s.use("bench"))
+          const match = answer.query.terms.map((t) => ftsLiteral(t)).join(" OR ")
+          const f0 = performance.now()
+          if (match.length > 0) yield* sql`SELECT rowid FROM rule_fts WHERE rule_fts MATCH ${match} ORDER BY bm25(rule_fts) LIMIT 10`
+          return [own, performance.now() - f0] as const
+        }))
+        if (round === 0) continue
+        http.push(ms)
+        inProcess.push(own)
+        floor.push(raw0)
+        bytes = Math.max(bytes, raw.byteLength)
+      }
+    }
+    const h = stats(http)
+    const s = stats(inProcess)
+    const f = stats(floor)
+    const ratio = h.median / Math.max(f.median, 0.01)
+    console.log(`\nPOST /v1/search one at a time, ${RULES.toLocaleString("en")} confirmed rules loaded through /v1 in ${loaded.toFixed(0)} s; ` +
+      `${QUERY_COUNT} queries of 2–3 common words × ${ROUNDS} rounds after one warm-up round; answers up to ${(bytes / 1000).toFixed(0)} KB`)
+    console.log("what                        | median ms | p95 ms")
+    for (const [name, x] of [["POST /v1/search", h], ["search() in-process", s], ["raw FTS5 on the same file", f]] as const) {
+      console.log(`${name.padEnd(27)} | ${x.median.toFixed(2).padStart(9)} | ${x.p95.toFixed(2).padStart(6)}`)
+    }
+    console.log(goalLine("POST /v1/search median ≤ 8× raw FTS5 (3k rules, sequential)", ratio <= 8,
+      `${h.median.toFixed(2)} ms against ${f.median.toFixed(2)} ms, ×${ratio.toFixed(1)}`))
+  } finally {
+    await runtime.dispose()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}

@@ -1,0 +1,378 @@
+/**
+ * Step 2 of the query side of stage a (architecture.md §7): per term its variants and the
+ * alternatives each sub-query searches — spelling and inflection variants, Snowball stems and the
+ * tail token, compound parts and typo corrections found in the scope vocabulary — and the
+ * synonym groups (and the de↔en vocabulary) the query words touch.
+ */
+import type { SqlClient } from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect } from "effect"
+import type { Alt } from "./match.js"
+import type { LexicalOptions } from "./options.js"
+import { storesTails } from "./options.js"
+import { type BilingualLexicon, crossLanguageExpansions, matchBilingual } from "./crosslang.js"
+import { isStopword } from "./stopwords.js"
+import { matchSynonyms, type SynonymGroup } from "./synonyms.js"
+import type { RawTerm } from "./terms.js"
+import {
+  editDistance,
+  fold,
+  hasDigit,
+  inflectionStrips,
+  isAlpha,
+  isNumeric,
+  spellingIn,
+  spellingOut,
+  stem,
+  tailOf
+} from "./text.js"
+import { wordsStartingLike } from "./vocab.js"
+
+/** A compound part, a typo correction or a synonym: its text and what it searches. */
+export interface Expansion {
+  readonly text: string
+  readonly alts: ReadonlyArray<Alt>
+}
+
+export interface AnalyzedTerm {
+  /** as listed in query.terms: lowercase, a phrase's tokens joined by one space */
+  readonly text: string
+  readonly tokens: ReadonlyArray<string>
+  readonly code: boolean
+  /** lex_word: the term, spelling variants, inflection strips (prefixes where useful) */
+  readonly word: ReadonlyArray<Alt>
+  /** lex_stem: Snowball stems and the tail token (the term as the head of a compound) */
+  readonly stem: ReadonlyArray<Alt>
+  /** lex_tri: substrings */
+  readonly tri: ReadonlyArray<string>
+  /** lex_stem: compound parts found in the scope vocabulary (segment: which part of the word) */
+  readonly parts: ReadonlyArray<Expansion & { readonly segment: number }>
+  /** how many parts the word has (a partial decomposition counts its unknown rest) */
+  readonly partSegments: number
+  /** lex_word: typo corrections from the scope vocabulary */
+  readonly corrections: ReadonlyArray<Expansion>
+  /** query.variants[term] */
+  readonly variants: ReadonlyArray<string>
+}
+
+export interface SynonymExpansion {
+  /** "~<matched words>" */
+  readonly key: string
+  /** indices of the terms the matched words belong to */
+  readonly terms: ReadonlyArray<number>
+  readonly expansions: ReadonlyArray<Expansion>
+}
+
+const MIN_PREFIX = 4
+/** an inflection strip is searched as a prefix only from 5 characters on (mull* would reach Müll) */
+const MIN_STRIP_PREFIX = 5
+export const MIN_DECOMPOUND = 6
+export const MAX_DECOMPOUND = 40
+export const MIN_PART = 3
+const MIN_FUZZY = 5
+const FUZZY_PER_TERM = 2
+export const LINKERS = ["s", "es", "n", "en", "e", "er"]
+const LAST_PART_ENDINGS = ["e", "n", "en", "s", "es"]
+/** a partial decomposition: a known head of ≥ 4 letters, a known modifier of ≥ 6 */
+const MIN_HEAD = 4
+const MIN_MODIFIER = 6
+
+export const uniq = <A>(xs: Iterable<A>): Array<A> => [...new Set(xs)]
+const prefixable = (t: string): boolean => isAlpha(t) && t.length >= MIN_PREFIX
+const wordAlt = (t: string): Alt => ({ tokens: [t], prefix: prefixable(t) })
+const phraseAlt = (tokens: ReadonlyArray<string>): Alt => ({ tokens, prefix: prefixable(tokens[tokens.length - 1] ?? "") })
+
+/** Drops duplicates and alternatives a shorter prefix alternative already covers. */
+export const collapseAlts = (alts: ReadonlyArray<Alt>): Array<Alt> => {
+  const keyed = alts.map((a) => ({ a, key: a.tokens.map(fold).join(" ") }))
+  const out: Array<Alt> = []
+  const seen = new Set<string>()
+  for (const { a, key } of keyed) {
+    const seenKey = `${key}${a.prefix ? "*" : ""}`
+    if (seen.has(seenKey)) continue
+    const covered = keyed.some((o) =>
+      o.a.prefix && o.a.tokens.length === a.tokens.length && o.key !== key && key.startsWith(o.key) &&
+      o.a.tokens.slice(0, -1).join(" ") === a.tokens.slice(0, -1).join(" "))
+    const coveredExact = !a.prefix && keyed.some((o) => o.a.prefix && o.key === key)
+    if (covered || coveredExact) continue
+    seen.add(seenKey)
+    out.push(a)
+  }
+  return out
+}
+
+interface Segmentation {
+  readonly parts: ReadonlyArray<ReadonlyArray<string>>
+  readonly count: number
+  readonly minLen: number
+  readonly score: number
+}
+
+const better = (a: Segmentation, b: Segmentation | null): boolean =>
+  b === null || a.count < b.count || (a.count === b.count && (a.minLen > b.minLen || (a.minLen === b.minLen && a.score > b.score)))
+
+/** Substrings a decomposition of `w` may look up. */
+export const partCandidates = (w: string, languages: LexicalOptions["languages"]): Array<string> => {
+  const out: Array<string> = []
+  for (let i = 0; i < w.length; i++) {
+    for (let j = i + MIN_PART; j <= w.length; j++) {
+      if (i === 0 && j === w.length) continue
+      out.push(w.slice(i, j))
+      if (j === w.length) {
+        const last = w.slice(i)
+        for (const e of LAST_PART_ENDINGS) out.push(last + e)
+        out.push(...inflectionStrips(last, languages))
+      }
+    }
+  }
+  return out
+}
+
+/**
+ * The compound parts of `w` found in the scope vocabulary: fewest parts, then the longest
+ * shortest part, then the most frequent; linking elements (s, es, n, en, e, er) between parts;
+ * the last part may be known in another inflection (Hakenleisten → haken, leisten / leiste).
+ */
+const decompose = (
+  w: string,
+  dfOf: (t: string) => number,
+  languages: LexicalOptions["languages"],
+  unknown: boolean
+): { readonly parts: Array<Array<string>>; readonly segments: number } | null => {
+  const L = w.length
+  const memo = new Map<number, Segmentation | null>()
+  const lastForms = (i: number): Array<string> => {
+    const last = w.slice(i)
+    return uniq([last, ...inflectionStrips(last, languages), ...LAST_PART_ENDINGS.map((e) => last + e)]).filter((f) => dfOf(f) > 0)
+  }
+  const best = (i: number): Segmentation | null => {
+    const hit = memo.get(i)
+    if (hit !== undefined) return hit
+    let result: Segmentation | null = null
+    if (L - i >= MIN_PART && i > 0) {
+      const forms = lastForms(i)
+      if (forms.length > 0) {
+        const df = Math.max(...forms.map(dfOf))
+        result = { parts: [forms], count: 1, minLen: L - i, score: Math.log(1 + df) }
+      }
+    }
+    for (let j = i + MIN_PART; j <= L - MIN_PART; j++) {
+      const part = w.slice(i, j)
+      const df = dfOf(part)
+      if (df === 0) continue
+      const starts = [j, ...LINKERS.filter((l) => w.startsWith(l, j)).map((l) => j + l.length)]
+      for (const k of starts) {
+        if (L - k < MIN_PART) continue
+        const rest = best(k)
+        if (rest === null) continue
+        const cand: Segmentation = {
+          parts: [[part], ...rest.parts], count: rest.count + 1,
+          minLen: Math.min(part.length, rest.minLen), score: rest.score + Math.log(1 + df)
+        }
+        if (better(cand, result)) result = cand
+      }
+    }
+    memo.set(i, result)
+    return result
+  }
+  const seg = best(0)
+  if (seg !== null && seg.count >= 2) return { parts: seg.parts.map((p) => [...p]), segments: seg.count }
+  if (!unknown) return null
+  // a word the scope does not know: its longest known head (Wandhakenleiste → hakenleisten) and
+  // its longest known modifier (Hakenleistenpreis → hakenleisten); the unknown rest counts as a part
+  const parts: Array<Array<string>> = []
+  for (let j = MIN_PART; j <= L - MIN_HEAD; j++) {
+    const forms = lastForms(j)
+    if (forms.length > 0) {
+      parts.push(forms)
+      break
+    }
+  }
+  for (let j = L - MIN_PART; j >= MIN_MODIFIER; j--) {
+    const part = w.slice(0, j)
+    if (dfOf(part) > 0) {
+      if (!parts.some((p) => p.includes(part))) parts.unshift([part])
+      break
+    }
+  }
+  return parts.length === 0 ? null : { parts, segments: parts.length + 1 }
+}
+
+/** Alternatives of a compound part on lex_stem: stems, the part as a modifier (prefix), as a head (tail). */
+const partAlts = (p: string, o: LexicalOptions): Array<Alt> => {
+  const alts: Array<Alt> = []
+  if (o.features.stem) for (const lang of o.languages) alts.push({ tokens: [stem(p, lang)], prefix: false })
+  else alts.push({ tokens: [p], prefix: false })
+  if (prefixable(p)) alts.push({ tokens: [p], prefix: true })
+  alts.push({ tokens: [tailOf(p)], prefix: false })
+  return collapseAlts(alts)
+}
+
+/** What the variants of one term may look up: the scope's document frequencies read by the analysis. */
+export interface VariantContext {
+  readonly o: LexicalOptions
+  /** the single-word alphabetic terms */
+  readonly singles: ReadonlyArray<RawTerm>
+  readonly decompounds: boolean
+  /** document frequency in lex_word_vocab (0 = unknown) */
+  readonly dfOf: (t: string) => number
+  /** document frequency in lex_stem_vocab (0 = unknown) */
+  readonly sdfOf: (t: string) => number
+}
+
+/** The forms the variants of the terms look up in lex_word_vocab (one batch). */
+export const variantLookups = (raw: ReadonlyArray<RawTerm>, singles: ReadonlyArray<RawTerm>, o: LexicalOptions, decompounds: boolean): Set<string> => {
+  const lookups = new Set<string>()
+  for (const t of raw) for (const tok of t.tokens) lookups.add(tok)
+  for (const t of singles) {
+    lookups.add(spellingOut(t.text))
+    spellingIn(t.text).forEach((v) => lookups.add(v))
+    inflectionStrips(t.text, o.languages).forEach((v) => lookups.add(v))
+    if (decompounds && t.text.length >= MIN_DECOMPOUND && t.text.length <= MAX_DECOMPOUND) {
+      partCandidates(t.text, o.languages).forEach((v) => lookups.add(v))
+    }
+  }
+  return lookups
+}
+
+/** The stems of a word, one per configured language (duplicates dropped). */
+export const stemsOf = (t: string, o: LexicalOptions): Array<string> => uniq(o.languages.map((l) => stem(t, l)))
+
+/**
+ * One term's variants and alternatives; typo corrections only within `fuzzyBudget` (the terms
+ * before it used the rest); `fuzzyUsed` is how many it took.
+ */
+export const termVariants = (
+  sql: SqlClient,
+  t: RawTerm,
+  ctx: VariantContext,
+  fuzzyBudget: number
+): Effect.Effect<{ readonly term: AnalyzedTerm; readonly fuzzyUsed: number }, SqlError> =>
+  Effect.gen(function*() {
+    const { o, singles, decompounds, dfOf, sdfOf } = ctx
+    const single = singles.includes(t)
+    let fuzzyUsed = 0
+    const spelled = single ? spellingOut(t.text) : t.tokens.map(spellingOut).join(" ")
+    const reverse = single ? spellingIn(t.text).filter((v) => fold(v) !== fold(t.text) && dfOf(v) > 0) : []
+    const strips = single ? inflectionStrips(t.text, o.languages) : []
+
+    // word: the term, its spelling variants, its inflection strips
+    const word: Array<Alt> = t.code || isNumeric(t.text)
+      ? [{ tokens: t.tokens, prefix: false }]
+      : collapseAlts([
+        phraseAlt(t.tokens),
+        ...(spelled !== t.text ? [phraseAlt(spelled.split(" "))] : []),
+        ...reverse.map(wordAlt),
+        ...strips.map((x) => ({ tokens: [x], prefix: x.length >= MIN_STRIP_PREFIX }))
+      ])
+
+    // stem: Snowball stems (phrases of stems per language) and the tail token
+    const stemAlts: Array<Alt> = []
+    if (o.features.stem) {
+      if (t.code) stemAlts.push({ tokens: t.tokens, prefix: false })
+      else for (const lang of o.languages) stemAlts.push({ tokens: t.tokens.map((x) => stem(x, lang)), prefix: false })
+    }
+    if (storesTails(o) && single && t.text.length >= MIN_PREFIX) stemAlts.push({ tokens: [tailOf(t.text)], prefix: false })
+
+    const wholeKnown = [t.text, spelled, ...reverse, ...strips].some((v) => dfOf(v) > 0)
+
+    // fuzzy: typo corrections of a word the scope does not know in any form
+    const corrections: Array<Expansion> = []
+    const known = wholeKnown || stemsOf(t.text, o).some((x) => sdfOf(x) > 0)
+    if (fuzzyBudget > 0 && single && !known && t.text.length >= MIN_FUZZY) {
+      const q = fold(t.text)
+      const max = q.length <= 7 ? 1 : 2
+      const cands = yield* wordsStartingLike(sql, q, q.length - max, q.length + max)
+      const picked = cands
+        .filter((c) => !hasDigit(c.term) && c.term !== q)
+        .map((c) => ({ term: c.term, doc: Number(c.doc), d: editDistance(q, c.term, max) }))
+        .filter((c) => c.d <= max)
+        .sort((a, b) => a.d - b.d || b.doc - a.doc || (a.term < b.term ? -1 : a.term > b.term ? 1 : 0))
+        .slice(0, Math.min(FUZZY_PER_TERM, fuzzyBudget))
+      for (const c of picked) corrections.push({ text: c.term, alts: [wordAlt(c.term)] })
+      fuzzyUsed += picked.length
+    }
+
+    // parts: decompounding against the scope vocabulary (a partial one only for a word that is
+    // neither known nor a typo of a known word)
+    const parts: Array<Expansion & { segment: number }> = []
+    let partSegments = 0
+    if (decompounds && single && t.text.length >= MIN_DECOMPOUND && t.text.length <= MAX_DECOMPOUND) {
+      const seg = decompose(t.text, (x) => (isStopword(x, o.languages) ? 0 : dfOf(x)), o.languages, !known && corrections.length === 0)
+      for (const [segment, forms] of (seg?.parts ?? []).entries()) {
+        for (const f of forms.slice(0, 2)) parts.push({ text: f, alts: partAlts(f, o), segment })
+      }
+      partSegments = seg?.segments ?? 0
+    }
+
+    const tri = o.features.trigram
+      ? uniq([t.text, spelled]).filter((x) => fold(x).length >= 3)
+      : []
+    return {
+      fuzzyUsed,
+      term: {
+        text: t.text,
+        tokens: t.tokens,
+        code: t.code,
+        word,
+        stem: collapseAlts(stemAlts),
+        tri,
+        parts,
+        partSegments,
+        corrections,
+        variants: uniq([t.text, ...(spelled !== t.text ? [spelled] : []), ...reverse, ...strips, ...parts.map((p) => p.text), ...corrections.map((c) => c.text)])
+      }
+    }
+  })
+
+/**
+ * The synonym groups the query words touch, listed under "~<matched words>", and the de↔en
+ * vocabulary's other side of a touched pair where the scope holds its words (under the same key
+ * as a group the same words touched). `seen`: the terms' own texts, never an expansion.
+ */
+export const synonymExpansions = (
+  sql: SqlClient,
+  terms: ReadonlyArray<AnalyzedTerm>,
+  segments: ReadonlyArray<ReadonlyArray<string>>,
+  groups: ReadonlyArray<SynonymGroup>,
+  lexicon: BilingualLexicon | null,
+  o: LexicalOptions,
+  seen: ReadonlySet<string>
+): Effect.Effect<Array<SynonymExpansion>, SqlError> =>
+  Effect.gen(function*() {
+    const synonyms: Array<SynonymExpansion> = []
+    const termsOf = (surfaces: ReadonlyArray<string>): Array<number> => {
+      const surfaceTokens = new Set(surfaces.flatMap((s) => s.split(" ")))
+      return terms.flatMap((t, i) => surfaces.includes(t.text) || (t.tokens.length === 1 && surfaceTokens.has(t.text)) ? [i] : [])
+    }
+    const expansionOf = (member: ReadonlyArray<string>): Expansion => {
+      const spelled = member.map(spellingOut)
+      const alts = collapseAlts([phraseAlt(member), ...(spelled.join(" ") !== member.join(" ") ? [phraseAlt(spelled)] : [])])
+      return { text: member.join(" "), alts }
+    }
+    if (o.features.synonyms && groups.length > 0) {
+      for (const m of matchSynonyms(segments, groups, o.languages)) {
+        const group = groups[m.group] ?? []
+        const expansions: Array<Expansion> = group
+          .filter((_, mi) => !m.members.includes(mi))
+          .map(expansionOf)
+          .filter((e) => !seen.has(e.text))
+        if (expansions.length > 0) synonyms.push({ key: `~${m.surfaces.join(", ")}`, terms: termsOf(m.surfaces), expansions })
+      }
+    }
+    // the de↔en vocabulary: the other side of a touched pair, only where the scope holds its words;
+    // under the same "~<matched words>" key as a group the same words touched
+    const bilingual = o.features.synonyms && lexicon !== null ? matchBilingual(segments, lexicon, o.languages) : []
+    if (bilingual.length > 0) {
+      const listed = new Set(synonyms.flatMap((s) => s.expansions.map((e) => e.text)))
+      const found = yield* crossLanguageExpansions(sql, bilingual, o.languages, expansionOf, (text) => seen.has(text) || listed.has(text))
+      for (const m of found) {
+        const key = `~${m.surface}`
+        const at = synonyms.findIndex((s) => s.key === key)
+        const same = synonyms[at]
+        if (same === undefined) synonyms.push({ key, terms: termsOf([m.surface]), expansions: m.expansions })
+        else synonyms[at] = { ...same, expansions: [...same.expansions, ...m.expansions] }
+      }
+    }
+    return synonyms
+  })
