@@ -8,7 +8,7 @@
  */
 import { createServer } from "node:http"
 import { HttpLayerRouter, HttpServerRequest, type HttpServerResponse } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { NodeHttpServer, NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect, Layer, Option } from "effect"
 import { Admission, admissionKey, makeGate } from "../transport/admission.js"
 import { errorResponse } from "../transport/responses.js"
@@ -30,15 +30,17 @@ export const overloadedResponse = (retryAfterSeconds: number): HttpServerRespons
 
 /** The admission gate of this listener, around every route (a global middleware: it answers the 503 itself). */
 const AdmissionGate = HttpLayerRouter.middleware(
-  Effect.map(Admission, ({ options }) => {
+  Effect.map(Admission, ({ options, observe }) => {
     if (options === null) return (effect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>) => effect
     const gate = makeGate(options)
+    observe?.(gate)
     const refused = Effect.sync(() => overloadedResponse(options.retryAfterSeconds))
     return (effect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>) =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
         UNGATED.has(pathOf(request.url))
           ? effect
-          : gate.admit(admissionKey(request.headers, Option.getOrUndefined(request.remoteAddress)), effect, refused))
+          // the connection is the flow whose served count decides turns within a grant
+          : gate.admit(admissionKey(request.headers, Option.getOrUndefined(request.remoteAddress)), NodeHttpServerRequest.toIncomingMessage(request).socket, effect, refused))
   }),
   { global: true }
 )

@@ -19,7 +19,7 @@
  * client has been told about.
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
-import { Clock, Duration, Effect, Exit, Redacted, Scope } from "effect"
+import { Clock, type Duration, Effect, Exit, Redacted, Scope } from "effect"
 import { AppConfig, type AppConfigShape, type Env } from "../config/config.js"
 import type { ConfigFile } from "../config/schema.js"
 import { openConnection } from "../db/connection.js"
@@ -38,6 +38,8 @@ export type PlainEnv = Omit<Env, "sessionSecret" | "opsToken" | "devMcpToken" | 
 export interface WorkerInit {
   readonly file: ConfigFile
   readonly env: PlainEnv
+  /** the worker thread's nice value (Linux: per thread), so the main thread's listeners come first */
+  readonly nice: number
 }
 
 export const plainEnv = (env: Env): PlainEnv => {

@@ -96,9 +96,14 @@ export const ReadPoolInThread: Layer.Layer<ReadPool> = Layer.sync(ReadPool, () =
 /** Two workers on this machine's two cores; never more than four (the main thread needs a core too). */
 export const DEFAULT_POOL_SIZE = Math.max(1, Math.min(4, availableParallelism()))
 
+/** The workers' nice value: under a full CPU the main thread (listeners, ops socket, writer) is served first. */
+export const DEFAULT_WORKER_NICE = 10
+
 export interface ReadPoolOptions {
   /** the most worker threads (default DEFAULT_POOL_SIZE) */
   readonly size?: number
+  /** the workers' nice value (default DEFAULT_WORKER_NICE; 0: the process's) */
+  readonly nice?: number
 }
 
 interface Task {
@@ -130,7 +135,7 @@ export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPo
   Layer.scoped(ReadPool, Effect.gen(function*() {
     const config = yield* AppConfig
     const size = Math.max(1, options.size ?? DEFAULT_POOL_SIZE)
-    const init: WorkerInit = { file: config.file, env: plainEnv(config.env) }
+    const init: WorkerInit = { file: config.file, env: plainEnv(config.env), nice: options.nice ?? DEFAULT_WORKER_NICE }
     const slots: Array<Slot> = []
     const queue: Array<Task> = []
     const readyWaiters: Array<() => void> = []

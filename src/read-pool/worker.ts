@@ -4,6 +4,7 @@
  * dist/ as compiled JavaScript or under vitest from TypeScript source (the backup worker's loader
  * hooks). It never writes a file.
  */
+import { setPriority } from "node:os"
 import { parentPort, threadId, workerData } from "node:worker_threads"
 import { Cause, Effect, Exit, Logger } from "effect"
 import { makeJobRunner, type PoolJob, type PoolReply, type WorkerInit } from "./jobs.js"
@@ -15,7 +16,14 @@ export interface PoolRequest {
 
 const port = parentPort
 if (port !== null) {
-  const runner = makeJobRunner(workerData as WorkerInit)
+  const init = workerData as WorkerInit
+  try {
+    // this thread only (Linux); the main thread, with /healthz, the ops socket and the writer, keeps its priority
+    if (init.nice > 0) setPriority(init.nice)
+  } catch {
+    // not permitted here: the worker runs at the process's priority
+  }
+  const runner = makeJobRunner(init)
   let queue: Promise<void> = Promise.resolve()
   port.on("message", (request: PoolRequest) => {
     queue = queue.then(async () => {

@@ -10,10 +10,14 @@
  *   queue    at most `maxQueued` wait behind them; a free slot goes to the keys in turn (round
  *            robin), so a key with one request waiting is served after at most one request of
  *            every other waiting key, however many the others queued
- *   full     a request that finds the queue full displaces the newest waiting request of the key
- *            with the longest queue when that key holds at least two more than the newcomer's
- *            (that one is answered 503); otherwise the newcomer is answered 503. So one greedy
- *            grant fills the queue only while nobody else wants in, and cannot keep anyone out
+ *   full     a request that finds the queue full takes the place of a waiting one, who is answered
+ *            503, when that is fairer: first the newest waiter of the key with the longest queue,
+ *            when that key holds at least two more than the newcomer's (so one greedy grant fills
+ *            the queue only while nobody else wants in, and cannot keep anyone out); else, within
+ *            the newcomer's own key, the waiter whose connection has been served most, when it has
+ *            been served more often than the newcomer's connection (so the clients of one grant
+ *            take turns: a client answered 503 is not kept out by those whose next request comes
+ *            back the moment they are answered). Otherwise the newcomer is answered 503
  *
  * The key is the request's credential before step 1 has run (a digest of Authorization, else of
  * Cf-Access-Jwt-Assertion, else of the Cookie header), else its peer address: one key per grant
@@ -35,17 +39,19 @@ export interface AdmissionOptions {
   readonly retryAfterSeconds: number
 }
 
-export const DEFAULT_ADMISSION: AdmissionOptions = { maxActive: 8, maxQueued: 64, retryAfterSeconds: 1 }
+export const DEFAULT_ADMISSION: AdmissionOptions = { maxActive: 8, maxQueued: 32, retryAfterSeconds: 1 }
 
 export interface AdmissionShape {
   /** null: no admission control (everything is served at once) */
   readonly options: AdmissionOptions | null
+  /** called with each listener's gate when the listener starts (its stats: tests, the soak) */
+  readonly observe?: (gate: Gate) => void
 }
 
 export class Admission extends Context.Tag("Groundnote/Admission")<Admission, AdmissionShape>() {}
 
-export const admissionLayer = (options: Partial<AdmissionOptions> = {}): Layer.Layer<Admission> =>
-  Layer.succeed(Admission, { options: { ...DEFAULT_ADMISSION, ...options } })
+export const admissionLayer = (options: Partial<AdmissionOptions> = {}, observe?: (gate: Gate) => void): Layer.Layer<Admission> =>
+  Layer.succeed(Admission, { options: { ...DEFAULT_ADMISSION, ...options }, ...(observe === undefined ? {} : { observe }) })
 
 export const AdmissionLive = admissionLayer()
 
@@ -75,14 +81,20 @@ export interface GateStats {
 
 interface Waiter {
   readonly key: string
+  /** the connection it came on (its served count) */
+  readonly flow: object
   /** true: it runs now (the slot is its); false: displaced */
   readonly wake: (admitted: boolean) => void
   gone: boolean
 }
 
 export interface Gate {
-  /** `run` once admitted (at once or after waiting), else `refused` */
-  readonly admit: <A, E, R>(key: string, run: Effect.Effect<A, E, R>, refused: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /**
+   * `run` once admitted (at once or after waiting), else `refused`. `flow` is the request's
+   * connection (any object that stays the same for a client's requests: the served counts are
+   * kept per flow, weakly).
+   */
+  readonly admit: <A, E, R>(key: string, flow: object, run: Effect.Effect<A, E, R>, refused: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   readonly stats: () => GateStats
   readonly options: AdmissionOptions
 }
@@ -97,6 +109,13 @@ export const makeGate = (options: AdmissionOptions): Gate => {
   let peakQueued = 0
   /** waiting requests per key, oldest first; the Map's order is the round-robin turn */
   const waiting = new Map<string, Array<Waiter>>()
+  /** requests admitted per connection */
+  const served = new WeakMap<object, number>()
+  const serve = (flow: object) => {
+    served.set(flow, (served.get(flow) ?? 0) + 1)
+    active++
+    admitted++
+  }
 
   const removeWaiter = (w: Waiter) => {
     const list = waiting.get(w.key)
@@ -127,19 +146,35 @@ export const makeGate = (options: AdmissionOptions): Gate => {
     while (active < options.maxActive) {
       const w = nextInTurn()
       if (w === undefined) return
-      active++
-      admitted++
+      serve(w.flow)
       w.wake(true)
     }
   }
 
-  /** Room for a request of `key` in a full queue: the newest waiter of the longest other queue leaves. */
-  const makeRoomFor = (key: string): boolean => {
-    const own = waiting.get(key)?.length ?? 0
+  /** the waiter that leaves a full queue for a request of `key` on `flow`, if one is to */
+  const displaceable = (key: string, flow: object): Waiter | undefined => {
+    const ownList = waiting.get(key)
+    const own = ownList?.length ?? 0
     let longest: Array<Waiter> | undefined
     for (const [k, list] of waiting) if (k !== key && list.length > (longest?.length ?? 0)) longest = list
-    if (longest === undefined || longest.length < own + 2) return false
-    const w = longest[longest.length - 1]
+    if (longest !== undefined && longest.length >= own + 2) return longest[longest.length - 1]
+    // within the key: the waiter served most, the newest of equals, if served more than the newcomer
+    const mine = served.get(flow) ?? 0
+    let most: Waiter | undefined
+    let mostServed = mine
+    for (const w of ownList ?? []) {
+      const n = served.get(w.flow) ?? 0
+      if (n > mostServed || (n === mostServed && most !== undefined)) {
+        most = w
+        mostServed = n
+      }
+    }
+    return most
+  }
+
+  /** Room for a request in a full queue: a fairer choice leaves (answered 503). */
+  const makeRoomFor = (key: string, flow: object): boolean => {
+    const w = displaceable(key, flow)
     if (w === undefined) return false
     removeWaiter(w)
     displaced++
@@ -147,16 +182,15 @@ export const makeGate = (options: AdmissionOptions): Gate => {
     return true
   }
 
-  const admit = <A, E, R>(key: string, run: Effect.Effect<A, E, R>, refused: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  const admit = <A, E, R>(key: string, flow: object, run: Effect.Effect<A, E, R>, refused: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     // uninterruptible but for the wait and the run: a slot taken is always given back
     Effect.uninterruptibleMask((restore) => Effect.suspend(() => {
-      const served = Effect.ensuring(restore(run), Effect.sync(release))
+      const running = Effect.ensuring(restore(run), Effect.sync(release))
       if (active < options.maxActive && queued === 0) {
-        active++
-        admitted++
-        return served
+        serve(flow)
+        return running
       }
-      if (queued >= options.maxQueued && !makeRoomFor(key)) {
+      if (queued >= options.maxQueued && !makeRoomFor(key, flow)) {
         rejected++
         return restore(refused)
       }
@@ -164,6 +198,7 @@ export const makeGate = (options: AdmissionOptions): Gate => {
         restore(Effect.async<boolean>((resume) => {
           const w: Waiter = {
             key,
+            flow,
             gone: false,
             wake: (ok) => {
               if (w.gone) {
@@ -186,7 +221,7 @@ export const makeGate = (options: AdmissionOptions): Gate => {
             removeWaiter(w)
           })
         })),
-        (ok) => (ok ? served : restore(refused))
+        (ok) => (ok ? running : restore(refused))
       )
     }))
 
