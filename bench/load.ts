@@ -135,7 +135,7 @@ const loadThroughV1 = async (c: Client, scope: string, n: number) => {
 }
 
 /** The same rows as the /v1 load, inserted directly (BENCH_LOAD_SEED=sql). */
-const seedRules = (sql: SqlClient, scope: string, n: number) =>
+export const seedRules = (sql: SqlClient, scope: string, n: number) =>
   sql.withTransaction(Effect.gen(function*() {
     const t = "2026-01-01T00:00:00.000Z"
     yield* sql`INSERT INTO source (id, kind, title, occurred_at, sender, thread, link, excerpt, fulltext_sha256, fetched_at, feeder)
