@@ -25,6 +25,7 @@ import { approvalBench } from "./approval.js"
 import { graphBench } from "./graph.js"
 import { httpBench } from "./http.js"
 import { intakeBench } from "./intake.js"
+import { loadBench } from "./load.js"
 import { mcpBench } from "./mcp.js"
 import { searchBench } from "./search.js"
 import { backupBench } from "./backup.js"
@@ -139,9 +140,11 @@ const main = Effect.gen(function*() {
  * the part intake (propose with the secret scan and the classification against without, at
  * BENCH_INTAKE_RULES rules, default 10k); the part search-http (POST /v1/search one at a time on
  * BENCH_SEARCH_HTTP_RULES confirmed rules loaded through /v1, default 3,000, against the raw FTS5
- * query on the same file).
+ * query on the same file); the part load (POST /v1/search from 16 and 200 keep-alive
+ * clients with /healthz and the ops socket probed, before and after the read pool and the
+ * admission gate; BENCH_LOAD_BIG, BENCH_LOAD_SMALL, BENCH_LOAD_SECONDS, BENCH_LOAD_DIR, BENCH_LOAD_SEED).
  */
-const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,search-http,approval,graph,mcp,secrets,stages,backup,intake").split(",").map((s) => s.trim()))
+const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,search-http,approval,graph,mcp,secrets,stages,backup,intake,load").split(",").map((s) => s.trim()))
 const graphSizes = (process.env.BENCH_GRAPH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const backupSizes = (process.env.BENCH_BACKUP_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const searchSizes = (process.env.BENCH_SEARCH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
@@ -156,7 +159,8 @@ const parts: Array<() => Promise<void>> = [
   ...(only.has("secrets") ? [secretsBench] : []),
   ...(only.has("stages") ? [stagesBench] : []),
   ...(only.has("backup") ? [() => backupBench(backupSizes.length > 0 ? backupSizes : undefined)] : []),
-  ...(only.has("intake") ? [intakeBench] : [])
+  ...(only.has("intake") ? [intakeBench] : []),
+  ...(only.has("load") ? [loadBench] : [])
 ]
 parts.reduce((done, part) => done.then(part), Promise.resolve()).catch((e: unknown) => {
   console.error(e)

@@ -1,8 +1,9 @@
 /**
  * The one composition of the design card's services (ServicesLive): Config, Clock, ScopeStore,
  * OpsStore, JwtVerifier, RateLimiter, SearchStages and ModelOutput, with the lexical index, the
- * RuleIndex port the writers use, the ApprovalPolicy port intake() uses and the one BackupLock of
- * backup run, probe and verify. main.ts, the tests' support and the benches build the service
+ * RuleIndex port the writers use, the ApprovalPolicy port intake() uses, the one BackupLock of
+ * backup run, probe and verify, the ReadPool where searches and exports run and the public
+ * listener's Admission control. main.ts, the tests' support and the benches build the service
  * from it; a test replaces any one of them by passing its own layer (a local key set, a limiter, a
  * failing stage b, a TestClock) instead of mocking a module.
  */
@@ -14,12 +15,14 @@ import { ApprovalPolicyLive } from "./decision/policy/live.js"
 import { OpsStore } from "./db/ops-store.js"
 import { ScopeStore } from "./db/scope-store.js"
 import type { ApprovalPolicy } from "./domain/approval-policy.js"
+import { type ReadPool, ReadPoolLive } from "./read-pool/pool.js"
 import type { RuleIndex } from "./domain/rule-index.js"
 import { type LexicalIndex, LexicalIndexLive } from "./search/lexical/index.js"
 import { RuleIndexLive } from "./search/rule-index.js"
 import type { SearchStages } from "./search/stage.js"
 import { SearchStagesLive } from "./search/stages-live.js"
 import { type ModelOutput, ModelOutputLive } from "./security/model-output.js"
+import { type Admission, AdmissionLive } from "./transport/admission.js"
 import { type RateLimiter, RateLimiterLive } from "./transport/rate-limit.js"
 
 /** Every service a request of any channel may need. */
@@ -35,6 +38,8 @@ export type Services =
   | SearchStages
   | ModelOutput
   | BackupLock
+  | ReadPool
+  | Admission
 
 /** A layer to use instead of the live one. */
 export interface ServiceOverrides {
@@ -43,6 +48,10 @@ export interface ServiceOverrides {
   readonly searchStages?: Layer.Layer<SearchStages, never, AppConfig | ScopeStore | OpsStore>
   readonly modelOutput?: Layer.Layer<ModelOutput>
   readonly lexicalIndex?: Layer.Layer<LexicalIndex, never, AppConfig>
+  /** where searches and exports run (default: worker threads, ReadPoolLive; ReadPoolInThread: the calling thread) */
+  readonly readPool?: Layer.Layer<ReadPool, never, AppConfig>
+  /** the public listener's admission control (default AdmissionLive; admissionLayer(options) for other bounds) */
+  readonly admission?: Layer.Layer<Admission>
   /** Effect's Clock for everything the services run (default: the runtime's own) */
   readonly clock?: Clock.Clock
 }
@@ -58,7 +67,9 @@ export const ServicesLive = (config: AppConfigShape, overrides: ServiceOverrides
     ApprovalPolicyLive.pipe(Layer.provideMerge(RuleIndexLive.pipe(Layer.provideMerge(lexical), Layer.provide(stages)))),
     overrides.rateLimiter ?? RateLimiterLive,
     overrides.jwt ?? JwtVerifierLive,
-    overrides.modelOutput ?? ModelOutputLive
+    overrides.modelOutput ?? ModelOutputLive,
+    overrides.readPool ?? ReadPoolLive,
+    overrides.admission ?? AdmissionLive
   ).pipe(Layer.provideMerge(Layer.succeed(AppConfig, config)))
   return overrides.clock === undefined ? services : Layer.provide(services, Layer.setClock(overrides.clock))
 }

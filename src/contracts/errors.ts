@@ -40,7 +40,9 @@ export const ERROR_STATUS = {
   "entity-archived": 422,
   "rate-limited": 429,
   "internal": 500,
-  "scope-locked": 503
+  "scope-locked": 503,
+  /** the public listener's admission queue is full (issue 15): try again after Retry-After seconds */
+  "overloaded": 503
 } as const
 export type ErrorCode = keyof typeof ERROR_STATUS
 

@@ -8,8 +8,7 @@ import { AppConfig } from "../config/config.js"
 import { ScopeStore } from "../db/scope-store.js"
 import { ScopeInput } from "../domain/rule-schemas.js"
 import { rejectedRows, ruleVersionOut } from "../domain/rules.js"
-import { exportArchive } from "../export/archive.js"
-import { buildExport } from "../export/build.js"
+import { ReadPool } from "../read-pool/pool.js"
 
 /** The file name of an export: <scope>-export-<UTC stamp>.tar.gz. */
 export const exportFileName = (scope: string, nowMs: number): string =>
@@ -24,11 +23,10 @@ export const exportScope = operation({
   run: (p) =>
     Effect.gen(function*() {
       const config = yield* AppConfig
-      const store = yield* ScopeStore
+      const pool = yield* ReadPool
       const now = yield* Clock.currentTimeMillis
-      const { sql } = yield* store.use(p.scope)
-      const files = yield* buildExport(sql, { zone: config.file.zone, now })
-      const bytes = exportArchive(files, { mtime: Math.floor(now / 1000) })
+      // the export's reads and its archive run in the read pool (off the main thread where it can)
+      const bytes = yield* pool.exportArchive(p.scope, { zone: config.file.zone, now })
       return { status: 200, body: { _tag: "File", bytes, contentType: "application/gzip", filename: exportFileName(p.scope, now) }, refs: [] }
     })
 })

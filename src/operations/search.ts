@@ -5,7 +5,7 @@ import { operation } from "../auth/operation.js"
 import { NotFound } from "../contracts/errors.js"
 import { FeedbackInput, SearchRequest } from "../domain/search-schemas.js"
 import { feedbackScopes, FEEDBACK_NOT_FOUND, recordFeedback } from "../search/feedback.js"
-import { search as runSearch } from "../search/search.js"
+import { ReadPool } from "../read-pool/pool.js"
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
@@ -16,8 +16,9 @@ export const search = operation({
   label: "search",
   scopes: (req) => req.scopes,
   crossScope: (req) => req.cross_scope,
+  // search() runs in the read pool (off the main thread where it can); the search_log rows stay with the writer
   run: (req, call) =>
-    Effect.map(runSearch(req, call.requestId), ({ perScope, response }) => ({
+    Effect.map(Effect.flatMap(ReadPool, (pool) => pool.search(req, call.requestId)), ({ perScope, response }) => ({
       status: 200,
       body: response,
       refs: response.bundles.map((b) => b.head.ref),

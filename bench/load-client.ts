@@ -1,0 +1,162 @@
+/**
+ * The client side of bench/load.ts and the soak, in a process of its own (so what it measures is
+ * not spent on the server's thread): started with one JSON argument, it reports one JSON message
+ * to its parent (process.send) and exits.
+ *
+ *   search  N keep-alive clients, each POST /v1/search in a loop for `seconds`; a 503 is waited out
+ *           for its Retry-After, as a well-behaved client does; latency of every answer, answers
+ *           per client
+ *   probe   GET /healthz (its own keep-alive connection) and GET /ops/status on the ops socket,
+ *           one after the other every `intervalMs`, until `seconds` are over
+ */
+import { Agent, request } from "node:http"
+
+export interface SearchJob {
+  readonly mode: "search"
+  readonly url: string
+  readonly token: string
+  readonly clients: number
+  readonly seconds: number
+  readonly scope: string
+  readonly queries: ReadonlyArray<string>
+}
+
+export interface ProbeJob {
+  readonly mode: "probe"
+  readonly url: string
+  readonly socketPath: string
+  readonly opsToken: string
+  readonly seconds: number
+  readonly intervalMs: number
+}
+
+export interface SearchReport {
+  readonly mode: "search"
+  readonly seconds: number
+  /** latency of every 200, ms */
+  readonly ok: ReadonlyArray<number>
+  /** latency of every 503, ms */
+  readonly overloaded: ReadonlyArray<number>
+  readonly retryAfter: ReadonlyArray<string>
+  readonly otherStatus: Readonly<Record<string, number>>
+  /** 200 answers per client */
+  readonly perClient: ReadonlyArray<number>
+  /** one 503 body (its JSON) */
+  readonly sample503: string | null
+}
+
+export interface ProbeReport {
+  readonly mode: "probe"
+  readonly healthz: ReadonlyArray<number>
+  readonly ops: ReadonlyArray<number>
+  readonly failures: number
+}
+
+interface Answer { readonly status: number; readonly headers: Record<string, string | Array<string> | undefined>; readonly body: string }
+
+const send = (url: URL, options: { method: string; agent?: Agent; socketPath?: string; headers: Record<string, string> }, body?: string) =>
+  new Promise<Answer>((resolve, reject) => {
+    const req = request({
+      host: url.hostname, port: url.port, path: `${url.pathname}${url.search}`, method: options.method, headers: options.headers,
+      ...(options.agent === undefined ? {} : { agent: options.agent }),
+      ...(options.socketPath === undefined ? {} : { socketPath: options.socketPath })
+    }, (res) => {
+      const chunks: Array<Buffer> = []
+      res.on("data", (c: Buffer) => chunks.push(c))
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }))
+      res.on("error", reject)
+    })
+    req.on("error", reject)
+    req.setTimeout(120_000, () => req.destroy(new Error("timeout")))
+    if (body !== undefined) req.write(body)
+    req.end()
+  })
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+export const runSearch = async (job: SearchJob): Promise<SearchReport> => {
+  const agent = new Agent({ keepAlive: true, maxSockets: job.clients })
+  const url = new URL("/v1/search", job.url)
+  const ok: Array<number> = []
+  const overloaded: Array<number> = []
+  const retryAfter = new Set<string>()
+  const otherStatus: Record<string, number> = {}
+  const perClient = Array.from({ length: job.clients }, () => 0)
+  let sample503: string | null = null
+  const t0 = performance.now()
+  const end = t0 + job.seconds * 1000
+  let q = 0
+  await Promise.all(perClient.map(async (_, c) => {
+    while (performance.now() < end) {
+      const body = JSON.stringify({ scopes: [job.scope], text: job.queries[q++ % job.queries.length] })
+      const start = performance.now()
+      let answer: Answer
+      try {
+        answer = await send(url, {
+          method: "POST", agent,
+          headers: { authorization: `Bearer ${job.token}`, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) }
+        }, body)
+      } catch {
+        otherStatus.error = (otherStatus.error ?? 0) + 1
+        continue
+      }
+      const ms = performance.now() - start
+      if (performance.now() > end + 30_000) break
+      if (answer.status === 200) {
+        ok.push(ms)
+        perClient[c] = (perClient[c] ?? 0) + 1
+      } else if (answer.status === 503) {
+        overloaded.push(ms)
+        sample503 ??= answer.body
+        const after = String(answer.headers["retry-after"] ?? "")
+        retryAfter.add(after)
+        const wait = Number(after)
+        await sleep((Number.isFinite(wait) && wait > 0 ? wait : 1) * 1000)
+      } else {
+        otherStatus[String(answer.status)] = (otherStatus[String(answer.status)] ?? 0) + 1
+      }
+    }
+  }))
+  agent.destroy()
+  return { mode: "search", seconds: (performance.now() - t0) / 1000, ok, overloaded, retryAfter: [...retryAfter], otherStatus, perClient, sample503 }
+}
+
+export const runProbe = async (job: ProbeJob): Promise<ProbeReport> => {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+  const healthz: Array<number> = []
+  const ops: Array<number> = []
+  let failures = 0
+  const end = performance.now() + job.seconds * 1000
+  const probe = async (list: Array<number>, call: () => Promise<Answer>) => {
+    while (performance.now() < end) {
+      const t = performance.now()
+      try {
+        const a = await call()
+        if (a.status === 200) list.push(performance.now() - t)
+        else failures++
+      } catch {
+        failures++
+      }
+      await sleep(job.intervalMs)
+    }
+  }
+  await Promise.all([
+    probe(healthz, () => send(new URL("/healthz", job.url), { method: "GET", agent, headers: {} })),
+    probe(ops, () => send(new URL("http://ops.invalid/ops/status"), { method: "GET", socketPath: job.socketPath, headers: { authorization: `Bearer ${job.opsToken}` } }))
+  ])
+  agent.destroy()
+  return { mode: "probe", healthz, ops, failures }
+}
+
+const arg = process.argv[2]
+if (arg !== undefined && process.send !== undefined) {
+  const job = JSON.parse(arg) as SearchJob | ProbeJob
+  const done = job.mode === "search" ? runSearch(job) : runProbe(job)
+  done.then(
+    (report) => process.send?.(report, () => process.exit(0)),
+    (e: unknown) => {
+      console.error(e)
+      process.exit(1)
+    }
+  )
+}

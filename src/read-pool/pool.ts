@@ -1,0 +1,300 @@
+/**
+ * ReadPool: where the CPU-heavy reads run (issue 14's read pool; issue 15 defect 6). better-sqlite3
+ * is synchronous, so a search or an export on the main thread blocks every other request,
+ * /healthz and the ops socket included. The live pool runs them in worker threads, each with its
+ * own read-only connections (jobs.ts), so two cores serve searches while the one writer (the
+ * ScopeStore's connection) stays on the main thread; the search_log write stays there too (the
+ * pipeline writes it after the search).
+ *
+ *   ReadPool.search(req, searchId)        search() of src/search, unchanged, in a worker when neither
+ *                                         stage b nor c runs for any of its scopes (a stage's model
+ *                                         or provider lives on the main thread); else on the main thread
+ *   ReadPool.exportArchive(scope, opts)   the scope's export as .tar.gz bytes
+ *   ReadPool.stats / warm                 jobs run where (tests, bench), start every worker and wait
+ *
+ * Read-your-writes: a job is posted after every write the client was answered about has
+ * committed; its read transaction starts later, and WAL gives it every committed write.
+ *
+ * Layers: ReadPoolLive (workers: readPoolLayer({ size })), ReadPoolInThread (everything on the
+ * calling thread: what the service did before the pool; a test or a bench swaps it in). Workers
+ * start on first use, one more whenever a job has to wait and the pool is not full; until the
+ * first worker is up, jobs run on the calling thread (nothing waits for a worker to boot). Run from
+ * TypeScript source (vitest), where each worker transpiles the search code first (seconds of CPU),
+ * they start only once `warm` asked for them: the other test files search on the main thread. A job
+ * that fails in a worker is a SqlError (500 internal, like any failure of our own storage); a worker
+ * that dies fails its job the same way and is replaced on the next job.
+ */
+import { availableParallelism } from "node:os"
+import { Worker } from "node:worker_threads"
+import { SqlError } from "@effect/sql/SqlError"
+import { Clock, Context, Effect, Layer } from "effect"
+import { AppConfig } from "../config/config.js"
+import { typeScriptExecArgv } from "../backup/worker-loader.js"
+import { ScopeStore } from "../db/scope-store.js"
+import type { SearchRequest, StageState } from "../domain/search-schemas.js"
+import { exportArchive as archiveOf } from "../export/archive.js"
+import { buildExport } from "../export/build.js"
+import { LexicalIndex } from "../search/lexical/index.js"
+import { search, type SearchOutcome } from "../search/search.js"
+import { availabilityOf, SearchStages, stageNamed } from "../search/stage.js"
+import { type JobValue, plainEnv, type PoolJob, type PoolReply, type WorkerInit } from "./jobs.js"
+import type { PoolRequest } from "./worker.js"
+
+type SearchRun = ReturnType<typeof search>
+export type SearchFailure = Effect.Effect.Error<SearchRun> | SqlError
+export type SearchNeeds = Effect.Effect.Context<SearchRun>
+
+export interface ExportOptions {
+  readonly zone: string
+  /** export time, epoch ms */
+  readonly now: number
+}
+
+export interface ReadPoolStats {
+  readonly kind: "in-thread" | "workers"
+  /** the most workers the pool starts */
+  readonly size: number
+  /** workers started and answering */
+  readonly ready: number
+  /** jobs run in a worker */
+  readonly inWorker: number
+  /** jobs run on the calling thread (in-thread pool; a stage b/c search; before the first worker is up) */
+  readonly inThread: number
+  /** jobs waiting for a worker now */
+  readonly waiting: number
+}
+
+export interface ReadPoolShape {
+  readonly search: (req: SearchRequest, searchId: string) => Effect.Effect<SearchOutcome, SearchFailure, SearchNeeds>
+  readonly exportArchive: (scope: string, opts: ExportOptions) => Effect.Effect<Uint8Array, SqlError | Effect.Effect.Error<ReturnType<ScopeStore["use"]>>, ScopeStore>
+  readonly stats: Effect.Effect<ReadPoolStats>
+  /** starts every worker and waits until each answers (tests, benches); nothing for the in-thread pool */
+  readonly warm: Effect.Effect<void>
+}
+
+export class ReadPool extends Context.Tag("Groundnote/ReadPool")<ReadPool, ReadPoolShape>() {}
+
+const exportInThread = (scope: string, opts: ExportOptions) =>
+  Effect.gen(function*() {
+    const store = yield* ScopeStore
+    const { sql } = yield* store.use(scope)
+    const files = yield* buildExport(sql, opts)
+    return new Uint8Array(archiveOf(files, { mtime: Math.floor(opts.now / 1000) }))
+  })
+
+/** Everything on the calling thread (the service before the pool; tests and benches that compare). */
+export const ReadPoolInThread: Layer.Layer<ReadPool> = Layer.sync(ReadPool, () => {
+  let inThread = 0
+  return {
+    search: (req, searchId) => Effect.zipRight(Effect.sync(() => inThread++), search(req, searchId)),
+    exportArchive: (scope, opts) => Effect.zipRight(Effect.sync(() => inThread++), exportInThread(scope, opts)),
+    stats: Effect.sync((): ReadPoolStats => ({ kind: "in-thread", size: 0, ready: 0, inWorker: 0, inThread, waiting: 0 })),
+    warm: Effect.void
+  }
+})
+
+/** Two workers on this machine's two cores; never more than four (the main thread needs a core too). */
+export const DEFAULT_POOL_SIZE = Math.max(1, Math.min(4, availableParallelism()))
+
+/** The workers' nice value: under a full CPU the main thread (listeners, ops socket, writer) is served first. */
+export const DEFAULT_WORKER_NICE = 10
+
+export interface ReadPoolOptions {
+  /** the most worker threads (default DEFAULT_POOL_SIZE) */
+  readonly size?: number
+  /** the workers' nice value (default DEFAULT_WORKER_NICE; 0: the process's) */
+  readonly nice?: number
+}
+
+interface Task {
+  readonly job: PoolJob
+  readonly resolve: (value: unknown) => void
+  readonly reject: (message: string) => void
+  cancelled: boolean
+}
+
+interface Slot {
+  readonly worker: Worker
+  ready: boolean
+  dead: boolean
+  busy: { readonly id: number; readonly task: Task } | null
+}
+
+/** true when this module runs as TypeScript source (vitest), false when compiled (dist/) */
+const FROM_SOURCE = new URL(import.meta.url).pathname.endsWith(".ts")
+
+const entryOf = () =>
+  FROM_SOURCE
+    ? { url: new URL("./worker.ts", import.meta.url), execArgv: [...typeScriptExecArgv()] }
+    : { url: new URL("./worker.js", import.meta.url), execArgv: [] as Array<string> }
+
+const failure = (message: string) => new SqlError({ message: `read pool: ${message}`, cause: message })
+
+/** The worker pool; its workers end with the layer's scope. */
+export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPool, never, AppConfig> =>
+  Layer.scoped(ReadPool, Effect.gen(function*() {
+    const config = yield* AppConfig
+    const size = Math.max(1, options.size ?? DEFAULT_POOL_SIZE)
+    const init: WorkerInit = { file: config.file, env: plainEnv(config.env), nice: options.nice ?? DEFAULT_WORKER_NICE }
+    const slots: Array<Slot> = []
+    const queue: Array<Task> = []
+    const readyWaiters: Array<() => void> = []
+    let nextId = 1
+    let inWorker = 0
+    let inThread = 0
+    let closed = false
+    /** workers start on first use; from source (vitest) only once warm asked for them (docs/decisions.md "Read pool") */
+    let startOnUse = !FROM_SOURCE
+    /** scope files whose lexical build the writer has checked (a worker's connection cannot rebuild it) */
+    const built = new Set<string>()
+
+    const dispatch = () => {
+      for (const slot of slots) {
+        if (!slot.ready || slot.dead || slot.busy !== null) continue
+        let task = queue.shift()
+        while (task !== undefined && task.cancelled) task = queue.shift()
+        if (task === undefined) return
+        const id = nextId++
+        slot.busy = { id, task }
+        slot.worker.ref()
+        inWorker++
+        const request: PoolRequest = { id, job: task.job }
+        slot.worker.postMessage(request)
+      }
+    }
+
+    const start = (): Slot => {
+      const entry = entryOf()
+      const worker = new Worker(entry.url, { execArgv: entry.execArgv, workerData: init, stdout: false, stderr: false })
+      worker.unref()
+      const slot: Slot = { worker, ready: false, dead: false, busy: null }
+      slots.push(slot)
+      worker.on("message", (reply: PoolReply & { readonly id: number }) => {
+        if (reply.id === 0) {
+          slot.ready = true
+          for (const w of readyWaiters.splice(0)) w()
+          dispatch()
+          return
+        }
+        const busy = slot.busy
+        if (busy === null || busy.id !== reply.id) return
+        slot.busy = null
+        worker.unref()
+        if (reply.ok) busy.task.resolve(reply.value)
+        else busy.task.reject(reply.message)
+        dispatch()
+      })
+      const die = (why: string) => {
+        if (slot.dead) return
+        slot.dead = true
+        slots.splice(slots.indexOf(slot), 1)
+        slot.busy?.task.reject(why)
+        slot.busy = null
+        for (const w of readyWaiters.splice(0)) w()
+        // jobs still queued go to the other workers, or to a new one
+        if (!closed && queue.length > 0) startOne()
+        dispatch()
+      }
+      worker.on("error", (e) => die(`a worker failed: ${e.message.slice(0, 200)}`))
+      worker.on("exit", (code) => die(`a worker exited with code ${code}`))
+      // the first answer (id 0) says the worker has loaded its modules
+      worker.postMessage({ id: 0, job: { kind: "ping" } } satisfies PoolRequest)
+      return slot
+    }
+    const startOne = () => {
+      if (startOnUse && !closed && slots.length < size) start()
+    }
+
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(async () => {
+        closed = true
+        for (const t of queue.splice(0)) t.reject("the pool closed")
+        await Promise.all(slots.splice(0).map((s) => s.worker.terminate().catch(() => 0)))
+      })
+    )
+
+    /** Runs `job` in a worker; null when no worker is up yet (the caller runs it itself). */
+    const inWorkerOr = <J extends PoolJob>(job: J): Effect.Effect<JobValue<J>, SqlError> | null => {
+      if (slots.length === 0) startOne()
+      const idle = slots.some((s) => s.ready && s.busy === null)
+      if (!idle) startOne()
+      if (!slots.some((s) => s.ready)) return null
+      return Effect.async<JobValue<J>, SqlError>((resume) => {
+        const task: Task = {
+          job,
+          cancelled: false,
+          resolve: (value) => resume(Effect.succeed(value as JobValue<J>)),
+          reject: (message) => resume(Effect.fail(failure(message)))
+        }
+        queue.push(task)
+        dispatch()
+        return Effect.sync(() => {
+          task.cancelled = true
+        })
+      })
+    }
+
+    const searchIn = (req: SearchRequest, searchId: string): Effect.Effect<SearchOutcome, SearchFailure, SearchNeeds> =>
+      Effect.gen(function*() {
+        const { stages } = yield* SearchStages
+        const scopes = [...new Set(req.scopes)]
+        const b = stageNamed(stages, "b")
+        const c = stageNamed(stages, "c")
+        const states = { b: {} as Record<string, StageState>, c: {} as Record<string, StageState> }
+        for (const s of scopes) {
+          const ab = availabilityOf(b, s)
+          const ac = availabilityOf(c, s)
+          // a stage that runs needs its model or its provider, which live on this thread
+          if (ab === null || ac === null) return null
+          states.b[s] = ab
+          states.c[s] = ac
+        }
+        const store = yield* ScopeStore
+        const lexical = yield* LexicalIndex
+        const files: Record<string, string> = {}
+        for (const s of scopes) {
+          const h = yield* store.use(s)
+          files[s] = h.file
+          if (!built.has(h.file)) {
+            yield* h.sql.withTransaction(lexical.ensureBuild(h.sql))
+            built.add(h.file)
+          }
+        }
+        const nowMs = yield* Clock.currentTimeMillis
+        const job = inWorkerOr({ kind: "search", req, searchId, nowMs, files, stages: states })
+        return job === null ? null : yield* job
+      }).pipe(Effect.flatMap((out) =>
+        out !== null ? Effect.succeed(out) : Effect.zipRight(Effect.sync(() => inThread++), search(req, searchId))))
+
+    const exportIn = (scope: string, opts: ExportOptions) =>
+      Effect.gen(function*() {
+        const store = yield* ScopeStore
+        const h = yield* store.use(scope)
+        const job = inWorkerOr({ kind: "export", scope, file: h.file, zone: opts.zone, nowMs: opts.now })
+        if (job !== null) return yield* job
+        inThread++
+        return yield* exportInThread(scope, opts)
+      })
+
+    const warm = Effect.async<void>((resume) => {
+      startOnUse = true
+      while (slots.length < size) start()
+      const check = () => {
+        if (slots.length >= size && slots.every((s) => s.ready)) resume(Effect.void)
+        else if (slots.some((s) => s.dead) || slots.length < size) {
+          while (slots.length < size) start()
+          readyWaiters.push(check)
+        } else readyWaiters.push(check)
+      }
+      check()
+    })
+
+    return {
+      search: searchIn,
+      exportArchive: exportIn,
+      stats: Effect.sync((): ReadPoolStats => ({ kind: "workers", size, ready: slots.filter((s) => s.ready).length, inWorker, inThread, waiting: queue.length })),
+      warm
+    } satisfies ReadPoolShape
+  }))
+
+export const ReadPoolLive = readPoolLayer()

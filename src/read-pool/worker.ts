@@ -1,0 +1,44 @@
+/**
+ * A read pool worker thread: runs jobs.ts one at a time on its own read-only connections and
+ * answers each request with its value or its failure's first line. Started by pool.ts, from
+ * dist/ as compiled JavaScript or under vitest from TypeScript source (the backup worker's loader
+ * hooks). It never writes a file.
+ */
+import { setPriority } from "node:os"
+import { parentPort, threadId, workerData } from "node:worker_threads"
+import { Cause, Effect, Exit, Logger } from "effect"
+import { makeJobRunner, type PoolJob, type PoolReply, type WorkerInit } from "./jobs.js"
+
+export interface PoolRequest {
+  readonly id: number
+  readonly job: PoolJob
+}
+
+const port = parentPort
+if (port !== null) {
+  const init = workerData as WorkerInit
+  try {
+    // this thread only (Linux); the main thread, with /healthz, the ops socket and the writer, keeps its priority
+    if (init.nice > 0) setPriority(init.nice)
+  } catch {
+    // not permitted here: the worker runs at the process's priority
+  }
+  const runner = makeJobRunner(init)
+  let queue: Promise<void> = Promise.resolve()
+  port.on("message", (request: PoolRequest) => {
+    queue = queue.then(async () => {
+      const job = request.job.kind === "ping" ? Effect.succeed({ threadId }) : runner.run(request.job)
+      // the worker's log lines (a stage that failed) are JSON lines like the service's
+      const exit = await Effect.runPromiseExit(job.pipe(Effect.provide(Logger.json)))
+      let reply: PoolReply
+      const transfer: Array<ArrayBuffer> = []
+      if (Exit.isSuccess(exit)) {
+        if (exit.value instanceof Uint8Array) transfer.push(exit.value.buffer as ArrayBuffer)
+        reply = { id: request.id, ok: true, value: exit.value }
+      } else {
+        reply = { id: request.id, ok: false, message: (Cause.pretty(exit.cause).split("\n")[0] ?? "").slice(0, 300) }
+      }
+      port.postMessage(reply, transfer)
+    })
+  })
+}

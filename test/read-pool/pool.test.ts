@@ -1,0 +1,135 @@
+/**
+ * The read pool (src/read-pool/): searches and exports run in worker threads on read-only
+ * connections, with the same answers as on the main thread, and every search sees every write the
+ * client was answered about (read-your-writes), over real HTTP on a real server.
+ */
+import { gunzipSync } from "node:zlib"
+import { Effect } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { OpsStore } from "../../src/db/ops-store.js"
+import { ScopeStore } from "../../src/db/scope-store.js"
+import { decide } from "../../src/decision/decide.js"
+import { propose } from "../../src/domain/proposals.js"
+import { storeSource } from "../../src/domain/sources.js"
+import { ReadPool, ReadPoolInThread } from "../../src/read-pool/pool.js"
+import { search } from "../../src/search/search.js"
+import { tempDir, testConfig } from "../support/env.js"
+import { mailProposal, mailSource, manualProposal } from "../support/fixtures.js"
+import { startServer, type TestServer } from "../support/server.js"
+
+let server: TestServer
+let cleanup: () => void
+let token = ""
+
+const post = async (path: string, body: unknown) => {
+  const res = await fetch(`${server.url}${path}`, {
+    method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body)
+  })
+  const text = await res.text()
+  return { status: res.status, json: JSON.parse(text) as Record<string, unknown> }
+}
+
+interface Answer {
+  readonly bundles: ReadonlyArray<{ readonly head: { readonly ref: string }; readonly line: string }>
+  readonly abstained: unknown
+  readonly query: unknown
+}
+
+const stats = () => server.run(Effect.flatMap(ReadPool, (p) => p.stats))
+
+/** Made-up words, one per proposal: only that proposal can match its word. */
+const marker = (i: number) => `zq${"bcdfghjklmnpqrstvwx"[i % 19] ?? "b"}${"aeiou"[i % 5] ?? "a"}rt${i}`
+
+beforeAll(async () => {
+  const t = tempDir("gn-pool-")
+  cleanup = t.cleanup
+  server = await startServer(testConfig(t.dir))
+  await server.run(Effect.gen(function*() {
+    const ops = yield* OpsStore
+    const store = yield* ScopeStore
+    yield* store.create("sales")
+    yield* store.create("ops")
+    const grant = yield* ops.createGrant({ kind: "service", auth: "bearer", scopes: ["sales", "ops"], rights: ["read", "propose"] })
+    token = "token" in grant ? grant.token : ""
+    yield* storeSource(mailSource(), grant.id)
+    const by = { grantId: grant.id, channel: "api" as const }
+    const person = { grantId: "person:9", identity: "p@example.com" }
+    yield* propose(mailProposal(), by)
+    yield* decide("sales-0001", { decision: "confirm", version: 1 }, person)
+    for (let i = 0; i < 12; i++) {
+      yield* propose(manualProposal(`Sales checks the delivery time of order batch ${i} with the carrier`, { keywords: ["Lieferzeit"], relations: [] }), by)
+    }
+    // the workers are up: from here every search and export runs in one of them
+    yield* Effect.flatMap(ReadPool, (p) => p.warm)
+  }))
+}, 60_000)
+afterAll(async () => {
+  await server.close()
+  cleanup()
+})
+
+describe("the read pool", () => {
+  it("runs POST /v1/search in a worker and answers what search() on the main thread answers", async () => {
+    const before = await stats()
+    expect(before).toMatchObject({ kind: "workers", ready: before.size })
+    expect(before.size).toBeGreaterThanOrEqual(1)
+    const request = { scopes: ["sales"], text: "Lieferzeit Hakenleiste Bestellung", include_proposals: true, limit: 10 }
+    const r = await post("/v1/search", request)
+    expect(r.status).toBe(200)
+    const after = await stats()
+    expect(after.inWorker).toBe(before.inWorker + 1)
+    expect(after.inThread).toBe(before.inThread)
+    const pooled = r.json as unknown as Answer
+    expect(pooled.bundles.length).toBeGreaterThan(1)
+    // the same request through search() on this thread (the decoded request: defaults filled in)
+    const local = await server.run(search({ ...request, cross_scope: false, as_of: null, include_proposals: true }, "00000000-0000-4000-8000-000000000000"))
+    expect(pooled.bundles).toEqual(local.response.bundles)
+    expect(pooled.abstained).toEqual(local.response.abstained)
+    expect(pooled.query).toEqual(local.response.query)
+  })
+
+  it("read-your-writes: a proposal answered 201 is found by the very next search, every time", async () => {
+    const before = await stats()
+    for (let i = 0; i < 20; i++) {
+      const word = marker(i)
+      const created = await post("/v1/proposals", manualProposal(`Sales keeps the ${word} crates in aisle ${i} of the warehouse`, { keywords: [word], relations: [] }))
+      expect(created.status).toBe(201)
+      const ref = created.json.ref as string
+      const found = await post("/v1/search", { scopes: ["sales"], text: word, include_proposals: true })
+      expect(found.status).toBe(200)
+      expect((found.json as unknown as Answer).bundles.map((b) => b.head.ref)).toEqual([ref])
+    }
+    const after = await stats()
+    expect(after.inWorker - before.inWorker).toBe(20)
+  })
+
+  it("a confirmation is seen by the next search too (a write that changes an answer, not only adds to it)", async () => {
+    const word = marker(99)
+    const created = await post("/v1/proposals", manualProposal(`Sales stacks the ${word} pallets two high at most`, { keywords: [word], relations: [] }))
+    const id = /^rule\/(.+)@1$/.exec(created.json.ref as string)?.[1] ?? ""
+    const hidden = await post("/v1/search", { scopes: ["sales"], text: word })
+    expect((hidden.json as unknown as Answer).bundles).toEqual([])
+    await server.run(decide(id, { decision: "confirm", version: 1 }, { grantId: "person:9", identity: "p@example.com" }))
+    const shown = await post("/v1/search", { scopes: ["sales"], text: word })
+    expect((shown.json as unknown as Answer).bundles.map((b) => b.head.ref)).toEqual([`rule/${id}@2`])
+  })
+
+  it("exports a scope in a worker: the same archive as on the main thread", async () => {
+    const before = await stats()
+    const opts = { zone: "Europe/Berlin", now: Date.UTC(2026, 2, 12, 9, 15) }
+    const pooled = await server.run(Effect.flatMap(ReadPool, (p) => p.exportArchive("sales", opts)))
+    const local = await server.run(Effect.flatMap(ReadPool, (p) => p.exportArchive("sales", opts)).pipe(Effect.provide(ReadPoolInThread)))
+    expect((await stats()).inWorker).toBe(before.inWorker + 1)
+    const tar = gunzipSync(pooled)
+    expect(tar.equals(gunzipSync(local))).toBe(true)
+    expect(tar.toString("latin1")).toContain("sales-0001.md")
+  })
+
+  it("a scope the worker has not opened yet (empty) answers no-candidate from the worker", async () => {
+    const before = await stats()
+    const r = await post("/v1/search", { scopes: ["ops"], text: "Lieferzeit" })
+    expect(r.status).toBe(200)
+    expect(r.json).toMatchObject({ bundles: [], abstained: { reason: "no-candidate" } })
+    expect((await stats()).inWorker).toBe(before.inWorker + 1)
+  })
+})
