@@ -288,8 +288,14 @@ export const graphErrorBody = (e: GraphRefusal): GraphErrorBody => toErrorBody(e
 // ---------------------------------------------------------------------------------------------
 // Validation issues
 
+/** A key is named with at most QUOTED_VALUE_CHARS characters (a key is foreign text of any length). */
+const keyText = (p: PropertyKey): string => {
+  const k = String(p)
+  return k.length > QUOTED_VALUE_CHARS ? `${k.slice(0, QUOTED_VALUE_CHARS)}…` : k
+}
+
 const pathText = (path: ReadonlyArray<PropertyKey>): string =>
-  path.length === 0 ? "(root)" : path.map((p) => (typeof p === "number" ? `[${p}]` : String(p))).join(".").replace(/\.\[/g, "[")
+  path.length === 0 ? "(root)" : path.map((p) => (typeof p === "number" ? `[${p}]` : keyText(p))).join(".").replace(/\.\[/g, "[")
 
 const ACTUAL = /, actual ([\s\S]*)$/
 
@@ -300,7 +306,7 @@ const ACTUAL = /, actual ([\s\S]*)$/
 export const issueMessage = (issue: ParseResult.ArrayFormatterIssue, quote: number): string => {
   if (issue._tag === "Unexpected") return "unknown key (remove it)"
   const m = ACTUAL.exec(issue.message)
-  if (m === null) return issue.message
+  if (m === null) return issue.message.length > 3 * QUOTED_VALUE_CHARS ? `${issue.message.slice(0, 3 * QUOTED_VALUE_CHARS)}…` : issue.message
   const head = issue.message.slice(0, m.index)
   if (quote === 0) return head
   const actual = m[1] ?? ""
@@ -310,9 +316,16 @@ export const issueMessage = (issue: ParseResult.ArrayFormatterIssue, quote: numb
 /** How many characters of an invalid value an error message quotes. */
 export const QUOTED_VALUE_CHARS = 100
 
-/** Turns a schema parse error into issues that name the path of every problem. */
-export const issuesOf = (error: ParseResult.ParseError): Array<Issue> =>
-  ParseResult.ArrayFormatter.formatErrorSync(error).map((i) => ({ path: pathText(i.path), message: issueMessage(i, QUOTED_VALUE_CHARS) }))
+/** An error body names at most this many issues (and how many more there were): it stays a few KB. */
+export const MAX_ISSUES = 20
+
+/** Turns a schema parse error into issues that name the path of every problem (the first MAX_ISSUES of them). */
+export const issuesOf = (error: ParseResult.ParseError): Array<Issue> => {
+  const all = ParseResult.ArrayFormatter.formatErrorSync(error)
+  const issues = all.slice(0, MAX_ISSUES).map((i) => ({ path: pathText(i.path), message: issueMessage(i, QUOTED_VALUE_CHARS) }))
+  if (all.length > MAX_ISSUES) issues.push({ path: "(more)", message: `${all.length - MAX_ISSUES} more issues not listed` })
+  return issues
+}
 
 export const validationFailed = (error: ParseResult.ParseError, what: string): ValidationFailed => {
   const issues = issuesOf(error)

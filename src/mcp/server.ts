@@ -17,7 +17,7 @@ import { checkCaller } from "../auth/caller.js"
 import { logDenied } from "../auth/scope-check.js"
 import { AppConfig } from "../config/config.js"
 import type { Services } from "../services.js"
-import { contentLengthTooLarge, DEFAULT_BODY_LIMIT, readBody } from "../transport/body.js"
+import { contentLengthTooLarge, DEFAULT_BODY_LIMIT, isTooDeep, readBody } from "../transport/body.js"
 import { errorResponse, internal } from "../transport/responses.js"
 import { VERSION } from "../version.js"
 import { INSTRUCTIONS } from "./instructions.js"
@@ -108,6 +108,8 @@ export const mcpPost = Effect.gen(function*() {
   const body = yield* Effect.either(readBody(request, DEFAULT_BODY_LIMIT))
   if (body._tag === "Left") {
     if (body.left._tag === "PayloadTooLarge") return errorResponse("payload-too-large", { message: body.left.message })
+    // nested deeper than any message of the protocol: refused before parsing, like on /v1
+    if (isTooDeep(body.left)) return errorResponse("validation-failed", { message: body.left.message, issues: [...(body.left.issues ?? [])] })
     return jsonRpcError(400, -32700, "Parse error: send one JSON-RPC message or batch as application/json")
   }
   if (body.right.value === undefined || body.right.form) return jsonRpcError(400, -32700, "Parse error: send one JSON-RPC message or batch as application/json")

@@ -13,6 +13,40 @@ export const MIB = 1024 * 1024
 /** Body limits (architecture.md §6): 10 MiB on /v1/sources, 256 KiB elsewhere. */
 export const SOURCES_BODY_LIMIT = 10 * MIB
 export const DEFAULT_BODY_LIMIT = 256 * KIB
+/**
+ * How deeply a JSON body may nest arrays and objects. No request schema nests deeper than a
+ * handful of levels; a deeper body is refused before it is parsed or decoded (a body of thousands
+ * of nested arrays would otherwise exhaust the stack of the recursive decoders).
+ */
+export const JSON_DEPTH_LIMIT = 64
+export const NESTING_MESSAGE = `is nested more than ${JSON_DEPTH_LIMIT} levels deep`
+
+/**
+ * The deepest nesting of arrays and objects in a JSON text, counted without parsing (strings
+ * skipped, escapes honoured); stops counting once `limit` is passed.
+ */
+export const jsonDepth = (text: string, limit = JSON_DEPTH_LIMIT): number => {
+  let depth = 0
+  let max = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 0x5c) i++ // backslash: skip the escaped character
+      else if (c === 0x22) inString = false
+      continue
+    }
+    if (c === 0x22) inString = true
+    else if (c === 0x5b || c === 0x7b) {
+      depth++
+      if (depth > max) {
+        max = depth
+        if (max > limit) return max
+      }
+    } else if (c === 0x5d || c === 0x7d) depth--
+  }
+  return max
+}
 
 export interface Body {
   /** parsed JSON, a form record, or undefined without a body */
@@ -74,7 +108,13 @@ export const readBody = (
 ): Effect.Effect<Body, PayloadTooLarge | ValidationFailed> =>
   Effect.gen(function*() {
     const bytes = yield* readBytes(request, limit)
-    const text = new TextDecoder("utf-8", { fatal: false }).decode(bytes)
+    let text: string
+    try {
+      // ill-formed UTF-8 is refused, never replaced: what is stored is what was sent
+      text = new TextDecoder("utf-8", { fatal: true }).decode(bytes)
+    } catch {
+      return yield* invalid("(body)", "is not valid UTF-8")
+    }
     if (text.length === 0) return { value: undefined, text: null, form: false }
     const type = (request.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() ?? ""
     if (type === "application/x-www-form-urlencoded") {
@@ -86,12 +126,16 @@ export const readBody = (
       return { value: form, text, form: true }
     }
     if (type !== "application/json" && type !== "") return yield* invalid("(body)", "send application/json")
+    if (jsonDepth(text) > JSON_DEPTH_LIMIT) return yield* invalid("(body)", NESTING_MESSAGE)
     try {
       return { value: JSON.parse(text) as unknown, text, form: false }
     } catch {
       return yield* invalid("(body)", "is not valid JSON")
     }
   })
+
+/** Is this refusal of readBody the one of a body nested too deeply? */
+export const isTooDeep = (e: ValidationFailed): boolean => e.issues?.[0]?.message === NESTING_MESSAGE
 
 /** The query as a record; a parameter given twice is refused. */
 export const readQuery = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<Record<string, string>, ValidationFailed> =>

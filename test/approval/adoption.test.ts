@@ -40,7 +40,7 @@ beforeAll(async () => {
   s = await startApprovalServer({ configure: approvalOf("classified") })
   await s.run(storeSource(internalMail(), s.feeder))
   const login = await fetch(`${s.url}/approval/login`, {
-    method: "POST", body: `token=${APPROVAL_TOKEN}`, headers: { "content-type": "application/x-www-form-urlencoded" }, redirect: "manual"
+    method: "POST", body: `token=${APPROVAL_TOKEN}`, headers: { "content-type": "application/x-www-form-urlencoded", "sec-fetch-site": "same-origin" }, redirect: "manual"
   })
   cookie = (login.headers.get("set-cookie") ?? "").split(";")[0] ?? ""
 })

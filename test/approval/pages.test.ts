@@ -19,7 +19,12 @@ let s: ApprovalServer
 let cookie = ""
 
 const get = async (path: string, headers: Record<string, string> = { cookie }) => {
-  const r = await fetch(`${s.url}${path}`, { headers, redirect: "manual" })
+  // The server runs in this process: after seconds of synchronous seeding, its keep-alive timer may
+  // have closed a pooled socket before fetch's own timer noticed; a GET is retried once on a fresh one.
+  const r = await fetch(`${s.url}${path}`, { headers, redirect: "manual" }).catch((e: unknown) => {
+    if ((e as { cause?: { code?: unknown } }).cause?.code !== "ECONNRESET") throw e
+    return fetch(`${s.url}${path}`, { headers, redirect: "manual" })
+  })
   return { status: r.status, headers: r.headers, text: await r.text() }
 }
 const postForm = async (path: string, fields: Record<string, string>, headers: Record<string, string> = {}) => {
@@ -42,7 +47,7 @@ beforeAll(async () => {
   await s.run(storeSource(mailSource(), s.feeder))
   await s.run(storeSource(jamieSource(), s.feeder))
   const login = await fetch(`${s.url}/approval/login`, {
-    method: "POST", body: `token=${APPROVAL_TOKEN}`, headers: { "content-type": "application/x-www-form-urlencoded" }, redirect: "manual"
+    method: "POST", body: `token=${APPROVAL_TOKEN}`, headers: { "content-type": "application/x-www-form-urlencoded", "sec-fetch-site": "same-origin" }, redirect: "manual"
   })
   cookie = (login.headers.get("set-cookie") ?? "").split(";")[0] ?? ""
 })
@@ -115,7 +120,7 @@ describe("GET /approval", () => {
   it("a scope of the grant without a file is named with its notice; the other scopes still show", async () => {
     const part = await startApprovalServer({ scopes: ["sales", "hr"], created: ["sales"] })
     try {
-      const login = await fetch(`${part.url}/approval/login`, { method: "POST", body: `token=${APPROVAL_TOKEN}`, headers: { "content-type": "application/x-www-form-urlencoded" }, redirect: "manual" })
+      const login = await fetch(`${part.url}/approval/login`, { method: "POST", body: `token=${APPROVAL_TOKEN}`, headers: { "content-type": "application/x-www-form-urlencoded", "sec-fetch-site": "same-origin" }, redirect: "manual" })
       const c = (login.headers.get("set-cookie") ?? "").split(";")[0] ?? ""
       const page = await fetch(`${part.url}/approval`, { headers: { cookie: c } })
       const text = textOf(await page.text())
@@ -216,7 +221,7 @@ describe("GET /approval/rules/:id", () => {
     try {
       await ro.run(storeSource(mailSource(), ro.feeder))
       await ro.run(propose(mailProposal(), { grantId: ro.feeder, channel: "api" }))
-      const login = await fetch(`${ro.url}/approval/login`, { method: "POST", body: `token=${APPROVAL_TOKEN}`, headers: { "content-type": "application/x-www-form-urlencoded" }, redirect: "manual" })
+      const login = await fetch(`${ro.url}/approval/login`, { method: "POST", body: `token=${APPROVAL_TOKEN}`, headers: { "content-type": "application/x-www-form-urlencoded", "sec-fetch-site": "same-origin" }, redirect: "manual" })
       const c = (login.headers.get("set-cookie") ?? "").split(";")[0] ?? ""
       const page = await fetch(`${ro.url}/approval/rules/sales-0001`, { headers: { cookie: c } })
       const text = await page.text()

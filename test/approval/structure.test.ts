@@ -53,7 +53,7 @@ let sourceLink = ""
 beforeAll(async () => {
   s = await startApprovalServer()
   await s.run(storeSource(mailSource(), s.feeder))
-  const login = await fetch(`${s.url}/approval/login`, { method: "POST", body: `token=${APPROVAL_TOKEN}`, headers: { "content-type": "application/x-www-form-urlencoded" }, redirect: "manual" })
+  const login = await fetch(`${s.url}/approval/login`, { method: "POST", body: `token=${APPROVAL_TOKEN}`, headers: { "content-type": "application/x-www-form-urlencoded", "sec-fetch-site": "same-origin" }, redirect: "manual" })
   cookie = (login.headers.get("set-cookie") ?? "").split(";")[0] ?? ""
   root = await s.run(Effect.map(createEntity({ scope: "sales", type: "organisation", name: "Acme", parent_id: null, evidence: "https://wiki.example.com/acme" }, agent()), (e) => e.id))
   nord = await create("Vertrieb Nord", root, { aliases: ["VN"] })

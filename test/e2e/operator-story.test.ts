@@ -126,7 +126,7 @@ describe("an operator's night and morning", { timeout: 600_000 }, () => {
       const r = await cli(["propose", "--body", join(root, p)], asFeeder())
       expect(r.code, r.stderr).toBe(0)
     }
-    const login = await fetch(`${url}/approval/login`, { method: "POST", redirect: "manual", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ token: S("a") }).toString() })
+    const login = await fetch(`${url}/approval/login`, { method: "POST", redirect: "manual", headers: { "content-type": "application/x-www-form-urlencoded", "sec-fetch-site": "same-origin" }, body: new URLSearchParams({ token: S("a") }).toString() })
     expect(login.status).toBe(303)
     const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0] ?? ""
     await decide(cookie, "sales-0001", { decision: "confirm", version: 1 })

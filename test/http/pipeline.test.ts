@@ -187,9 +187,9 @@ describe("approval session, CSRF and the decision route", () => {
   let cookie = ""
   const csrf = csrfToken(SESSION, "dev@example.com")
   it("login with the dev approval token sets an HttpOnly SameSite=Strict session cookie", async () => {
-    const wrong = await req("POST", "/approval/login", { raw: "token=wrong", headers: { "content-type": "application/x-www-form-urlencoded" } })
+    const wrong = await req("POST", "/approval/login", { raw: "token=wrong", headers: { "content-type": "application/x-www-form-urlencoded", "sec-fetch-site": "same-origin" } })
     expect(wrong.status).toBe(401)
-    const r = await req("POST", "/approval/login", { raw: `token=${APPROVAL}`, headers: { "content-type": "application/x-www-form-urlencoded" } })
+    const r = await req("POST", "/approval/login", { raw: `token=${APPROVAL}`, headers: { "content-type": "application/x-www-form-urlencoded", "sec-fetch-site": "same-origin" } })
     expect(r.status).toBe(303)
     const set = r.headers.get("set-cookie") ?? ""
     expect(set).toMatch(/^gn_session=[^;]+; HttpOnly; SameSite=Strict; Path=\/; Max-Age=28800$/)
@@ -305,7 +305,7 @@ describe("login attempts", () => {
   it("are limited per client address: at most 5 a minute, then 429 with Retry-After", async () => {
     const statuses: Array<number> = []
     for (let i = 0; i < 7; i++) {
-      const r = await req("POST", "/approval/login", { raw: "token=wrong", headers: { "content-type": "application/x-www-form-urlencoded" } })
+      const r = await req("POST", "/approval/login", { raw: "token=wrong", headers: { "content-type": "application/x-www-form-urlencoded", "sec-fetch-site": "same-origin" } })
       statuses.push(r.status)
       if (r.status === 429) {
         expect(r.headers.get("retry-after")).toMatch(/^[1-9]\d*$/)

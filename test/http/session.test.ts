@@ -52,7 +52,7 @@ const call = async (method: string, path: string, opts: { body?: unknown; form?:
 }
 
 const login = async () => {
-  const r = await call("POST", "/approval/login", { form: { token: APPROVAL } })
+  const r = await call("POST", "/approval/login", { form: { token: APPROVAL }, headers: { origin: ORIGIN } })
   expect(r.status).toBe(303)
   return (r.headers.get("set-cookie") ?? "").split(";")[0] ?? ""
 }

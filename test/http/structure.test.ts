@@ -70,7 +70,7 @@ beforeAll(async () => {
     ])
   }))
   link = await server.run(insertLinkRow("sales", { from_ref: MAIL_REF, to_ref: `entity/${ids[1]}`, type: "concerns", origin: "proposed", confidence: 0.7 }))
-  const login = await call("POST", "/approval/login", { form: { token: APPROVAL } })
+  const login = await call("POST", "/approval/login", { form: { token: APPROVAL }, headers: { origin: ORIGIN } })
   cookie = (login.headers.get("set-cookie") ?? "").split(";")[0] ?? ""
 })
 afterAll(async () => {

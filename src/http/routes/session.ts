@@ -1,7 +1,9 @@
 /**
  * GET/POST /approval/login and POST /approval/logout (architecture.md §5.3): dev-token mode
- * only (404 in cloudflare-access mode). Login attempts are limited per client address; logout
- * is state-changing and needs same origin and the csrf token. Logout ends the session: its sid
+ * only (404 in cloudflare-access mode). Login is state-changing and needs the same origin like
+ * every other (a foreign Origin, or neither Origin nor Sec-Fetch-Site: same-origin → 403
+ * csrf-failed, before the token is looked at); its attempts are limited per client address.
+ * Logout needs same origin and the csrf token. Both read a form of at most 256 KiB (413). Logout ends the session: its sid
  * is recorded in ops.sqlite until the cookie's expiry, so a copy of the cookie no longer counts
  * (a state-changing request with it: 403 csrf-failed; a page: not signed in).
  */
@@ -10,11 +12,12 @@ import { Clock, Effect, Option, Redacted } from "effect"
 import { pageResponse } from "../../approval/layout.js"
 import { loginPage as loginDocument } from "../../approval/login-page.js"
 import { approvalSession, SESSION_ENDED_MESSAGE, sessionPerson } from "../../auth/credentials.js"
-import { csrfOk } from "../../auth/csrf.js"
+import { csrfOk, sameOrigin } from "../../auth/csrf.js"
 import { sessionCookie, signSession } from "../../auth/session.js"
 import { sameSecret } from "../../auth/tokens.js"
 import { AppConfig } from "../../config/config.js"
 import { OpsStore } from "../../db/ops-store.js"
+import { DEFAULT_BODY_LIMIT, readBody } from "../../transport/body.js"
 import { errorResponse } from "../../transport/responses.js"
 import { clientAddress, RateLimiter } from "../../transport/rate-limit.js"
 
@@ -22,6 +25,19 @@ import { clientAddress, RateLimiter } from "../../transport/rate-limit.js"
 const loginForm = (message: string | null) => pageResponse(loginDocument({ devToken: true, message }), message === null ? 200 : 401)
 
 const notFound = errorResponse("not-found", { message: "no such route" })
+
+/** The fields of a form post (at most DEFAULT_BODY_LIMIT bytes), or the refusal to answer. */
+const formOf = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.map(Effect.either(readBody(request, DEFAULT_BODY_LIMIT)), (body) => {
+    if (body._tag === "Left") {
+      const e = body.left
+      return { refusal: e._tag === "PayloadTooLarge" ? errorResponse("payload-too-large", { message: e.message }) : errorResponse("validation-failed", { message: e.message, issues: [...(e.issues ?? [])] }) } as const
+    }
+    const value = body.right.value
+    const fields: Record<string, string> = {}
+    if (body.right.form && typeof value === "object" && value !== null) for (const [k, v] of Object.entries(value)) if (typeof v === "string") fields[k] = v
+    return { fields } as const
+  })
 
 export const loginPage = Effect.gen(function*() {
   const config = yield* AppConfig
@@ -36,14 +52,20 @@ export const login = Effect.gen(function*() {
   const config = yield* AppConfig
   if (config.env.authMode !== "dev-token") return notFound
   const request = yield* HttpServerRequest.HttpServerRequest
+  // same origin, like every state-changing approval request (a foreign page must not sign a browser in)
+  if (!sameOrigin(config.file.public_url, request.headers.origin, request.headers["sec-fetch-site"])) {
+    yield* Effect.logWarning("denied").pipe(Effect.annotateLogs({ channel: "approval", operation: "login", code: "csrf-failed", reason: "not same origin" }))
+    return errorResponse("csrf-failed", { message: "same-origin request required" })
+  }
   const limiter = yield* RateLimiter
   const address = clientAddress(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"], config.file.limits.trusted_proxy)
   const limited = yield* Effect.either(limiter.take("logins", address))
   if (limited._tag === "Left") {
     return errorResponse("rate-limited", { message: limited.left.message }, { "retry-after": String(limited.left.retryAfter) })
   }
-  const form = yield* Effect.orElseSucceed(request.urlParamsBody, () => [] as ReadonlyArray<readonly [string, string]>)
-  const token = form.find(([k]) => k === "token")?.[1] ?? ""
+  const form = yield* formOf(request)
+  if (form.refusal !== undefined) return form.refusal
+  const token = form.fields.token ?? ""
   const expected = config.env.devApprovalToken
   if (expected === null || !sameSecret(token, Redacted.value(expected)) || config.env.devEmail === null) {
     yield* Effect.logWarning("denied").pipe(Effect.annotateLogs({ channel: "approval", operation: "login", code: "unauthorized" }))
@@ -61,11 +83,12 @@ export const logout = Effect.gen(function*() {
   const session = yield* approvalSession(request, config)
   if (session.state === "none") return errorResponse("unauthorized", { message: "a valid credential is required" })
   if (session.state === "ended") return errorResponse("csrf-failed", { message: SESSION_ENDED_MESSAGE })
-  const form = yield* Effect.orElseSucceed(request.urlParamsBody, () => [] as ReadonlyArray<readonly [string, string]>)
+  const form = yield* formOf(request)
+  if (form.refusal !== undefined) return form.refusal
   const ok = csrfOk({
     secret: Redacted.value(config.env.sessionSecret), identity: session.person.identity, publicUrl: config.file.public_url,
     origin: request.headers.origin, secFetchSite: request.headers["sec-fetch-site"],
-    token: request.headers.csrf ?? form.find(([k]) => k === "csrf")?.[1]
+    token: request.headers.csrf ?? form.fields.csrf
   })
   if (!ok) return errorResponse("csrf-failed", { message: "same-origin request with a valid csrf token required" })
   const ops = yield* OpsStore
