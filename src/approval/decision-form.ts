@@ -68,3 +68,4 @@ export const decideFromForm = (ruleId: string, raw: unknown, form: Readonly<Reco
       refs: [outcome.kind === "refused" && outcome.current !== null ? outcome.current : ruleRef(ruleId)]
     }
   })
+

@@ -4,7 +4,7 @@
  */
 import { formatTimestamp } from "../domain/provenance.js"
 import { dayIn, localDateTime } from "../contracts/time.js"
-import { type Html, html } from "./html.js"
+import { type Html, html, join } from "./html.js"
 
 /** Calendar days in `zone` from `instant` to `nowMs` (0 = today). */
 export const ageDays = (instant: string, nowMs: number, zone: string): number => {
@@ -76,3 +76,42 @@ export const reasonsList = (exceptionsJson: string | null, reasonsJson: string |
   return html`<div class="reasons">${exceptions.length === 0 ? "" : html`<p class="small">${exceptions.map((e) => html`<span class="badge exception">${e}</span> `)}</p>`}<ul class="small">${reasons.map((r) => html`<li>${r}</li>`)}</ul></div>`
 }
 
+
+/**
+ * The details line: ids, versions, grant ids, channels and other technical words a business
+ * person does not need to decide, kept small below the main view (issue 16 item 13).
+ */
+export const detailsLine = (parts: ReadonlyArray<string | Html>): Html | string =>
+  parts.length === 0 ? "" : html`<p class="details">Details: ${join(parts, " · ")}</p>`
+
+/** Who a grant is in plain words: its label or e-mail (the grant id belongs on the details line). */
+export const grantName = (names: ReadonlyMap<string, string>, grantId: string): string => {
+  if (grantId.startsWith("policy@")) return "the approval policy"
+  return names.get(grantId) ?? (grantId.startsWith("service:") ? "a feeder" : grantId.startsWith("person:") ? "a person" : grantId)
+}
+
+/** A version's reason in plain words ("proposed via mcp" → "Proposed by an agent"); anything else as written. */
+export const reasonText = (reason: string): string => {
+  const via = /^proposed via (mcp|api|approval|proactive|task)$/.exec(reason)?.[1]
+  if (via === undefined) return reason
+  return via === "mcp" ? "Proposed by an agent" : via === "api" ? "Proposed by a feeder" : "Proposed"
+}
+
+/** How an attachment's text came about, in plain words. */
+export const TEXT_ORIGIN: Readonly<Record<string, string>> = { ocr: "read from the scan (OCR)", description: "a description of the file" }
+
+/** A media type as people name files. */
+export const fileKind = (mediaType: string): string => {
+  const known: Readonly<Record<string, string>> = {
+    "application/pdf": "PDF", "image/png": "image", "image/jpeg": "image", "text/plain": "text",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "Word document",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "Excel sheet", "message/rfc822": "mail"
+  }
+  return known[mediaType] ?? mediaType
+}
+
+/** An instant as the zone's local date and time (the one format of the pages), or the text when it is none. */
+export const localTime = (instant: string, c: Clockwork): string => {
+  const ms = Date.parse(instant)
+  return Number.isNaN(ms) ? instant : localDateTime(c.zone, ms)
+}

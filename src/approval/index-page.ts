@@ -5,7 +5,7 @@
  * mandatory exceptions with their reasons) and the "Structure changes" section (counts and the
  * newest five, graph.md §12). A scope lists PAGE_SIZE proposals per page.
  */
-import { ageDays, ageText, badge, type Clockwork, plural, reasonsList, shorten, timestamp } from "./format.js"
+import { ageDays, ageText, badge, type Clockwork, detailsLine, plural, reasonsList, shorten, timestamp } from "./format.js"
 import { type Html, html } from "./html.js"
 import { layout, type Viewer } from "./layout.js"
 import type { AdoptedRow, ProposalRow, ScopeCounts } from "./queries.js"
@@ -20,6 +20,8 @@ export interface ScopeSection {
   readonly unavailable: string | null
   readonly counts: ScopeCounts
   readonly proposals: ReadonlyArray<ProposalRow>
+  /** per listed proposal, the other listed proposals it may duplicate (duplicatesAmong) */
+  readonly duplicates: ReadonlyMap<string, ReadonlyArray<string>>
   /** the rules the policy adopted today (config.zone), newest first */
   readonly adopted: ReadonlyArray<AdoptedRow>
   readonly page: number
@@ -43,30 +45,32 @@ const adoptedItem = (r: AdoptedRow, c: Clockwork): Html => html`<li>
   <div class="statement">${ruleLink(r.rule_id, r.statement)}</div>
   <div class="meta">
     ${badge(r.status)}${r.status === "confirmed" && r.newest_origin === "auto" ? html`<span class="badge auto">auto-adopted</span>` : ""}
-    <span>${r.rule_id}</span>
     <span>${adoptedState(r)}</span>
-    <span>${r.mode} mode, class ${r.class}</span>
     <span>adopted <time datetime="${r.classified_at}">${ageText(ageDays(r.classified_at, c.nowMs, c.zone))}</time></span>
   </div>
   ${reasonsList(null, r.reasons)}
+  ${detailsLine([r.rule_id, `version ${r.version}`, `${r.mode} mode`, `class ${r.class}`])}
 </li>`
 
 const SOURCE_KIND: Readonly<Record<string, string>> = { jamie: "Meeting", mail: "Mail", manual: "Own words" }
 
-const proposalItem = (r: ProposalRow, c: Clockwork): Html => {
+const proposalItem = (r: ProposalRow, c: Clockwork, twins: ReadonlyArray<ProposalRow>): Html => {
   const days = ageDays(r.created_at, c.nowMs, c.zone)
   const source = r.source_kind === null ? r.source_id : SOURCE_KIND[r.source_kind] ?? r.source_kind
-  return html`<li>
+  return html`<li id="p-${r.rule_id}"${twins.length === 0 ? "" : html` class="dup"`}>
   <div class="statement">${ruleLink(r.rule_id, r.statement)}</div>
+  ${twins.length === 0 ? "" : html`<p class="small dupnote"><span class="badge exception">possible duplicate</span> of ${
+    twins.map((t, i) => html`${i > 0 ? "; " : ""}<a href="#p-${t.rule_id}">${shorten(t.statement, 90)}</a>`)
+  } — decide them together: confirm one, reject the other.</p>`}
   <blockquote class="small">${shorten(r.quote, QUOTE_CHARS)}</blockquote>
   <div class="meta">
     ${badge("proposed")}
-    <span>${r.rule_id}${r.version > 1 ? `@${r.version}` : ""}</span>
     <span>${source}${r.source_title === null ? "" : html`: ${shorten(r.source_title, 120)}`}${r.timestamp_s === null ? "" : ` at ${timestamp(r.timestamp_s)}`}</span>
     ${r.speaker === null ? "" : html`<span>said by ${r.speaker}</span>`}
     <span>proposed <time datetime="${r.created_at}">${ageText(days)}</time></span>
   </div>
   ${reasonsList(r.exceptions, r.reasons)}
+  ${detailsLine([r.rule_id, `version ${r.version}`, `source ${r.source_id}`])}
 </li>`
 }
 
@@ -89,7 +93,9 @@ const scopeSection = (s: ScopeSection, c: Clockwork, single: boolean): Html => {
   <ol class="list adopted">${s.adopted.map((r) => adoptedItem(r, c))}</ol>`}
   ${s.proposals.length === 0
     ? html`<p class="muted">Nothing to decide here.</p>`
-    : html`<h3>Open proposals${s.page > 1 ? ` (page ${s.page})` : ""}</h3><ol class="list">${s.proposals.map((r) => proposalItem(r, c))}</ol>`}
+    : html`<h3>Open proposals${s.page > 1 ? ` (page ${s.page})` : ""}</h3>${
+      s.duplicates.size === 0 ? "" : html`<p class="small muted">${plural(s.duplicates.size, "proposal")} marked <b>possible duplicate</b> say much the same as another one here.</p>`
+    }<ol class="list">${s.proposals.map((r) => proposalItem(r, c, (s.duplicates.get(r.rule_id) ?? []).flatMap((id) => s.proposals.filter((x) => x.rule_id === id))))}</ol>`}
   ${nav.length === 0 ? "" : html`<p>${nav.map((n, i) => html`${i > 0 ? " · " : ""}${n}`)}</p>`}
   ${s.structure ?? ""}
 </section>`

@@ -4,6 +4,7 @@
  * current version and what the person sent (nothing of it was saved).
  */
 import { type Html, html } from "./html.js"
+import { filledRows, issueLabel } from "./relation-rows.js"
 
 export const DONE_KINDS = ["confirm", "reject", "revoke", "review", "structure-confirm", "structure-reject", "structure-revert", "archive"] as const
 export type DoneKind = typeof DONE_KINDS[number]
@@ -42,12 +43,32 @@ export const outcomeFromQuery = (query: { readonly done?: string | undefined; re
   return { kind: "done", done: done as DoneKind, version: v !== null && Number.isInteger(v) && v > 0 ? v : null, target }
 }
 
-export const doneNotice = (o: Extract<Outcome, { kind: "done" }>, extra: Html | string = ""): Html => html`
+/** What the saved decision means, in a business person's words (versions and refs go to the details line). */
+const DONE_MEANING: Record<DoneKind, string> = {
+  confirm: "Saved. The rule is in force and agents find it.",
+  reject: "Saved. It no longer appears anywhere outside these pages.",
+  revoke: "Saved. The rule no longer applies from the day you gave.",
+  review: "Saved. The rule counts as checked today.",
+  "structure-confirm": "Saved.",
+  "structure-reject": "Saved. The link is gone.",
+  "structure-revert": "Saved. The last confirmed state is back.",
+  archive: "Saved. It is archived for good."
+}
+
+export const doneNotice = (o: Extract<Outcome, { kind: "done" }>, extra: Html | string = ""): Html => {
+  // a reject or revoke leaves no version anyone works with: the version is not worth a word there
+  const technical = [
+    ...(o.version !== null && o.done !== "reject" && o.done !== "revoke" ? [`version ${o.version}`] : []),
+    ...(o.target !== null ? [o.target] : [])
+  ]
+  return html`
 <div class="notice ok" role="status" id="outcome">
   <h2>${DONE_TEXT[o.done]}</h2>
-  <p>${o.version !== null ? `Saved. Version ${o.version} is now current.` : o.target !== null ? `Saved: ${o.target}.` : "Saved; nothing else changed."}</p>
+  <p>${DONE_MEANING[o.done]}</p>
+  ${technical.length === 0 ? "" : html`<p class="details">Details: ${technical.join(" · ")}</p>`}
   ${extra}
 </div>`
+}
 
 const FIELD_LABEL: Readonly<Record<string, string>> = {
   decision: "Decision", verdict: "Verdict", target: "Target", version: "Version you saw", reason: "Reason", statement: "Statement",
@@ -55,16 +76,30 @@ const FIELD_LABEL: Readonly<Record<string, string>> = {
   said_at: "Said at", speaker: "Speaker", supersedes: "Supersedes"
 }
 
+/** What the person sent, labelled; the relation rows as one line "kind: name; …". */
+const sentLines = (sent: Readonly<Record<string, string>>): Array<readonly [string, string]> => {
+  const lines: Array<readonly [string, string]> = []
+  for (const [k, v] of Object.entries(sent)) {
+    if (/^relation_(kind|name|ref)_\d+$/.test(k)) continue
+    if (k === "relations_rows") {
+      lines.push(["Relations", filledRows(sent).map((r) => `${r.kind === "" ? "(no kind)" : r.kind}: ${r.name === "" ? "(no name)" : r.name}`).join("; ")])
+      continue
+    }
+    lines.push([FIELD_LABEL[k] ?? k, v])
+  }
+  return lines
+}
+
 /** The refusal: code, message, issues, and what the person sent (not saved). */
 export const refusedNotice = (o: Extract<Outcome, { kind: "refused" }>, changed: Html | string = ""): Html => html`
 <div class="notice ${o.status === 409 ? "warn" : "error"}" role="alert" id="outcome">
   <h2>Not saved: ${o.code}</h2>
   <p>${o.message}</p>
-  ${o.issues.length === 0 ? "" : html`<ul>${o.issues.map((i) => html`<li><b>${i.path}</b>: ${i.message}</li>`)}</ul>`}
+  ${o.issues.length === 0 ? "" : html`<ul>${o.issues.map((i) => html`<li><b>${issueLabel(i.path, o.sent)}</b>: ${i.message}</li>`)}</ul>`}
   ${o.remedy === null ? "" : html`<p>${o.remedy}</p>`}
   ${o.current === null ? "" : html`<p>Current version: <b>${o.current}</b>.</p>`}
   ${changed}
   ${Object.keys(o.sent).length === 0 ? "" : html`<details><summary>What you sent</summary><dl class="facts">${
-    Object.entries(o.sent).map(([k, v]) => html`<dt>${FIELD_LABEL[k] ?? k}</dt><dd>${v === "" ? "—" : v}</dd>`)
+    sentLines(o.sent).map(([k, v]) => html`<dt>${k}</dt><dd>${v === "" ? "—" : v}</dd>`)
   }</dl></details>`}
 </div>`

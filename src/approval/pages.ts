@@ -21,7 +21,7 @@ import type { Html } from "./html.js"
 import { ADOPTED_SHOWN, indexPage, PAGE_SIZE, type ScopeSection } from "./index-page.js"
 import { pageResponse } from "./layout.js"
 import { type Outcome, outcomeFromQuery } from "./outcome.js"
-import { adoptedOn, openProposals, rejectedRules, statusCounts } from "./queries.js"
+import { adoptedOn, duplicatesAmong, openProposals, rejectedRules, statusCounts } from "./queries.js"
 import { REJECTED_PAGE_SIZE, rejectedPage } from "./rejected-page.js"
 import { structureSection } from "./structure-page.js"
 import { loadStructurePage, pendingOf } from "./structure-view.js"
@@ -57,7 +57,7 @@ const pageContext = Effect.gen(function*() {
   }
 })
 
-export const indexPageCall: Page<{ readonly scope?: string | undefined; readonly page: number }, AppConfig | ScopeStore> = {
+export const indexPageCall: Page<{ readonly scope?: string | undefined; readonly page: number }, AppConfig | ScopeStore | RuleIndex> = {
   parse: ({ query }) => decodeStrict(IndexQuery, query, "query"),
   call: {
     name: "list_proposals",
@@ -74,19 +74,22 @@ export const indexPageCall: Page<{ readonly scope?: string | undefined; readonly
         const sections: Array<ScopeSection> = []
         for (const scope of call.scopes) {
           const read = yield* Effect.either(store.read(scope, ({ sql }) =>
-            Effect.all({
-              counts: statusCounts(sql),
-              proposals: openProposals(sql, PAGE_SIZE, (page - 1) * PAGE_SIZE),
-              adopted: adoptedOn(sql, today, ADOPTED_SHOWN),
-              pending: pendingOf(sql, scope, config.file.public_url)
+            Effect.gen(function*() {
+              const listed = yield* Effect.all({
+                counts: statusCounts(sql),
+                proposals: openProposals(sql, PAGE_SIZE, (page - 1) * PAGE_SIZE),
+                adopted: adoptedOn(sql, today, ADOPTED_SHOWN),
+                pending: pendingOf(sql, scope, config.file.public_url)
+              })
+              return { ...listed, duplicates: yield* duplicatesAmong(sql, listed.proposals, today) }
             })))
           if (read._tag === "Left") {
             if (read.left._tag !== "ScopeLocked") return yield* read.left
-            sections.push({ scope, unavailable: read.left.message, counts: { proposed: 0, confirmed: 0, superseded: 0, rejected: 0 }, proposals: [], adopted: [], page, structure: null })
+            sections.push({ scope, unavailable: read.left.message, counts: { proposed: 0, confirmed: 0, superseded: 0, rejected: 0 }, proposals: [], duplicates: new Map(), adopted: [], page, structure: null })
             continue
           }
-          const { counts, proposals, adopted, pending } = read.right
-          sections.push({ scope, unavailable: null, counts, proposals, adopted, page, structure: structureSection(scope, pending, clock) })
+          const { counts, proposals, duplicates, adopted, pending } = read.right
+          sections.push({ scope, unavailable: null, counts, proposals, duplicates, adopted, page, structure: structureSection(scope, pending, clock) })
         }
         const refs = sections.flatMap((s) => [...s.proposals.map((p) => ruleRef(p.rule_id, p.version)), ...s.adopted.map((a) => ruleRef(a.rule_id, a.version))])
         return { ...html(indexPage({ viewer, sections, clock, single: q.scope !== undefined })), refs }

@@ -21,6 +21,7 @@ export interface ProposalRow {
   readonly version: number
   readonly kind: "rule" | "note"
   readonly statement: string
+  readonly keywords: string
   readonly quote: string
   readonly source_id: string
   readonly timestamp_s: number | null
@@ -38,7 +39,7 @@ export interface ProposalRow {
 /** Open proposals of one scope, newest first, with why each waits for a person (its classification). */
 export const openProposals = (sql: SqlClient, limit: number, offset = 0) =>
   sql<ProposalRow>`
-    SELECT r.seq, r.id AS rule_id, r.created_at, v.version, v.kind, v.statement, v.quote, v.source_id, v.timestamp_s,
+    SELECT r.seq, r.id AS rule_id, r.created_at, v.version, v.kind, v.statement, v.keywords, v.quote, v.source_id, v.timestamp_s,
       v.speaker, v.said_at, v.changed_by, s.kind AS source_kind, s.title AS source_title, s.sender AS source_sender,
       c.exceptions, c.reasons
     FROM rule r
@@ -47,6 +48,44 @@ export const openProposals = (sql: SqlClient, limit: number, offset = 0) =>
       LEFT JOIN classification c ON c.rule_id = r.id AND c.version = 1
     WHERE v.status = 'proposed'
     ORDER BY r.seq DESC LIMIT ${limit} OFFSET ${offset}`
+
+const keywordList = (json: string): Array<string> => {
+  try {
+    const v = JSON.parse(json) as unknown
+    return Array.isArray(v) ? v.filter((k): k is string => typeof k === "string") : []
+  } catch {
+    return []
+  }
+}
+
+/** How many of a page's proposals (the newest) the index asks for their possible duplicates: one stage-a query each. */
+export const DUPLICATE_CHECKS = 20
+
+/**
+ * Which listed open proposals are possible duplicates of each other: possible_duplicates (stage
+ * a over the scope, the same as the rule page and propose answer) of each of the newest
+ * DUPLICATE_CHECKS listed proposals, kept where it names another listed proposal, in both
+ * directions. Maps a rule id to the ids it may duplicate, in list order.
+ */
+export const duplicatesAmong = (sql: SqlClient, proposals: ReadonlyArray<ProposalRow>, today: string) =>
+  Effect.gen(function*() {
+    const index = yield* RuleIndex
+    const listed = new Set(proposals.map((p) => p.rule_id))
+    const pairs = new Map<string, Set<string>>()
+    const add = (a: string, b: string) => pairs.set(a, (pairs.get(a) ?? new Set()).add(b))
+    for (const p of proposals.slice(0, DUPLICATE_CHECKS)) {
+      const keywords = keywordList(p.keywords)
+      const refs = yield* index.possibleDuplicates(sql, { statement: p.statement, keywords }, p.seq, today)
+      for (const ref of refs) {
+        const id = parseRuleRef(ref)?.id
+        if (id === undefined || id === p.rule_id || !listed.has(id)) continue
+        add(p.rule_id, id)
+        add(id, p.rule_id)
+      }
+    }
+    const order = proposals.map((p) => p.rule_id)
+    return new Map([...pairs].map(([k, v]) => [k, order.filter((id) => v.has(id))] as const))
+  })
 
 /** A rule the policy adopted on a day, as it stands now. */
 export interface AdoptedRow {

@@ -2,7 +2,7 @@
  * GET /approval/rejected?scope=: the scope's rejected rules, newest rejection first, with who
  * rejected them, when and why. Rejected rules exist only on the approval channel (invariant 8).
  */
-import { type Clockwork, plural, shorten, when } from "./format.js"
+import { detailsLine, type Clockwork, plural, shorten, when } from "./format.js"
 import { type Html, html } from "./html.js"
 import { layout, type Viewer } from "./layout.js"
 import type { RejectedRow } from "./queries.js"
@@ -27,12 +27,13 @@ ${o.rows.length === 0 ? html`<p class="muted">None.</p>` : html`<ol class="list"
   <div class="statement">${ruleLink(r.rule_id, r.statement)}</div>
   <blockquote class="small">${shorten(r.quote, 300)}</blockquote>
   <div class="meta">
-    <span class="badge rejected">rejected</span><span>${r.rule_id}@${r.version}</span>
+    <span class="badge rejected">rejected</span>
     ${r.source_title === null ? "" : html`<span>${shorten(r.source_title, 120)}</span>`}
     <span>${when(r.decided_at, o.clock)}</span>
     ${r.decided_by_identity === null ? "" : html`<span>by ${r.decided_by_identity}</span>`}
   </div>
   ${r.decision_reason === null ? "" : html`<div class="small">Reason: ${r.decision_reason}</div>`}
+  ${detailsLine([r.rule_id, `version ${r.version}`])}
 </li>`)}</ol>`}
 <p>${o.page > 1 ? html`<a href="/approval/rejected?scope=${o.scope}&amp;page=${o.page - 1}">← Newer</a> ` : ""}${
     more > 0 ? html`<a href="/approval/rejected?scope=${o.scope}&amp;page=${o.page + 1}">Older (${more} more) →</a>` : ""

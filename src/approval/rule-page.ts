@@ -9,11 +9,15 @@
  * person sees (an auto-adopted rule: confirm, reject, review, revoke).
  */
 import type { RuleVersionRow } from "../domain/rules.js"
-import { ageDays, ageText, badge, bytes, type Clockwork, plural, reasonsList, shorten, timestamp, when } from "./format.js"
+import {
+  ageDays, ageText, badge, bytes, type Clockwork, detailsLine, fileKind, grantName, localTime, plural, reasonsList, reasonText, shorten,
+  TEXT_ORIGIN, timestamp, when
+} from "./format.js"
 import { locateQuote, marked, offsetsOf, within } from "./highlight.js"
 import { type Html, html, join, safeHref, segment } from "./html.js"
 import { csrfField, layout, type Viewer } from "./layout.js"
 import { doneNotice, type Outcome, refusedNotice } from "./outcome.js"
+import { MAX_RELATION_ROWS, postedRows, RELATION_KINDS } from "./relation-rows.js"
 import type { GrantNames, RuleDetail } from "./queries.js"
 
 export interface RulePageInput {
@@ -61,7 +65,7 @@ const keywordsText = (json: string): Html => {
 }
 
 /** The fields of a version in the order the page shows them, with how each is written. */
-const FIELDS: ReadonlyArray<readonly [keyof RuleVersionRow, string, (v: RuleVersionRow) => Html | string]> = [
+const FIELDS: ReadonlyArray<readonly [keyof RuleVersionRow, string, (v: RuleVersionRow, c: Clockwork) => Html | string]> = [
   ["statement", "Statement", (v) => v.statement],
   ["status", "Status", (v) => badge(v.status)],
   ["kind", "Kind", (v) => v.kind],
@@ -69,7 +73,7 @@ const FIELDS: ReadonlyArray<readonly [keyof RuleVersionRow, string, (v: RuleVers
   ["relations", "Relations", (v) => relationsText(v.relations)],
   ["valid_from", "Valid from", (v) => v.valid_from],
   ["valid_until", "Valid until", (v) => v.valid_until ?? html`<span class="muted">open</span>`],
-  ["said_at", "Said at", (v) => v.said_at],
+  ["said_at", "Said at", (v, c) => html`<time datetime="${v.said_at}">${localTime(v.said_at, c)}</time>`],
   ["speaker", "Speaker", (v) => v.speaker ?? html`<span class="muted">unknown</span>`],
   ["supersedes", "Supersedes", (v) => (v.supersedes === null ? html`<span class="muted">—</span>` : ruleLink(v.supersedes, v.supersedes))],
   ["superseded_by", "Superseded by", (v) => (v.superseded_by === null ? html`<span class="muted">—</span>` : ruleLink(v.superseded_by, v.superseded_by))]
@@ -80,11 +84,11 @@ export const changedFields = (a: RuleVersionRow, b: RuleVersionRow): Array<keyof
   FIELDS.map(([k]) => k).filter((k) => a[k] !== b[k])
 
 /** "What changed" between the version the person saw and the current one: a two-column table. */
-export const changeTable = (from: RuleVersionRow, to: RuleVersionRow): Html => {
+export const changeTable = (from: RuleVersionRow, to: RuleVersionRow, c: Clockwork): Html => {
   const fields = FIELDS.filter(([k]) => from[k] !== to[k])
   if (fields.length === 0) return html`<p>The fields are the same; only the status or the decisions changed.</p>`
   return html`<table><thead><tr><th scope="col">Field</th><th scope="col">You saw (version ${from.version})</th><th scope="col">Now (version ${to.version})</th></tr></thead><tbody>${
-    fields.map(([, label, show]) => html`<tr><th scope="row">${label}</th><td>${show(from)}</td><td class="changed">${show(to)}</td></tr>`)
+    fields.map(([, label, show]) => html`<tr><th scope="row">${label}</th><td>${show(from, c)}</td><td class="changed">${show(to, c)}</td></tr>`)
   }</tbody></table>`
 }
 
@@ -92,13 +96,14 @@ const versionCard = (v: RuleVersionRow, prev: RuleVersionRow | undefined, curren
   const changed = new Set(prev === undefined ? [] : changedFields(prev, v))
   return html`<li id="v${v.version}">
   <details${current ? " open" : ""}>
-    <summary>Version ${v.version} ${badge(v.status)} <span class="muted small">${when(v.changed_at, p.clock)} · ${who(p.names, v.changed_by)}${
+    <summary>Version ${v.version} ${badge(v.status)} <span class="muted small">${when(v.changed_at, p.clock)} · ${grantName(p.names, v.changed_by)}${
       prev === undefined ? "" : ` · ${changed.size === 0 ? "no field changed" : `changed: ${[...changed].join(", ")}`}`
     }</span></summary>
     <dl class="facts">
-      ${FIELDS.map(([k, label, show]) => html`<dt>${label}</dt><dd${changed.has(k) ? html` class="changed"` : ""}>${show(v)}</dd>`)}
-      <dt>Reason</dt><dd>${v.reason}</dd>
+      ${FIELDS.map(([k, label, show]) => html`<dt>${label}</dt><dd${changed.has(k) ? html` class="changed"` : ""}>${show(v, p.clock)}</dd>`)}
+      <dt>Reason</dt><dd>${reasonText(v.reason)}</dd>
     </dl>
+    ${detailsLine([`by ${v.changed_by}`, `reason "${v.reason}"`])}
   </details>
 </li>`
 }
@@ -110,12 +115,13 @@ const DECISION_VERB: Readonly<Record<string, string>> = {
 const decisionsTable = (p: RulePageInput): Html => {
   const ds = p.detail.decisions
   if (ds.length === 0) return html`<p class="muted">No decision yet.</p>`
-  return html`<table><thead><tr><th scope="col">When</th><th scope="col">Decision</th><th scope="col">Who</th><th scope="col">Versions</th><th scope="col">Reason</th></tr></thead><tbody>${
+  return html`<table class="decisions"><thead><tr><th scope="col">When</th><th scope="col">Decision</th><th scope="col">Who</th><th scope="col">Note</th></tr></thead><tbody>${
     [...ds].reverse().map((d) => html`<tr>
       <td>${when(d.decided_at, p.clock)}</td>
       <td>${d.origin === "auto" ? html`adopted <span class="badge auto">auto</span>` : DECISION_VERB[d.kind] ?? d.kind}</td>
-      <td>${d.origin === "auto" ? html`the approval policy <span class="muted">(${d.decided_by}, ${d.mode ?? ""} mode)</span>` : html`${d.decided_by_identity} <span class="muted">(${d.decided_by})</span>`}</td>
-      <td>saw ${d.version}${d.new_version === null ? "" : html` → ${d.new_version}`}</td>
+      <td>${d.origin === "auto" ? "the approval policy" : d.decided_by_identity}${
+      detailsLine([d.decided_by, ...(d.origin === "auto" ? [`${d.mode ?? ""} mode`] : []), `saw version ${d.version}${d.new_version === null ? "" : ` → ${d.new_version}`}`])
+    }</td>
       <td>${d.reason ?? html`<span class="muted">—</span>`}</td>
     </tr>`)
   }</tbody></table>`
@@ -185,8 +191,9 @@ const evidence = (p: RulePageInput): Html => {
     ${m.excerpt === null ? "" : html`<div class="small">${m.excerpt}</div>`}</li>`)}</ul>`
   const attachments = prov.attachments.length === 0 ? "" : html`<h3>Attachments (${prov.attachments.length})</h3><ul class="list">${
     prov.attachments.map((a) => html`<li>
-      <div><b>${a.filename}</b> <span class="muted small">${a.media_type} · ${bytes(a.size)}${a.external === null ? "" : ` · ${a.external}`} · text: ${a.text_origin}</span></div>
-      ${a.text === null ? html`<div class="muted small">No text (unread).</div>` : html`<details><summary>Text (${a.text_origin})</summary><div class="mailtext small">${shorten(a.text, 20_000)}</div></details>`}
+      <div><b>${a.filename}</b> <span class="muted small">${fileKind(a.media_type)} · ${bytes(a.size)}</span></div>
+      ${a.text === null ? html`<div class="muted small">No text (unread).</div>` : html`<details><summary>Its text, ${TEXT_ORIGIN[a.text_origin ?? ""] ?? "as stored"}</summary><div class="mailtext small">${shorten(a.text, 20_000)}</div></details>`}
+      ${detailsLine([a.media_type, ...(a.external === null ? [] : [a.external]), `text: ${a.text_origin ?? "none"}`])}
     </li>`)
   }</ul>`
   return html`<section aria-labelledby="evidence-h"><h2 id="evidence-h">Evidence</h2>
@@ -198,6 +205,33 @@ const draft = (p: RulePageInput, decision: string, field: string, fallback: stri
   const o = p.outcome
   if (o?.kind === "refused" && o.sent.decision === decision && o.sent[field] !== undefined) return o.sent[field]
   return fallback
+}
+
+/** Blank rows the confirm form offers below the rule's relations (no script: a row per relation to add). */
+const BLANK_RELATION_ROWS = 2
+
+/**
+ * The relations as rows of kind and name (a blank kind and name: the row is ignored); the
+ * reference of an existing relation travels along hidden. After a refusal, the rows as sent.
+ */
+const relationEditor = (p: RulePageInput, current: ReadonlyArray<RelationOut>): Html => {
+  const o = p.outcome
+  const sent = o?.kind === "refused" && o.sent.decision === "confirm" && o.sent.relations_rows !== undefined ? postedRows(o.sent) : null
+  const base = sent ?? current.map((r) => ({ kind: r.kind, name: r.name, ref: r.ref ?? "" }))
+  const blanks = Math.max(0, Math.min(BLANK_RELATION_ROWS, MAX_RELATION_ROWS - base.length))
+  const rows = sent ?? [...base, ...Array.from({ length: blanks }, () => ({ kind: "", name: "", ref: "" }))]
+  return html`<div class="relations" role="group" aria-labelledby="c-relations-h">
+    <p class="label" id="c-relations-h">Relations <span class="hint">(what the rule is about: a customer, product or supplier and its name; leave a row empty to remove it)</span></p>
+    <input type="hidden" name="relations_rows" value="1">
+    ${rows.map((r, i) => html`<div class="relrow">
+      <select name="relation_kind_${i}" aria-label="Relation ${i + 1}: kind"><option value=""${r.kind === "" ? " selected" : ""}>—</option>${
+      [...RELATION_KINDS, ...(r.kind !== "" && !(RELATION_KINDS as ReadonlyArray<string>).includes(r.kind) ? [r.kind] : [])].map((k) =>
+        html`<option value="${k}"${r.kind === k ? " selected" : ""}>${k}</option>`)
+    }</select>
+      <input type="text" name="relation_name_${i}" aria-label="Relation ${i + 1}: name" maxlength="200" value="${r.name}">
+      ${r.ref === "" ? "" : html`<input type="hidden" name="relation_ref_${i}" value="${r.ref}">`}
+    </div>`)}
+  </div>`
 }
 
 const decisionForms = (p: RulePageInput): Html => {
@@ -217,14 +251,13 @@ const decisionForms = (p: RulePageInput): Html => {
   <textarea id="c-statement" name="statement" required minlength="10" maxlength="500">${draft(p, "confirm", "statement", v.statement)}</textarea>
   <label for="c-keywords">Keywords <span class="hint">(comma-separated, at most 30)</span></label>
   <input id="c-keywords" type="text" name="keywords" value="${draft(p, "confirm", "keywords", kw)}">
-  <label for="c-valid-from">Valid from</label>
-  <input id="c-valid-from" type="date" name="valid_from" required value="${draft(p, "confirm", "valid_from", v.valid_from)}">
+  <label for="c-valid-from">Valid from <span class="hint">(a day: YYYY-MM-DD)</span></label>
+  <input id="c-valid-from" type="text" name="valid_from" required inputmode="numeric" pattern="[0-9]{4}-[0-9]{2}-[0-9]{2}" placeholder="YYYY-MM-DD" value="${draft(p, "confirm", "valid_from", v.valid_from)}">
   <details${p.outcome?.kind === "refused" && p.outcome.sent.decision === "confirm" ? " open" : ""}><summary>More fields</summary>
     <label for="c-kind">Kind</label>
     <select id="c-kind" name="kind">${(["rule", "note"] as const).map((k) => html`<option value="${k}"${draft(p, "confirm", "kind", v.kind) === k ? " selected" : ""}>${k}</option>`)}</select>
-    <label for="c-relations">Relations <span class="hint">(JSON: [{"kind": "customer|product|supplier", "name": "…", "ref": null}])</span></label>
-    <textarea id="c-relations" class="json" name="relations">${draft(p, "confirm", "relations", JSON.stringify(parseList(v.relations)))}</textarea>
-    <label for="c-said-at">Said at <span class="hint">(UTC, e.g. 2026-03-12T09:15:00Z)</span></label>
+    ${relationEditor(p, parseList<RelationOut>(v.relations))}
+    <label for="c-said-at">Said at <span class="hint">(UTC as YYYY-MM-DDTHH:MM:SSZ; now ${localTime(v.said_at, p.clock)} in ${p.clock.zone})</span></label>
     <input id="c-said-at" type="text" name="said_at" value="${draft(p, "confirm", "said_at", v.said_at)}">
     <label for="c-speaker">Speaker <span class="hint">(empty: unchanged)</span></label>
     <input id="c-speaker" type="text" name="speaker" value="${draft(p, "confirm", "speaker", v.speaker ?? "")}">
@@ -268,8 +301,8 @@ const reviewRevoke = (p: RulePageInput, action: string, hidden: (decision: strin
 <form method="post" action="${action}" class="decide" aria-labelledby="revoke-h">
   <h3 id="revoke-h">Revoke</h3>
   ${hidden("revoke")}
-  <label for="k-valid-until">Valid until <span class="hint">(the first day it no longer applies)</span></label>
-  <input id="k-valid-until" type="date" name="valid_until" required min="${v.valid_from}" value="${draft(p, "revoke", "valid_until", "")}">
+  <label for="k-valid-until">Valid until <span class="hint">(the first day it no longer applies, YYYY-MM-DD, not before ${v.valid_from})</span></label>
+  <input id="k-valid-until" type="text" name="valid_until" required inputmode="numeric" pattern="[0-9]{4}-[0-9]{2}-[0-9]{2}" placeholder="YYYY-MM-DD" value="${draft(p, "revoke", "valid_until", "")}">
   <label for="k-reason">Reason <span class="hint">(required)</span></label>
   <textarea id="k-reason" name="reason" required maxlength="1000">${draft(p, "revoke", "reason", "")}</textarea>
   <button type="submit" class="danger">Revoke version ${v.version}</button>
@@ -282,7 +315,7 @@ const neighbours = (p: RulePageInput): Html => {
 <section aria-labelledby="dups-h"><h2 id="dups-h">Possible duplicates</h2>${
     d.duplicates.length === 0
       ? html`<p class="muted">None found.</p>`
-      : html`<ul class="list">${d.duplicates.map((n) => html`<li><div class="statement">${ruleLink(n.rule_id, n.statement)}</div><div class="meta">${badge(n.status)}<span>${n.rule_id}@${n.version}</span></div></li>`)}</ul>`
+      : html`<ul class="list">${d.duplicates.map((n) => html`<li><div class="statement">${ruleLink(n.rule_id, n.statement)}</div><div class="meta">${badge(n.status)}</div>${detailsLine([n.rule_id, `version ${n.version}`])}</li>`)}</ul>`
   }</section>
 <section aria-labelledby="rej-h"><h2 id="rej-h">Previously rejected similar</h2>${
     d.rejected.length === 0
@@ -309,7 +342,7 @@ export const rulePage = (p: RulePageInput): Html => {
     const changed = seen !== undefined && seen.version !== v.version
       ? html`<h3>What changed since version ${seen.version}</h3>${
         last === undefined ? "" : html`<p>Last decision: ${DECISION_VERB[last.kind] ?? last.kind} by ${last.decided_by_identity}, ${when(last.decided_at, p.clock)}${last.reason === null ? "" : html` (${last.reason})`}.</p>`
-      }${changeTable(seen, v)}<p>The forms below are for version ${v.version}.</p>`
+      }${changeTable(seen, v, p.clock)}<p>The forms below are for version ${v.version}.</p>`
       : ""
     notice = refusedNotice(p.outcome, changed)
   }
@@ -320,9 +353,10 @@ export const rulePage = (p: RulePageInput): Html => {
 <p class="small"><a href="/approval">← Open proposals</a> · <a href="/approval/rejected?scope=${scope}">Rejected in ${scope}</a>${nextLink === "" ? "" : html` ·${nextLink}`}</p>
 ${notice}
 <h1>${v.statement}</h1>
-<div class="meta">${badge(v.status)}${d.adoption.kind === "auto" ? html`<span class="badge auto">auto-adopted</span>` : ""}<span>${p.ruleId}@${v.version}</span><span>${v.kind}</span><span>${status}</span>${
+<div class="meta">${badge(v.status)}${d.adoption.kind === "auto" ? html`<span class="badge auto">auto-adopted</span>` : ""}<span>${v.kind === "note" ? "a note" : "a rule"}</span><span>${status}</span>${
     d.versions.length > 1 ? html`<span>${plural(d.versions.length, "version")}</span>` : ""
   }</div>
+${detailsLine([p.ruleId, `version ${v.version}`, `by ${d.head.created_by}`, `reason "${v.reason}"`])}
 ${d.successor === null ? "" : html`<p class="notice">Superseded by ${ruleLink(d.successor.rule_id, `${d.successor.rule_id}: ${d.successor.statement}`)}.</p>`}
 ${d.predecessor === null ? "" : html`<p class="small">Replaces ${ruleLink(d.predecessor.rule_id, `${d.predecessor.rule_id}: ${d.predecessor.statement}`)} (${d.predecessor.status}).</p>`}
 <div class="grid">

@@ -9,12 +9,12 @@
  */
 import type { Candidate, PathItem } from "../contracts/errors.js"
 import type { PendingEnd, PendingEntityVersion, PendingItem, PendingLink } from "../graph/review-schemas.js"
-import { badge, type Clockwork, plural, when } from "./format.js"
+import { badge, type Clockwork, detailsLine, grantName, plural, when } from "./format.js"
 import { type Html, html, join, safeHref, segment } from "./html.js"
 import { csrfField, layout, type Viewer } from "./layout.js"
 import { doneNotice, type Outcome, refusedNotice } from "./outcome.js"
 import type { GrantNames } from "./queries.js"
-import { ruleLink, who } from "./rule-page.js"
+import { ruleLink } from "./rule-page.js"
 
 export const structurePath = (scope: string): string => `/approval/structure?scope=${encodeURIComponent(scope)}`
 
@@ -27,6 +27,17 @@ const parentPath = (path: ReadonlyArray<PathItem>): Html =>
   path.length <= 1 ? html`<span class="muted">the top level</span>` : pathHtml(path.slice(0, -1))
 
 const CHANNEL: Readonly<Record<string, string>> = { mcp: "an agent (MCP)", api: "the API" }
+
+/** What kind of change an entity version is, in plain words. */
+const CHANGE_WORD: Readonly<Record<string, string>> = { create: "new", move: "moved", update: "renamed or changed" }
+
+/** The buttons of this page, one sentence each (shown above the list). */
+export const ACTIONS_EXPLAINED: ReadonlyArray<readonly [string, string]> = [
+  ["Confirm", "keeps the agent's change as it is and marks it checked by you."],
+  ["Revert", "undoes the agent's change: a new entity is archived, a move or rename goes back to the last confirmed state."],
+  ["Archive", "retires an entity for good: it leaves the tree and search, its history stays, and its children must be archived first."],
+  ["Reject", "deletes a proposed link; the two things it connected stay as they are."]
+]
 
 /** Evidence as text, or a link when it is an http(s) URL. */
 const evidenceHtml = (evidence: string | null): Html => {
@@ -41,7 +52,7 @@ const endHtml = (end: typeof PendingEnd.Type): Html => {
       return html`<span>entity ${pathHtml(end.path ?? [])}</span>`
     case "rule": {
       const id = end.ref.slice("rule/".length)
-      return html`<span>rule ${ruleLink(id, end.title === null ? id : `${id}: ${end.title}`)}</span>`
+      return html`<span>rule ${ruleLink(id, end.title ?? id)}</span>`
     }
     case "source":
       return html`<span>${end.ref.startsWith("source/mail:") ? "mail" : "meeting"} <b>${end.title ?? end.ref}</b></span>`
@@ -120,34 +131,36 @@ const entityItem = (item: PendingEntityVersion, o: StructurePageInput, anchor: s
   const candidates = o.candidates.get(item.ref) ?? []
   return html`<li${anchor === null ? "" : html` id="${anchor}"`}>
   <div class="statement">${title}</div>
-  <div class="meta">${badge(item.status)}<span>${item.ref}</span><span>${item.change}</span><span>${when(item.at, o.clock, true)}</span></div>
+  <div class="meta">${badge(item.status)}<span>${CHANGE_WORD[item.change] ?? item.change}</span><span>${when(item.at, o.clock, true)}</span></div>
   <dl class="facts">
     ${item.before === null ? html`<dt>Path</dt><dd>${pathHtml(item.after)}</dd>` : html`<dt>Before</dt><dd>${pathHtml(item.before)}</dd><dt>After</dt><dd>${pathHtml(item.after)}</dd>`}
     ${item.change === "move" || item.subtree > 0 ? html`<dt>Subtree</dt><dd>${plural(item.subtree, "entity", "entities")} below${item.change === "move" ? " move along" : ""}</dd>` : ""}
     ${aliasesChange(item)}
-    <dt>By</dt><dd>${who(o.names, item.by)} via ${CHANNEL[item.channel] ?? item.channel}</dd>
+    <dt>By</dt><dd>${grantName(o.names, item.by)} via ${CHANNEL[item.channel] ?? item.channel}</dd>
     <dt>When</dt><dd>${when(item.at, o.clock)}</dd>
     <dt>Reason</dt><dd>${item.reason}</dd>
     <dt>Evidence</dt><dd>${evidenceHtml(item.evidence)}</dd>
     ${candidates.length === 0 ? "" : html`<dt>Similar entities</dt><dd><p class="small">The agent created it although these look alike (forced with its reason):</p><ul>${
-      candidates.map((c: Candidate) => html`<li>${join(c.path, " › ")} <span class="muted small">(${c.type}, ${c.status}, ${c.match} ${c.score.toFixed(2)}, ${c.id})</span></li>`)
+      candidates.map((c: Candidate) => html`<li>${join(c.path, " › ")} <span class="muted small">(${c.type}, ${c.status})</span>${detailsLine([c.id, `${c.match} ${c.score.toFixed(2)}`])}</li>`)
     }</ul></dd>`}
   </dl>
+  ${detailsLine([item.ref, `by ${item.by}`, `channel ${item.channel}`])}
   ${!o.canDecide ? "" : item.current ? entityForms(o.viewer, item, o.forms) : html`<p class="small muted">A newer change of this entity is listed above; review that one (${item.target}).</p>`}
 </li>`
 }
 
 const linkItem = (item: PendingLink, o: StructurePageInput): Html => html`<li id="${item.id}">
   <div class="statement">Link <b>${item.type}</b>: ${endHtml(item.from)} → ${endHtml(item.to)}</div>
-  <div class="meta"><span class="badge proposed">proposed</span><span>${item.ref}</span><span>confidence ${item.confidence.toFixed(2)}</span><span>${when(item.at, o.clock, true)}</span></div>
+  <div class="meta"><span class="badge proposed">proposed</span><span>the agent is ${Math.round(item.confidence * 100)} % sure</span><span>${when(item.at, o.clock, true)}</span></div>
   <dl class="facts">
     <dt>From</dt><dd>${endHtml(item.from)}</dd>
     <dt>To</dt><dd>${endHtml(item.to)}</dd>
-    <dt>By</dt><dd>${who(o.names, item.by)}</dd>
+    <dt>By</dt><dd>${grantName(o.names, item.by)}</dd>
     <dt>When</dt><dd>${when(item.at, o.clock)}</dd>
     <dt>Reason</dt><dd>${item.reason}</dd>
     <dt>Evidence</dt><dd>${evidenceHtml(item.evidence)}</dd>
   </dl>
+  ${detailsLine([item.ref, `by ${item.by}`, `confidence ${item.confidence.toFixed(2)}`])}
   ${o.canDecide ? linkForms(o.viewer, item, o.forms) : ""}
 </li>`
 
@@ -180,6 +193,7 @@ ${notice}
 <h1>Structure changes in ${o.scope}</h1>
 <p class="counts"><span>${plural(c.entities, "entity", "entities")} with ${plural(c.versions, "pending version")}</span><span>${plural(c.links, "proposed link")}</span></p>
 <p class="small muted">Agents' entities, moves and renames take effect at once; they stay unconfirmed until a person confirms them here.</p>
+<dl class="facts explain small" aria-label="What the buttons do">${ACTIONS_EXPLAINED.map(([b, t]) => html`<dt>${b}</dt><dd>${t}</dd>`)}</dl>
 ${!o.canDecide ? html`<p class="notice warn">Your grant can read this scope but not decide in it.</p>` : ""}
 ${o.items.length === 0 ? html`<p class="muted">Nothing waits for review.</p>` : html`<ol class="list">${o.items.map((item) => {
     if (item.kind === "link") return linkItem(item, o)

@@ -92,6 +92,14 @@ input[type=text], input[type=date], input[type=password], textarea, select {
   width: 100%; padding: .45rem .55rem; border: 1px solid #aeb7bc; border-radius: 4px; font: inherit; background: #fff; color: var(--ink);
 }
 textarea { min-height: 4.5rem; resize: vertical; }
+.relations .label { display: block; margin: .6rem 0 .2rem; font-weight: 600; font-size: .95rem; }
+.relrow { display: grid; grid-template-columns: minmax(7rem, 1fr) minmax(0, 2fr); gap: .4rem; margin: 0 0 .4rem; }
+.details { color: var(--muted); font-size: .8rem; margin: .25rem 0 0; overflow-wrap: anywhere; }
+td .details { margin-top: .1rem; }
+.list > li.dup { border-left: 4px solid var(--proposed); }
+.dupnote { margin: .25rem 0; }
+dl.explain { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: .5rem .75rem; }
+dl.explain dt { color: var(--ink); font-weight: 600; }
 textarea.json { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .9rem; }
 button {
   font: inherit; padding: .5rem 1rem; border-radius: 4px; border: 1px solid var(--accent);

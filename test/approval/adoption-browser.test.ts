@@ -64,7 +64,7 @@ describe("a person sees what the policy adopted and what waits", () => {
     const id = idOf(adopted.ref)
     await Promise.all([page.waitForURL(`**/approval/rules/${id}`), page.click(`ol.adopted a[href="/approval/rules/${id}"]`)])
     expect(await page.textContent("#class-h + p")).toContain("The approval policy (ruleset gn-1) adopted this rule without a person.")
-    expect(await page.textContent("main")).toContain("the approval policy (policy@gn-1, classified mode)")
+    expect(await page.textContent("main")).toContain("the approval policyDetails: policy@gn-1 · classified mode")
     await shot(page, "a2-rule-auto-adopted")
     const status = await submit(page, "text=Confirm version 2")
     expect(status).toBe(303)

@@ -59,7 +59,8 @@ describe("the index in mode B", () => {
     const text = textOf(page.text)
     expect(text).toContain("2 open proposals")
     expect(text).toContain("Adopted today without a person")
-    expect(text).toContain(`${PLAIN[1]} confirmed auto-adopted ${idOf(adopted.ref)} in force, retractable until a person confirms it classified mode, class general`)
+    expect(text).toContain(`${PLAIN[1]} confirmed auto-adopted in force, retractable until a person confirms it adopted today`)
+    expect(text).toContain(`Details: ${idOf(adopted.ref)} · version 2 · classified mode · class general`)
     expect(text).toContain("Adopted automatically (classified mode, class general, no mandatory exception, ruleset gn-1)")
     // the payment proposal waits with its exception badge and the reasons in plain words
     expect(page.text).toContain(`<span class="badge exception">payment</span>`)
@@ -76,7 +77,7 @@ describe("the rule page of an auto-adopted rule", () => {
     const text = textOf(page.text)
     expect(text).toContain("The approval policy (ruleset gn-1) adopted this rule without a person. It stays retractable until a person confirms or reviews it")
     expect(text).toContain("Class general Mode classified Outcome adopted by the policy")
-    expect(text).toContain("the approval policy (policy@gn-1, classified mode)")
+    expect(text).toContain("the approval policy Details: policy@gn-1 · classified mode")
     for (const button of ["Confirm version 2", "Reject version 2", "Still valid: mark reviewed", "Revoke version 2"]) expect(text).toContain(button)
   })
 
@@ -102,8 +103,10 @@ describe("the rule page of an auto-adopted rule", () => {
       sql<{ rule_id: string; status: string }>`SELECT rule_id, status FROM current_version WHERE rule_id IN (${rejected}, ${revoked}) ORDER BY rule_id`))
     expect(rows).toEqual([{ rule_id: rejected, status: "rejected" }, { rule_id: revoked, status: "superseded" }])
     const index = textOf((await get("/approval")).text)
-    expect(index).toContain(`${PLAIN[4]} rejected ${rejected} rejected by a person`)
-    expect(index).toContain(`${PLAIN[5]} superseded ${revoked} revoked by a person`)
+    expect(index).toContain(`${PLAIN[4]} rejected rejected by a person`)
+    expect(index).toContain(`Details: ${rejected} · version 3`)
+    expect(index).toContain(`${PLAIN[5]} superseded revoked by a person`)
+    expect(index).toContain(`Details: ${revoked} · version 3`)
   })
 
   it("a proposal that waits shows its exceptions; a retracted rule says so on the index", async () => {
@@ -113,6 +116,6 @@ describe("the rule page of an auto-adopted rule", () => {
     expect(page).toContain("Doubt: it sounds uncertain")
     const id = idOf((await propose(PLAIN[6])).ref)
     await s.run(retract(id, "moved", { grantId: s.feeder, identity: "feeder" }))
-    expect(textOf((await get("/approval")).text)).toContain(`${PLAIN[6]} superseded ${id} retracted`)
+    expect(textOf((await get("/approval")).text)).toContain(`${PLAIN[6]} superseded retracted`)
   })
 })

@@ -60,7 +60,7 @@ const ALLOWED_TAGS = new Set(["HTML", "HEAD", "META", "TITLE", "LINK", "BODY", "
   "THEAD", "TBODY", "TR", "TH", "TD", "TIME", "MARK", "TEXTAREA", "SELECT", "OPTION", "LABEL", "PRE", "CODE"])
 const ALLOWED_ATTRIBUTES = new Set(["lang", "charset", "name", "content", "rel", "href", "class", "id", "aria-label", "aria-labelledby", "role",
   "title", "datetime", "method", "action", "type", "value", "required", "minlength", "maxlength", "min", "autocomplete", "autofocus", "for",
-  "selected", "open", "reversed", "scope"])
+  "selected", "open", "reversed", "scope", "inputmode", "pattern", "placeholder"])
 
 /** Tags, attributes, hrefs and form actions of the page, and whether a payload ran. */
 export interface DomFacts {

@@ -89,7 +89,9 @@ describe("GET /approval/structure", () => {
     expect(text).toContain("Changed Vertrieb Süd → Vertrieb Süd-West")
     expect(text).toContain("Aliases added: VSW")
     expect(text).toContain("Reason Hamburg belongs to the south now")
-    expect(text).toContain("feeder (service:2) via an agent (MCP)")
+    // names first; the grant id on the details line
+    expect(text).toContain("By feeder via an agent (MCP)")
+    expect(text).toContain("by service:2")
     expect(page.text).toContain(`<a href="https://wiki.example.com/acme" rel="noreferrer noopener">`)
     expect(text).toMatch(/Link concerns ?: rule/)
     expect(text).toContain("Ask the supplier for the delivery time before ordering black hook rails → entity Acme › Vertrieb Nord")
@@ -98,7 +100,7 @@ describe("GET /approval/structure", () => {
     // the create that was forced past a similar entity names it
     const forcedItem = text.slice(text.indexOf("New department Vetrieb Nord"))
     expect(page.text).toContain(`id="${forced}"`)
-    expect(forcedItem).toMatch(/Similar entities .*Acme › Vertrieb Nord \(department, unconfirmed, typo/)
+    expect(forcedItem).toMatch(/Similar entities .*Acme › Vertrieb Nord \(department, unconfirmed\) ?Details: sales-e\d+ · typo/)
     // the older entity was created first: its check found nothing to override
     const older = text.slice(text.indexOf("New department Vertrieb Nord"), text.indexOf("New organisation Acme"))
     expect(older).not.toContain("Similar entities")
@@ -140,7 +142,7 @@ describe("form posts of the structure page", () => {
     const location = r.headers.get("location") ?? ""
     expect(location).toBe(`/approval/structure?scope=sales&done=structure-confirm&target=${encodeURIComponent(`entity/${team}@3`)}#${team}`)
     const text = textOf((await get(location)).text)
-    expect(text).toContain(`Confirmed. Saved: entity/${team}@3.`)
+    expect(text).toContain(`Confirmed. Saved. Details: entity/${team}@3`)
     expect(text).not.toContain("Moved Team Hamburg")
   })
   it("a reject without a reason → 400 reason-missing on the page, the typed target kept; nothing written", async () => {
@@ -182,7 +184,7 @@ describe("the rule page's pending concerns links", () => {
     expect(r.status).toBe(303)
     expect(r.headers.get("location")).toBe(`/approval/rules/${ruleId}?done=structure-confirm&target=${encodeURIComponent(`link/${linkId}`)}#${linkId}`)
     const after = textOf((await get(r.headers.get("location") ?? "")).text)
-    expect(after).toContain(`Confirmed. Saved: link/${linkId}.`)
+    expect(after).toContain(`Confirmed. Saved. Details: link/${linkId}`)
     expect(after).not.toContain("Proposed: concerns")
   })
   it("a back address that is not a rule page is ignored: the post lands on the structure page", async () => {

@@ -6,6 +6,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Redacted } from "effect"
 import { decideFromForm } from "../../approval/decision-form.js"
+import { relationsFromRows } from "../../approval/relation-rows.js"
 import { asPageForFormPost } from "../../approval/error-page.js"
 import { CurrentCaller } from "../../auth/caller.js"
 import { csrfOk } from "../../auth/csrf.js"
@@ -44,14 +45,17 @@ const CHANGE_FIELDS = ["statement", "kind", "valid_from", "said_at", "speaker", 
 
 /**
  * A form post of the approval pages as a DecisionRequest: keywords comma-separated, relations as
- * JSON, empty fields left out; change fields go into `change`.
+ * the confirm form's rows (relationsFromRows; a JSON `relations` field still works), empty
+ * fields left out; change fields go into `change`.
  */
 export const formToDecision = (form: Readonly<Record<string, string>>): unknown => {
   const present = (k: string) => form[k] !== undefined && form[k] !== ""
   const change: Record<string, unknown> = {}
   for (const f of CHANGE_FIELDS) if (present(f)) change[f] = f === "timestamp_s" ? Number(form[f]) : form[f]
   if (present("keywords")) change.keywords = (form.keywords ?? "").split(",").map((k) => k.trim()).filter((k) => k.length > 0)
-  if (present("relations")) {
+  const rows = relationsFromRows(form)
+  if (rows !== undefined) change.relations = rows
+  else if (present("relations")) {
     try {
       change.relations = JSON.parse(form.relations ?? "")
     } catch {
