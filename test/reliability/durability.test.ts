@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { baseConfigJson, tempDir } from "../support/env.js"
 import { mailSource, manualProposal } from "../support/fixtures.js"
 import { CLI, cleanEnv, cli, freePort } from "../e2e/support.js"
+import { isErrorBody, raw } from "./support.js"
 
 const ROUNDS = Number(process.env.GROUNDNOTE_DURABILITY_ROUNDS ?? "3")
 const WRITERS = 8
@@ -160,4 +161,16 @@ describe("kill -9 during concurrent writes", { timeout: 600_000 }, () => {
       expect(missing).toEqual([])
     })
   }
+
+  it("the served process answers a chunked body over the limit with its 413, on a route and on /mcp", async () => {
+    if (child === null) child = await start()
+    const over = { chunked: [...Array.from({ length: 16 }, () => Buffer.alloc(16 * 1024, 0x20)), Buffer.from(" ")] }
+    for (const [path, headers] of [
+      ["/v1/search", { authorization: `Bearer ${DEV_API}` }],
+      ["/mcp", { authorization: `Bearer ${S("m")}`, accept: "application/json, text/event-stream" }]
+    ] as const) {
+      const a = await raw(url, { method: "POST", path, headers: { ...headers, "content-type": "application/json" }, body: over })
+      expect([path, a.status, isErrorBody(a)]).toEqual([path, 413, true])
+    }
+  })
 })
