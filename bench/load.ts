@@ -2,7 +2,8 @@
  * Load (issue 14's HTTP goal, issue 15 defect 6): POST /v1/search from N keep-alive clients on
  * loopback, with /healthz and the ops socket probed from another process all along; before
  * (searches and exports on the main thread, no admission gate: the service as it was) and after
- * (the read pool's workers and the admission gate), in one table with a goal line each.
+ * (the read pool's workers and the admission gate), in one table with a goal line each; a third
+ * row "after-n0" runs the workers at the process's priority instead of nice 10.
  *
  * The scopes are loaded through /v1 as a client would: one mail source, POST /v1/proposals quoting
  * it, and each proposal confirmed with POST /v1/rules/:id/decision by a person with an approval
@@ -239,10 +240,10 @@ const f1 = (x: number) => (Number.isNaN(x) ? "–" : x >= 1000 ? x.toFixed(0) : 
 
 export const printTable = (rows: ReadonlyArray<Row>, seconds: number) => {
   console.log(`\nLoad: POST /v1/search from N keep-alive clients on loopback, ${seconds} s per row; /healthz and GET /ops/status probed every 50 ms from another process`)
-  console.log("variant | clients | rules  | searches/s | p50 ms | p95 ms | p99 ms | 503/s | slowest client's answers | clients ≤ 1 answer | /healthz p99 (max) ms | ops p99 (max) ms | errors")
+  console.log("variant  | clients | rules  | searches/s | p50 ms | p95 ms | p99 ms | 503/s | slowest client's answers | clients ≤ 1 answer | /healthz p99 (max) ms | ops p99 (max) ms | errors")
   for (const r of rows) {
     console.log([
-      r.variant.padEnd(7), String(r.clients).padStart(7), String(r.rules).padStart(6), f1(r.perSecond).padStart(10), f1(r.p50).padStart(6),
+      r.variant.padEnd(8), String(r.clients).padStart(7), String(r.rules).padStart(6), f1(r.perSecond).padStart(10), f1(r.p50).padStart(6),
       f1(r.p95).padStart(6), f1(r.p99).padStart(6), f1(r.overloadedPerSecond).padStart(5), String(r.slowest).padStart(24), String(r.starved).padStart(18),
       `${f1(r.healthzP99)} (${f0(r.healthzMax)})`.padStart(21), `${f1(r.opsP99)} (${f0(r.opsMax)})`.padStart(16), String(r.errors).padStart(6)
     ].join(" | "))
@@ -304,9 +305,11 @@ export const loadBench = async (): Promise<void> => {
     console.log(`\nload: ${BIG} + ${SMALL} rules ${!missing ? "reused" : process.env.BENCH_LOAD_SEED === "sql" ? "inserted directly" : "loaded through /v1"} in ${((performance.now() - t0) / 1000).toFixed(0)} s`)
 
     // 2. before and after, each scenario
+    // "after-n0": the same with the workers at the process's priority (what nice 10 costs and buys)
     const variants: ReadonlyArray<readonly [string, ServiceOverrides]> = [
       ["before", { readPool: ReadPoolInThread, admission: AdmissionOff }],
-      ["after", { readPool: readPoolLayer(pool), admission: AdmissionLive }]
+      ["after", { readPool: readPoolLayer(pool), admission: AdmissionLive }],
+      ["after-n0", { readPool: readPoolLayer({ ...pool, nice: 0 }), admission: AdmissionLive }]
     ]
     const rows: Array<Row> = []
     const samples: Array<string> = []
