@@ -6,7 +6,9 @@
  * Before the transport, in this order: a foreign Origin → 403 csrf-failed; a body over 256 KiB →
  * 413; the credential → identity → active grant (401 with WWW-Authenticate: Bearer
  * resource_metadata=…); a service (Access service token or service bearer) → 403
- * channel-not-allowed; the request limit of the grant (429). Each tool call then runs steps 2–6
+ * channel-not-allowed; the request limit of the grant (429); reading the body: over 256 KiB
+ * (chunked) → 413, nested more than 64 levels → 400 validation-failed (an ErrorBody, before it is
+ * parsed), not JSON → a JSON-RPC parse error. Each tool call then runs steps 2–6
  * of the scope-check pipeline (runCall) for that person and grant. Any other method → 405.
  */
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"

@@ -187,7 +187,8 @@ export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPo
       const die = (why: string) => {
         if (slot.dead) return
         slot.dead = true
-        slots.splice(slots.indexOf(slot), 1)
+        const at = slots.indexOf(slot)
+        if (at >= 0) slots.splice(at, 1)
         slot.busy?.task.reject(why)
         slot.busy = null
         for (const w of readyWaiters.splice(0)) w()

@@ -4,15 +4,16 @@
  * client was answered about (read-your-writes), over real HTTP on a real server.
  */
 import { gunzipSync } from "node:zlib"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { OpsStore } from "../../src/db/ops-store.js"
 import { ScopeStore } from "../../src/db/scope-store.js"
 import { decide } from "../../src/decision/decide.js"
 import { propose } from "../../src/domain/proposals.js"
 import { storeSource } from "../../src/domain/sources.js"
-import { ReadPool, ReadPoolInThread } from "../../src/read-pool/pool.js"
+import { ReadPool, ReadPoolInThread, readPoolLayer } from "../../src/read-pool/pool.js"
 import { search } from "../../src/search/search.js"
+import { SearchStages } from "../../src/search/stage.js"
 import { tempDir, testConfig } from "../support/env.js"
 import { mailProposal, mailSource, manualProposal } from "../support/fixtures.js"
 import { startServer, type TestServer } from "../support/server.js"
@@ -62,7 +63,7 @@ beforeAll(async () => {
     // the workers are up: from here every search and export runs in one of them
     yield* Effect.flatMap(ReadPool, (p) => p.warm)
   }))
-}, 60_000)
+}, 180_000)
 afterAll(async () => {
   await server.close()
   cleanup()
@@ -132,4 +133,38 @@ describe("the read pool", () => {
     expect(r.json).toMatchObject({ bundles: [], abstained: { reason: "no-candidate" } })
     expect((await stats()).inWorker).toBe(before.inWorker + 1)
   })
+})
+
+describe("a search where stage b runs", () => {
+  it("stays on the main thread (the stage's model lives there); one where no stage runs goes to the worker", async () => {
+    const t = tempDir("gn-pool-b-")
+    // a stage b that would run for scope sales (availability null) and is off for ops
+    const stages = Layer.succeed(SearchStages, { stages: [{ name: "b" as const, availability: (scope: string) => (scope === "sales" ? null : { state: "off" as const, duration_ms: null, reason: "not here" }) }] })
+    const other = await startServer(testConfig(t.dir), { services: { searchStages: stages, readPool: readPoolLayer({ size: 1 }) } })
+    try {
+      const key = await other.run(Effect.gen(function*() {
+        yield* Effect.flatMap(ScopeStore, (s) => Effect.all([s.create("sales"), s.create("ops")]))
+        const grant = yield* Effect.flatMap(OpsStore, (o) => o.createGrant({ kind: "service", auth: "bearer", scopes: ["sales", "ops"], rights: ["read"] }))
+        yield* Effect.flatMap(ReadPool, (p) => p.warm)
+        return "token" in grant ? grant.token : ""
+      }))
+      const ask = (scope: string) => fetch(`${other.url}/v1/search`, {
+        method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ scopes: [scope], text: "Lieferzeit" })
+      }).then(async (r) => ({ status: r.status, body: await r.json() as { stages: { b: { state: string; reason: string | null } } } }))
+      const poolStats = () => other.run(Effect.flatMap(ReadPool, (p) => p.stats))
+      const s0 = await poolStats()
+      const withB = await ask("sales")
+      const s1 = await poolStats()
+      expect(withB.status).toBe(200)
+      expect(withB.body.stages.b.state).toBe("ran")
+      expect([s1.inThread - s0.inThread, s1.inWorker - s0.inWorker]).toEqual([1, 0])
+      const withoutB = await ask("ops")
+      const s2 = await poolStats()
+      expect(withoutB.body.stages.b).toMatchObject({ state: "off", reason: "not here" })
+      expect([s2.inThread - s1.inThread, s2.inWorker - s1.inWorker]).toEqual([0, 1])
+    } finally {
+      await other.close()
+      t.cleanup()
+    }
+  }, 180_000)
 })

@@ -6,18 +6,23 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { csrfToken } from "../../src/auth/csrf.js"
-import { mailSource } from "../support/fixtures.js"
+import { mailSource, manualProposal } from "../support/fixtures.js"
+import { captureLogs } from "../support/logs.js"
+import { connect } from "../mcp/support.js"
 import { approvalLogin, type Fixture, isErrorBody, jsonOf, MCP_TOKEN, nested, ORIGIN, raw, type RawAnswer, SESSION_SECRET, startFixture } from "./support.js"
 
+const logs = captureLogs()
 let f: Fixture
 let cookie = ""
 const CSRF = csrfToken(SESSION_SECRET, "dev@example.com")
 
 beforeAll(async () => {
-  f = await startFixture()
+  f = await startFixture({ logs })
   cookie = await approvalLogin(f.url)
 }, 60_000)
 afterAll(async () => {
+  // nothing above was an unexpected failure of the service
+  expect(logs.lines.filter((l) => l.message === "internal error" || l.level === "ERROR")).toEqual([])
   await f.close()
 })
 
@@ -232,5 +237,22 @@ describe("7. POST /approval/login needs the same origin", () => {
     const a = await raw(f.url, { method: "POST", path: "/approval/login", headers: { "content-type": "application/x-www-form-urlencoded", origin: ORIGIN }, body: { chunked: [Buffer.from("token="), Buffer.alloc(300 * 1024, 0x61)] } })
     expect(a.status).toBe(413)
     expect(errorOf(a).error).toBe("payload-too-large")
+  })
+})
+
+describe("the same refusals through the official MCP client", () => {
+  it("a lone surrogate in a tool argument: isError validation-failed; an argument 60 deep: refused by the schema, not internal; 100 deep: the door’s 400", async () => {
+    const mcp = await connect(f.url, { authorization: `Bearer ${MCP_TOKEN}` })
+    try {
+      const lone = await mcp.call("propose_rule", { ...manualProposal("Lieferzeit \ud800 immer schriftlich bestätigen") })
+      expect(lone.isError).toBe(true)
+      expect(lone.structuredContent ?? JSON.parse((lone.content[0] as { text: string }).text)).toMatchObject({ error: "validation-failed" })
+      const deep = await mcp.call("search_rules", { scopes: ["sales"], text: "x", terms: JSON.parse(nested(60)) as unknown })
+      expect(deep.isError).toBe(true)
+      expect(JSON.stringify(deep)).not.toMatch(/internal/)
+      await expect(mcp.call("search_rules", { scopes: ["sales"], text: "x", terms: JSON.parse(nested(100)) as unknown })).rejects.toThrow(/nested more than 64 levels/)
+    } finally {
+      await mcp.close()
+    }
   })
 })

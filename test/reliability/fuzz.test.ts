@@ -16,10 +16,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { csrfToken } from "../../src/auth/csrf.js"
 import { mailSource } from "../support/fixtures.js"
 import { captureLogs } from "../support/logs.js"
-import { bodyOf, type Body, follow, type Hints, type JsonSchema, pathParam, queryValue } from "./generate.js"
+import { bodyOf, type Body, type Hints, type JsonSchema, pathParam, queryValue } from "./generate.js"
 import { approvalLogin, Dropped, type Fixture, isErrorBody, jsonOf, MCP_TOKEN, nested, ORIGIN, raw, type RawAnswer, type RawRequest, SESSION_SECRET, startFixture } from "./support.js"
 
-const RUNS = Number(process.env.GROUNDNOTE_FUZZ_RUNS ?? "5200")
+const RUNS = Number(process.env.GROUNDNOTE_FUZZ_RUNS ?? "5000")
 const SEED = Number(process.env.GROUNDNOTE_FUZZ_SEED ?? String(Date.now() % 2 ** 31))
 /** The share of the generated inputs that go to MCP (tools and raw JSON-RPC). */
 const MCP_SHARE = 0.3
