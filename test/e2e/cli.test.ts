@@ -130,6 +130,9 @@ describe("serve --demo", () => {
     first = start(["serve", "--demo"], env)
     await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok)
     expect(await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()).toEqual({ ok: true })
+    // the banner follows the demo person's confirmation, which goes through the listening service
+    const running = first
+    await waitFor(() => Promise.resolve(running.stderr().includes("approval login")))
     expect(first.stderr()).toMatch(/feeder bearer +gn_[A-Za-z0-9_-]{43}/)
     expect(first.stderr()).toContain("approval login    http://127.0.0.1:")
     const token = /gn_[A-Za-z0-9_-]{43}/.exec(first.stderr())?.[0] ?? ""

@@ -105,7 +105,8 @@ beforeAll(async () => {
   takenPort = typeof address === "object" && address !== null ? address.port : 0
 })
 
-describe.concurrent("start refusals", () => {
+// twenty CLI starts at once on two shared cores: each waits its turn for the CPU
+describe.concurrent("start refusals", { timeout: 120_000 }, () => {
   it.each(CASES)("%s → exit 1 and groundnote: %s: … naming it", async (_name, code, detail, env) => {
     const r = await serve(env())
     expect(r.code).toBe(1)
