@@ -169,7 +169,7 @@ describe("relations as rows", () => {
     })
     expect(r.status).toBe(400)
     const text = textOf(r.text)
-    expect(text).toContain("Not saved: validation-failed")
+    expect(text).toContain("Details: validation-failed")
     expect(text).toContain("Relations, row 2: name")
     expect(text).toContain("Relations product: Hakenleiste schwarz; customer: (no name)")
     // the form shows the rows as the person left them
