@@ -104,6 +104,17 @@ const REFUSED_TEXT: Readonly<Record<string, string>> = {
   "source-immutable": "the quote and its source never change"
 }
 
+/** A schema's message in plain words where it is a common one; else as it is. */
+export const plainIssue = (message: string): string => {
+  if (/at least 1 character\(s\) long, actual ""$/.test(message) || /actual ""$/.test(message)) return "is empty: fill it in"
+  const min = /at least (\d+) character\(s\) long/.exec(message)
+  if (min !== null) return `needs at least ${min[1]} characters`
+  const max = /at most (\d+) character\(s\) long/.exec(message)
+  if (max !== null) return `may have at most ${max[1]} characters`
+  if (/^Expected "(customer|product|supplier)"( \|.*)?, actual/.test(message)) return "pick customer, product or supplier"
+  return message
+}
+
 /**
  * The issues worth showing: a decision is one of four shapes, so a bad confirm also fails the
  * other shapes ("Expected undefined", "unknown key") — noise once a real issue names the field.
@@ -120,7 +131,10 @@ export const refusedNotice = (o: Extract<Outcome, { kind: "refused" }>, changed:
   return html`
 <div class="notice ${o.status === 409 ? "warn" : "error"}" role="alert" id="outcome">
   <h2>Not saved: ${REFUSED_TEXT[o.code] ?? o.code}</h2>
-  ${issues.length === 0 ? html`<p>${o.message}</p>` : html`<ul>${issues.map((i) => html`<li><b>${issueLabel(i.path, o.sent)}</b>: ${i.message}</li>`)}</ul>`}
+  ${issues.length === 0 ? html`<p>${o.message}</p>` : html`<ul>${
+    [...new Map(issues.map((i) => [`${i.path}\u0000${plainIssue(i.message)}`, i] as const)).values()]
+      .map((i) => html`<li><b>${issueLabel(i.path, o.sent)}</b>: ${plainIssue(i.message)}</li>`)
+  }</ul>`}
   ${o.remedy === null ? "" : html`<p>${o.remedy}</p>`}
   ${changed}
   ${Object.keys(o.sent).length === 0 ? "" : html`<details><summary>What you sent</summary><dl class="facts">${
