@@ -90,11 +90,12 @@ export const grantName = (names: ReadonlyMap<string, string>, grantId: string): 
   return names.get(grantId) ?? (grantId.startsWith("service:") ? "a feeder" : grantId.startsWith("person:") ? "a person" : grantId)
 }
 
-/** A version's reason in plain words ("proposed via mcp" → "Proposed by an agent"); anything else as written. */
+/** A server-written reason in plain words ("proposed via mcp" → "Proposed by an agent"); anything else as written. */
 export const reasonText = (reason: string): string => {
-  const via = /^proposed via (mcp|api|approval|proactive|task)$/.exec(reason)?.[1]
-  if (via === undefined) return reason
-  return via === "mcp" ? "Proposed by an agent" : via === "api" ? "Proposed by a feeder" : "Proposed"
+  const m = /^(proposed|created|moved|updated|renamed|changed) via (mcp|api|approval|proactive|task)$/.exec(reason)
+  if (m === null) return reason
+  const verb = `${(m[1] ?? "").charAt(0).toUpperCase()}${(m[1] ?? "").slice(1)}`
+  return m[2] === "mcp" ? `${verb} by an agent` : m[2] === "api" ? `${verb} by a feeder` : verb
 }
 
 /** How an attachment's text came about, in plain words. */

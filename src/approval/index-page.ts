@@ -59,9 +59,6 @@ const proposalItem = (r: ProposalRow, c: Clockwork, twins: ReadonlyArray<Proposa
   const source = r.source_kind === null ? r.source_id : SOURCE_KIND[r.source_kind] ?? r.source_kind
   return html`<li id="p-${r.rule_id}"${twins.length === 0 ? "" : html` class="dup"`}>
   <div class="statement">${ruleLink(r.rule_id, r.statement)}</div>
-  ${twins.length === 0 ? "" : html`<p class="small dupnote"><span class="badge exception">possible duplicate</span> of ${
-    twins.map((t, i) => html`${i > 0 ? "; " : ""}<a href="#p-${t.rule_id}">${shorten(t.statement, 90)}</a>`)
-  } — decide them together: confirm one, reject the other.</p>`}
   <blockquote class="small">${shorten(r.quote, QUOTE_CHARS)}</blockquote>
   <div class="meta">
     ${badge("proposed")}
@@ -70,6 +67,9 @@ const proposalItem = (r: ProposalRow, c: Clockwork, twins: ReadonlyArray<Proposa
     <span>proposed <time datetime="${r.created_at}">${ageText(days)}</time></span>
   </div>
   ${reasonsList(r.exceptions, r.reasons)}
+  ${twins.length === 0 ? "" : html`<p class="small dupnote"><span class="badge exception">possible duplicate</span> of ${
+    twins.map((t, i) => html`${i > 0 ? "; " : ""}<a href="#p-${t.rule_id}">${shorten(t.statement, 90)}</a>`)
+  } — decide them together: confirm one and reject the rest.</p>`}
   ${detailsLine([r.rule_id, `version ${r.version}`, `source ${r.source_id}`])}
 </li>`
 }

@@ -90,16 +90,56 @@ const sentLines = (sent: Readonly<Record<string, string>>): Array<readonly [stri
   return lines
 }
 
-/** The refusal: code, message, issues, and what the person sent (not saved). */
-export const refusedNotice = (o: Extract<Outcome, { kind: "refused" }>, changed: Html | string = ""): Html => html`
+/** Why it was not saved, in a business person's words (the code goes to the details line). */
+const REFUSED_TEXT: Readonly<Record<string, string>> = {
+  "validation-failed": "a field needs correcting",
+  "version-outdated": "somebody decided first",
+  "already-decided": "it was already decided",
+  "reason-missing": "a reason is needed",
+  "has-children": "archive what lies below it first",
+  "not-found": "it no longer exists",
+  "csrf-failed": "the form was not sent from this page",
+  "rate-limited": "too many decisions at once; wait a moment",
+  "reference-unknown": "the rule it should supersede is not a confirmed rule of this scope",
+  "source-immutable": "the quote and its source never change"
+}
+
+/** A schema's message in plain words where it is a common one; else as it is. */
+export const plainIssue = (message: string): string => {
+  if (/at least 1 character\(s\) long, actual ""$/.test(message) || /actual ""$/.test(message)) return "is empty: fill it in"
+  const min = /at least (\d+) character\(s\) long/.exec(message)
+  if (min !== null) return `needs at least ${min[1]} characters`
+  const max = /at most (\d+) character\(s\) long/.exec(message)
+  if (max !== null) return `may have at most ${max[1]} characters`
+  if (/^Expected "(customer|product|supplier)"( \|.*)?, actual/.test(message)) return "pick customer, product or supplier"
+  return message
+}
+
+/**
+ * The issues worth showing: a decision is one of four shapes, so a bad confirm also fails the
+ * other shapes ("Expected undefined", "unknown key") — noise once a real issue names the field.
+ */
+const relevantIssues = (issues: ReadonlyArray<{ readonly path: string; readonly message: string }>) => {
+  const noise = (m: string) => m.startsWith("Expected undefined") || m.startsWith("unknown key")
+  const real = issues.filter((i) => !noise(i.message))
+  return real.length === 0 ? issues : real
+}
+
+/** The refusal: what was wrong in plain words, the fields, and what the person sent (not saved); the code and raw message on the details line. */
+export const refusedNotice = (o: Extract<Outcome, { kind: "refused" }>, changed: Html | string = ""): Html => {
+  const issues = relevantIssues(o.issues)
+  return html`
 <div class="notice ${o.status === 409 ? "warn" : "error"}" role="alert" id="outcome">
-  <h2>Not saved: ${o.code}</h2>
-  <p>${o.message}</p>
-  ${o.issues.length === 0 ? "" : html`<ul>${o.issues.map((i) => html`<li><b>${issueLabel(i.path, o.sent)}</b>: ${i.message}</li>`)}</ul>`}
+  <h2>Not saved: ${REFUSED_TEXT[o.code] ?? o.code}</h2>
+  ${issues.length === 0 ? html`<p>${o.message}</p>` : html`<ul>${
+    [...new Map(issues.map((i) => [`${i.path}\u0000${plainIssue(i.message)}`, i] as const)).values()]
+      .map((i) => html`<li><b>${issueLabel(i.path, o.sent)}</b>: ${plainIssue(i.message)}</li>`)
+  }</ul>`}
   ${o.remedy === null ? "" : html`<p>${o.remedy}</p>`}
-  ${o.current === null ? "" : html`<p>Current version: <b>${o.current}</b>.</p>`}
   ${changed}
   ${Object.keys(o.sent).length === 0 ? "" : html`<details><summary>What you sent</summary><dl class="facts">${
     sentLines(o.sent).map(([k, v]) => html`<dt>${k}</dt><dd>${v === "" ? "—" : v}</dd>`)
   }</dl></details>`}
+  <p class="details">Details: ${o.code} (${o.status})${issues.length === 0 ? "" : ` · ${o.message}`}${o.current === null ? "" : ` · current ${o.current}`}</p>
 </div>`
+}

@@ -321,8 +321,8 @@ const neighbours = (p: RulePageInput): Html => {
     d.rejected.length === 0
       ? html`<p class="muted">None.</p>`
       : html`<ul class="list">${d.rejected.map((r) => html`<li><div class="statement">${ruleLink(r.rule_id, r.statement)}</div>
-        <div class="meta">${badge("rejected")}<span>${r.rule_id}</span>${r.rejected_at === null ? "" : html`<span>${when(r.rejected_at, p.clock)}</span>`}${r.decided_by_identity === null ? "" : html`<span>by ${r.decided_by_identity}</span>`}</div>
-        ${r.reason === null ? "" : html`<div class="small">Reason: ${r.reason}</div>`}</li>`)}</ul>`
+        <div class="meta">${badge("rejected")}${r.rejected_at === null ? "" : html`<span>${when(r.rejected_at, p.clock)}</span>`}${r.decided_by_identity === null ? "" : html`<span>by ${r.decided_by_identity}</span>`}</div>
+        ${r.reason === null ? "" : html`<div class="small">Reason: ${r.reason}</div>`}${detailsLine([r.rule_id])}</li>`)}</ul>`
   }</section>`
 }
 

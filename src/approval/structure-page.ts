@@ -9,7 +9,7 @@
  */
 import type { Candidate, PathItem } from "../contracts/errors.js"
 import type { PendingEnd, PendingEntityVersion, PendingItem, PendingLink } from "../graph/review-schemas.js"
-import { badge, type Clockwork, detailsLine, grantName, plural, when } from "./format.js"
+import { badge, type Clockwork, detailsLine, grantName, plural, reasonText, when } from "./format.js"
 import { type Html, html, join, safeHref, segment } from "./html.js"
 import { csrfField, layout, type Viewer } from "./layout.js"
 import { doneNotice, type Outcome, refusedNotice } from "./outcome.js"
@@ -138,13 +138,13 @@ const entityItem = (item: PendingEntityVersion, o: StructurePageInput, anchor: s
     ${aliasesChange(item)}
     <dt>By</dt><dd>${grantName(o.names, item.by)} via ${CHANNEL[item.channel] ?? item.channel}</dd>
     <dt>When</dt><dd>${when(item.at, o.clock)}</dd>
-    <dt>Reason</dt><dd>${item.reason}</dd>
+    <dt>Reason</dt><dd>${reasonText(item.reason)}</dd>
     <dt>Evidence</dt><dd>${evidenceHtml(item.evidence)}</dd>
     ${candidates.length === 0 ? "" : html`<dt>Similar entities</dt><dd><p class="small">The agent created it although these look alike (forced with its reason):</p><ul>${
       candidates.map((c: Candidate) => html`<li>${join(c.path, " › ")} <span class="muted small">(${c.type}, ${c.status})</span>${detailsLine([c.id, `${c.match} ${c.score.toFixed(2)}`])}</li>`)
     }</ul></dd>`}
   </dl>
-  ${detailsLine([item.ref, `by ${item.by}`, `channel ${item.channel}`])}
+  ${detailsLine([item.ref, `by ${item.by}`, `channel ${item.channel}`, `reason "${item.reason}"`])}
   ${!o.canDecide ? "" : item.current ? entityForms(o.viewer, item, o.forms) : html`<p class="small muted">A newer change of this entity is listed above; review that one (${item.target}).</p>`}
 </li>`
 }
@@ -157,7 +157,7 @@ const linkItem = (item: PendingLink, o: StructurePageInput): Html => html`<li id
     <dt>To</dt><dd>${endHtml(item.to)}</dd>
     <dt>By</dt><dd>${grantName(o.names, item.by)}</dd>
     <dt>When</dt><dd>${when(item.at, o.clock)}</dd>
-    <dt>Reason</dt><dd>${item.reason}</dd>
+    <dt>Reason</dt><dd>${reasonText(item.reason)}</dd>
     <dt>Evidence</dt><dd>${evidenceHtml(item.evidence)}</dd>
   </dl>
   ${detailsLine([item.ref, `by ${item.by}`, `confidence ${item.confidence.toFixed(2)}`])}

@@ -93,7 +93,8 @@ input[type=text], input[type=date], input[type=password], textarea, select {
 }
 textarea { min-height: 4.5rem; resize: vertical; }
 .relations .label { display: block; margin: .6rem 0 .2rem; font-weight: 600; font-size: .95rem; }
-.relrow { display: grid; grid-template-columns: minmax(7rem, 1fr) minmax(0, 2fr); gap: .4rem; margin: 0 0 .4rem; }
+.relations .label .hint { font-weight: 400; color: var(--muted); }
+.relrow { display: grid; grid-template-columns: 9.5rem minmax(0, 1fr); gap: .4rem; margin: 0 0 .4rem; }
 .details { color: var(--muted); font-size: .8rem; margin: .25rem 0 0; overflow-wrap: anywhere; }
 td .details { margin-top: .1rem; }
 .list > li.dup { border-left: 4px solid var(--proposed); }

@@ -264,7 +264,7 @@ describe("look", () => {
     expect(await wide()).toBe(true)
     await shot(p, "11-phone-rule")
     await phone.close()
-  })
+  }, 90_000)
   it("the forms are reachable by keyboard: Tab reaches the confirm button, Enter submits", async () => {
     const id = await proposeRule({ statement: "Reach the confirm button with the keyboard alone" })
     await page.goto(`${s.url}/approval/rules/${id}`)

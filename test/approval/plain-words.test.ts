@@ -169,8 +169,8 @@ describe("relations as rows", () => {
     })
     expect(r.status).toBe(400)
     const text = textOf(r.text)
-    expect(text).toContain("Not saved: validation-failed")
-    expect(text).toContain("Relations, row 2: name")
+    expect(text).toContain("Details: validation-failed")
+    expect(text).toContain("Relations, row 2: name : is empty: fill it in")
     expect(text).toContain("Relations product: Hakenleiste schwarz; customer: (no name)")
     // the form shows the rows as the person left them
     expect(r.text).toMatch(/<select name="relation_kind_1" aria-label="Relation 2: kind">.*<option value="customer" selected>customer<\/option>/)
@@ -178,7 +178,7 @@ describe("relations as rows", () => {
       decision: "confirm", version: "1", csrf, relations_rows: "1", relation_kind_0: "partner", relation_name_0: "Acme"
     })
     expect(unknown.status).toBe(400)
-    expect(textOf(unknown.text)).toContain("Relations, row 1: kind")
+    expect(textOf(unknown.text)).toContain("Relations, row 1: kind : pick customer, product or supplier")
     expect(unknown.text).toContain(`<option value="partner" selected>partner</option>`)
     expect(await scopeCounts("sales")).toEqual(before)
     // fixed: saved
