@@ -58,7 +58,7 @@ const ERRORS: ReadonlyArray<readonly [status: string, description: string]> = [
   ["413", "payload-too-large: 10 MiB on /v1/sources, 256 KiB elsewhere"],
   ["429", "rate-limited: wait the seconds of Retry-After"],
   ["500", "internal: nothing but the code"],
-  ["503", "scope-locked: the scope file cannot be opened (or is missing)"]
+  ["503", "scope-locked: the scope file cannot be opened (or is missing); overloaded: the listener's queue is full, nothing was done — retry after the seconds of Retry-After"]
 ]
 
 const errorContent = (graph: boolean): Json => ({
@@ -102,8 +102,9 @@ export const completeSpec = (version: string) => (spec: Json): Json => {
       if (path.includes("{") && responses["404"] === undefined) responses["404"] = { description: "not-found: the same answer for an unknown, malformed or foreign id", content: errorContent(graph) }
       // the routes answer every error as ErrorBody (GraphErrorBody on the graph routes), never HttpApi's own decode error
       for (const [status, r] of Object.entries(responses)) if (Number(status) >= 400) responses[status] = { ...r, content: errorContent(graph) }
-      if (responses["429"] !== undefined) {
-        responses["429"] = { ...responses["429"], headers: { "Retry-After": { description: "whole seconds", schema: { type: "integer", minimum: 1 } } } }
+      for (const status of ["429", "503"]) {
+        const r = responses[status]
+        if (r !== undefined) responses[status] = { ...r, headers: { "Retry-After": { description: status === "429" ? "whole seconds" : "whole seconds (overloaded only)", schema: { type: "integer", minimum: 1 } } } }
       }
       const query = QUERIES.find(([p]) => p === path)
       if (method === "get" && query !== undefined) {

@@ -28,7 +28,7 @@ afterAll(async () => {
   cleanup()
 })
 
-type Op = { security: Array<Record<string, unknown>>; responses: Record<string, { content?: Record<string, { schema: { $ref?: string } }>; headers?: unknown }>; parameters?: Array<{ name: string; in: string; required: boolean }>; requestBody?: unknown }
+type Op = { security: Array<Record<string, unknown>>; responses: Record<string, { content?: Record<string, { schema: { $ref?: string } }>; headers?: unknown; description?: string }>; parameters?: Array<{ name: string; in: string; required: boolean }>; requestBody?: unknown }
 const operations = (): Array<[string, string, Op]> =>
   Object.entries(spec.paths as Record<string, Record<string, Op>>).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => [method, path, op] as [string, string, Op]))
 
@@ -51,7 +51,7 @@ describe("/openapi.json", () => {
       expect(op.security, `${method} ${path}`).toEqual(approval ? [{ accessJwt: [] }, { session: [] }] : [{ bearer: [] }, { accessJwt: [] }])
     }
   })
-  it("every operation lists 400, 401, 403, 429, 500 and 503 as ErrorBody (graph routes GraphErrorBody), 429 with Retry-After", () => {
+  it("every operation lists 400, 401, 403, 429, 500 and 503 as ErrorBody (graph routes GraphErrorBody), 429 and 503 (overloaded) with Retry-After", () => {
     expect(Object.keys(spec.components.schemas)).toEqual(expect.arrayContaining(["ErrorBody", "GraphErrorBody"]))
     expect(Object.keys(spec.components.schemas)).not.toContain("HttpApiDecodeError")
     for (const [method, path, op] of operations()) {
@@ -60,6 +60,8 @@ describe("/openapi.json", () => {
         expect(ref, `${method} ${path} ${status}`).toBe(/^\/v1\/(entities|links|structure|reviews)/.test(path) ? "#/components/schemas/GraphErrorBody" : "#/components/schemas/ErrorBody")
       }
       expect(op.responses["429"]?.headers, `${method} ${path}`).toHaveProperty("Retry-After")
+      expect(op.responses["503"]?.headers, `${method} ${path}`).toHaveProperty("Retry-After")
+      expect(op.responses["503"]?.description).toContain("overloaded")
       if (method === "post") expect(op.responses["413"], `${method} ${path}`).toBeDefined()
     }
   })
