@@ -2,7 +2,7 @@
  * The in-memory cache of what only writes change (src/search/lexical/vocab.ts, issue 14): the
  * same queries through the cached and the uncached path give the same answers; a write between
  * two searches changes the second answer — a write of this process on another connection, and a
- * write of another process on the file (the stamp in lex_stamp, bumped in the writer's
+ * write of another process on the file (the stamp in index_stamp, bumped in the writer's
  * transaction, tells the cache it is stale).
  */
 import { execFileSync } from "node:child_process"

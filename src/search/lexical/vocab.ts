@@ -5,7 +5,7 @@
  * What only writes change is kept in memory per scope connection (issue 14): the number of
  * indexed rules, document frequencies (a word the vocabulary lacks as 0), the typo candidates of
  * a first letter and length range, which words the vocabulary holds (the de↔en expansions) and the
- * rule counts of term weights. The cache belongs to the stamp of the file (lex_stamp, bumped by
+ * rule counts of term weights. The cache belongs to the stamp of the file (index_stamp, bumped by
  * triggers in the writer's transaction, and lex_meta.build) read when a search begins
  * (refreshVocabCache); a different stamp — a write of this process or of another one, a rebuild,
  * a restored file — drops it. Without a cache (forgetVocabCache) every read goes to the file.
@@ -49,14 +49,14 @@ const cacheOf = (sql: SqlClient): ScopeVocab | undefined => {
 }
 
 /**
- * Reads the file's stamp (lex_stamp and lex_meta.build) and keeps the connection's cache when it
+ * Reads the file's stamp (index_stamp and lex_meta.build) and keeps the connection's cache when it
  * was filled under the same stamp, else starts an empty one. Call it inside the read transaction
  * of the search (the stamp then belongs to the rows the search reads).
  */
 export const refreshVocabCache = (sql: SqlClient): Effect.Effect<void, SqlError> =>
   Effect.map(
     sql<{ seq: number; nonce: number | bigint; build: string | null }>`SELECT seq, nonce,
-      (SELECT value FROM lex_meta WHERE key = 'build') AS build FROM lex_stamp WHERE id = 1`,
+      (SELECT value FROM lex_meta WHERE key = 'build') AS build FROM index_stamp WHERE id = 1`,
     (rows) => {
       const r = rows[0]
       if (r === undefined) {

@@ -4,7 +4,7 @@ import { migration as m0002 } from "./0002-graph.js"
 import { migration as m0003 } from "./0003-lexical.js"
 import { migration as m0004 } from "./0004-approval.js"
 import { migration as m0005 } from "./0005-vectors.js"
-import { migration as m0006 } from "./0006-lex-stamp.js"
+import { migration as m0006 } from "./0006-index-stamp.js"
 
 /**
  * Scope migrations in order. 0004 is the approval tables (architecture.md §4.1,

@@ -12,19 +12,19 @@
  */
 import type { Migration } from "../types.js"
 
-const BUMP = "UPDATE lex_stamp SET seq = seq + 1, nonce = random() WHERE id = 1;"
+const BUMP = "UPDATE index_stamp SET seq = seq + 1, nonce = random() WHERE id = 1;"
 
 export const migration: Migration = {
   version: 6,
-  name: "0006-lex-stamp",
+  name: "0006-index-stamp",
   statements: () => [
-    `CREATE TABLE lex_stamp (
+    `CREATE TABLE index_stamp (
       id INTEGER PRIMARY KEY CHECK (id = 1),
       seq INTEGER NOT NULL CHECK (seq >= 0),
       nonce INTEGER NOT NULL)`,
-    "INSERT INTO lex_stamp (id, seq, nonce) VALUES (1, 0, random())",
-    `CREATE TRIGGER lex_doc_stamp_insert AFTER INSERT ON lex_doc BEGIN ${BUMP} END`,
-    `CREATE TRIGGER lex_doc_stamp_update AFTER UPDATE ON lex_doc BEGIN ${BUMP} END`,
-    `CREATE TRIGGER lex_doc_stamp_delete AFTER DELETE ON lex_doc BEGIN ${BUMP} END`
+    "INSERT INTO index_stamp (id, seq, nonce) VALUES (1, 0, random())",
+    `CREATE TRIGGER index_stamp_insert AFTER INSERT ON lex_doc BEGIN ${BUMP} END`,
+    `CREATE TRIGGER index_stamp_update AFTER UPDATE ON lex_doc BEGIN ${BUMP} END`,
+    `CREATE TRIGGER index_stamp_delete AFTER DELETE ON lex_doc BEGIN ${BUMP} END`
   ]
 }
