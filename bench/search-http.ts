@@ -55,7 +55,7 @@ export const searchHttpBench = async (): Promise<void> => {
   const port = await freePort()
   const base = benchConfig(dir, {
     public_url: `http://127.0.0.1:${port}`,
-    limits: { requests_per_minute: 1_000_000, decisions_per_minute: 1_000_000 }
+    limits: { requests_per_minute: 100_000, decisions_per_minute: 100_000 }
   }, port)
   const config = { ...base, env: { ...base.env, devEmail: EMAIL, devApiToken: Redacted.make(FEEDER) } }
   const runtime = ManagedRuntime.make(publicListener("127.0.0.1", port).pipe(

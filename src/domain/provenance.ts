@@ -22,11 +22,23 @@ export const formatTimestamp = (s: number): string => {
 
 export const EXCERPT_CHARS = 300
 
-/** The start of a text, at most 300 characters, ending in … when shortened. */
+/**
+ * The start of a text, at most 300 characters (code points), ending in … when shortened. Reads
+ * only the first 301 code points: a bundle shows the excerpt of a mail of up to 5 MB ten times
+ * per search (spreading the whole text into an array was most of a bundle's time).
+ */
 export const shortExcerpt = (text: string | null): string | null => {
-  if (text === null) return null
-  const chars = [...text]
-  return chars.length <= EXCERPT_CHARS ? text : `${chars.slice(0, EXCERPT_CHARS - 1).join("")}…`
+  if (text === null || text.length <= EXCERPT_CHARS) return text
+  let i = 0
+  let n = 0
+  let cut = 0
+  while (i < text.length) {
+    if (n === EXCERPT_CHARS - 1) cut = i
+    i += (text.codePointAt(i) ?? 0) > 0xffff ? 2 : 1
+    n++
+    if (n > EXCERPT_CHARS) return `${text.slice(0, cut)}…`
+  }
+  return text
 }
 
 export const provenanceOf = (sql: SqlClient, v: RuleVersionRow) =>

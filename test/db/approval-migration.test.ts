@@ -17,7 +17,7 @@ import { Effect, Exit } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { openConnection } from "../../src/db/connection.js"
 import { createPrivateFile } from "../../src/db/files.js"
-import { migrate, pendingMigrations, schemaVersion } from "../../src/db/migrate.js"
+import { latestVersion, migrate, pendingMigrations, schemaVersion } from "../../src/db/migrate.js"
 import { migration as m0001 } from "../../src/db/migrations/scope/0001-init.js"
 import { migration as m0002 } from "../../src/db/migrations/scope/0002-graph.js"
 import { migration as m0003 } from "../../src/db/migrations/scope/0003-lexical.js"
@@ -81,19 +81,24 @@ describe("0004-approval on a file of the current release", () => {
     expect(empty.filter((t) => !t.startsWith("lex_tri"))).toEqual([])
   })
 
-  it("opening it migrates in place: every row kept, decisions gain origin grant, new tables empty, version stays 5", async () => {
+  it("opening it migrates in place: every row kept, decisions gain origin grant, new tables empty, version becomes the latest (0006-index-stamp follows)", async () => {
     const file = releaseDataDir()
     const before = await withFile(file, allRows)
     const config = testConfig(dir, { scopes: [{ name: "sales", providers_allowed: [] }] })
     const after = await run(config, Effect.gen(function*() {
       yield* (yield* ScopeStore).use("sales")
       const sql = yield* sqlOf("sales")
-      return { rows: yield* allRows(sql), version: yield* schemaVersion(sql), pending: yield* pendingMigrations(sql, 5, SCOPE_MIGRATIONS) }
+      return { rows: yield* allRows(sql), version: yield* schemaVersion(sql), pending: yield* pendingMigrations(sql, latestVersion(SCOPE_MIGRATIONS), SCOPE_MIGRATIONS) }
     }))
-    expect(after.version).toBe(5)
+    expect(after.version).toBe(latestVersion(SCOPE_MIGRATIONS))
     expect(after.pending).toEqual([])
     for (const [table, rows] of Object.entries(before)) {
       if (table === "decision") continue
+      // meta: only schema_version moves (to 0006-index-stamp's)
+      if (table === "meta") {
+        expect(after.rows[table], table).toEqual(rows.map((r) => ({ ...r, schema_version: latestVersion(SCOPE_MIGRATIONS) })))
+        continue
+      }
       expect(after.rows[table], table).toEqual(rows)
     }
     const decisions = before.decision ?? []
@@ -128,17 +133,17 @@ describe("0004-approval on a file of the current release", () => {
       const v = yield* migrate(sql, f3, SCOPE_MIGRATIONS, { scope: "sales", now: T })
       return { pending, v, after: yield* schemaVersion(sql) }
     }))
-    expect(v3).toEqual({ pending: ["0004-approval", "0005-vectors"], v: 5, after: 5 })
+    expect(v3).toEqual({ pending: ["0004-approval", "0005-vectors", "0006-index-stamp"], v: 6, after: 6 })
     const f5 = join(dir, "v5.sqlite")
     createPrivateFile(f5)
     const v5 = await withFile(f5, (sql) => Effect.gen(function*() {
       yield* migrate(sql, f5, [m0001, m0002, m0003, m0005], { scope: "sales", now: T })
       const pending = (yield* pendingMigrations(sql, 5, SCOPE_MIGRATIONS)).map((m) => m.name)
       const v = yield* migrate(sql, f5, SCOPE_MIGRATIONS, { scope: "sales", now: T })
-      const again = (yield* pendingMigrations(sql, 5, SCOPE_MIGRATIONS)).map((m) => m.name)
+      const again = (yield* pendingMigrations(sql, 6, SCOPE_MIGRATIONS)).map((m) => m.name)
       return { pending, v, after: yield* schemaVersion(sql), again }
     }))
-    expect(v5).toEqual({ pending: ["0004-approval"], v: 5, after: 5, again: [] })
+    expect(v5).toEqual({ pending: ["0004-approval", "0006-index-stamp"], v: 6, after: 6, again: [] })
   })
 
   it("a copy of the release file migrated twice ends identical (the late migration runs once)", async () => {

@@ -23,6 +23,7 @@ import { buildKey, type LexicalOptions, lexicalOptions } from "./options.js"
 import { analyze, type Analysis, type QueryInput } from "./query.js"
 import { pool, type PoolHit, type PoolOptions } from "./rank.js"
 import { synonymGroups } from "./synonyms.js"
+import { forgetVocabCache, refreshVocabCache } from "./vocab.js"
 
 export interface LexicalIndexShape {
   readonly options: LexicalOptions
@@ -42,8 +43,15 @@ export interface LexicalIndexShape {
 
 export class LexicalIndex extends Context.Tag("Groundnote/LexicalIndex")<LexicalIndex, LexicalIndexShape>() {}
 
-/** The service for given options (tests build it with their own switches). */
-export const makeLexicalIndex = (options: LexicalOptions): LexicalIndexShape => {
+/**
+ * The service for given options (tests build it with their own switches). `cache: false` reads
+ * the vocabulary from the file on every search (the answers are the same; the test of the cache
+ * compares both).
+ */
+export const makeLexicalIndex = (options: LexicalOptions, { cache = true }: { readonly cache?: boolean } = {}): LexicalIndexShape => {
+  /** the cache of what only writes change, checked against the file's stamp (vocab.ts) */
+  const vocabulary = (sql: SqlClient): Effect.Effect<void, SqlError> =>
+    cache ? refreshVocabCache(sql) : Effect.sync(() => forgetVocabCache(sql))
   const groups = options.features.synonyms ? synonymGroups(options.synonyms) : []
   // the de↔en vocabulary rides on the syn sub-query and needs both languages
   const lexicon = options.features.synonyms && options.features.bilingual &&
@@ -57,15 +65,20 @@ export const makeLexicalIndex = (options: LexicalOptions): LexicalIndexShape => 
     ensureBuild: (sql) => Doc.ensureBuild(sql, options),
     rebuild: (sql) => Doc.rebuild(sql, options),
     analyze: (sql, input) =>
-      Effect.zipRight(Doc.ensureBuild(sql, options), analyze(sql, input, options, groups, lexicon)).pipe(Effect.withSpan("LexicalIndex.analyze")),
+      Doc.ensureBuild(sql, options).pipe(
+        Effect.zipRight(vocabulary(sql)),
+        Effect.zipRight(analyze(sql, input, options, groups, lexicon)),
+        Effect.withSpan("LexicalIndex.analyze")
+      ),
     pool: (sql, analysis, opts) => pool(sql, analysis, options, opts).pipe(Effect.withSpan("LexicalIndex.pool")),
-    explain: (sql, analysis, seq) => explain(sql, analysis, options, seq),
-    explainMany: (sql, analysis, seqs) => explainMany(sql, analysis, options, seqs)
+    // explain may run in a later transaction than the analysis (stage b's heads): stamp read again
+    explain: (sql, analysis, seq) => Effect.zipRight(vocabulary(sql), explain(sql, analysis, options, seq)),
+    explainMany: (sql, analysis, seqs) => Effect.zipRight(vocabulary(sql), explainMany(sql, analysis, options, seqs))
   }
 }
 
-export const lexicalIndexLayer = (options: LexicalOptions): Layer.Layer<LexicalIndex> =>
-  Layer.succeed(LexicalIndex, makeLexicalIndex(options))
+export const lexicalIndexLayer = (options: LexicalOptions, opts: { readonly cache?: boolean } = {}): Layer.Layer<LexicalIndex> =>
+  Layer.succeed(LexicalIndex, makeLexicalIndex(options, opts))
 
 export const LexicalIndexLive: Layer.Layer<LexicalIndex, never, AppConfig> = Layer.effect(
   LexicalIndex,

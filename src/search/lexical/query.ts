@@ -15,7 +15,7 @@ import type { SynonymGroup } from "./synonyms.js"
 import { givenTerms, type RawTerm, textTerms, type TextTerms } from "./terms.js"
 import { fold, isAlpha } from "./text.js"
 import { type AnalyzedTerm, stemsOf, synonymExpansions, type SynonymExpansion, termVariants, variantLookups } from "./variants.js"
-import { documentCount, documentFrequencies, idf } from "./vocab.js"
+import { documentCount, documentFrequencies, idf, matchingRules } from "./vocab.js"
 
 export type { Alt } from "./match.js"
 export { collapseAlts } from "./variants.js"
@@ -49,10 +49,7 @@ export interface QueryInput {
 const matchCount = (sql: SqlClient, table: "lex_word" | "lex_stem", alts: ReadonlyArray<Alt>): Effect.Effect<number, SqlError> => {
   const match = orExpr(alts)
   if (match === null) return Effect.succeed(0)
-  return Effect.map(
-    sql.unsafe<{ n: number }>(`SELECT count(*) AS n FROM ${table} WHERE ${table} MATCH ?`, [match]),
-    (rows) => Number(rows[0]?.n ?? 0)
-  )
+  return matchingRules(sql, table, match)
 }
 
 /**

@@ -1,6 +1,14 @@
 /**
  * The scope vocabulary (fts5vocab rows over lex_word and lex_stem): document frequencies for
  * IDF, key terms and decompounding, and the candidates of typo correction.
+ *
+ * What only writes change is kept in memory per scope connection (issue 14): the number of
+ * indexed rules, document frequencies (a word the vocabulary lacks as 0), the typo candidates of
+ * a first letter and length range, which words the vocabulary holds (the de↔en expansions) and the
+ * rule counts of term weights. The cache belongs to the stamp of the file (index_stamp, bumped by
+ * triggers in the writer's transaction, and lex_meta.build) read when a search begins
+ * (refreshVocabCache); a different stamp — a write of this process or of another one, a rebuild,
+ * a restored file — drops it. Without a cache (forgetVocabCache) every read goes to the file.
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -8,6 +16,62 @@ import { Effect } from "effect"
 import { fold } from "./text.js"
 
 export type VocabTable = "lex_word_vocab" | "lex_stem_vocab"
+
+/** What one scope's reads of the vocabulary found under one stamp of its file. */
+interface ScopeVocab {
+  readonly stamp: string
+  docs: number | undefined
+  readonly df: Record<VocabTable, Map<string, number>>
+  readonly starting: Map<string, ReadonlyArray<{ term: string; doc: number }>>
+  readonly counts: Map<string, number>
+  readonly has: { readonly exact: Map<string, boolean>; readonly prefixes: Map<string, boolean> }
+  /** entries held; past MAX_ENTRIES the cache starts again */
+  entries: number
+}
+
+const MAX_ENTRIES = 200_000
+const caches = new WeakMap<SqlClient, ScopeVocab>()
+
+const emptyVocab = (stamp: string): ScopeVocab => ({
+  stamp, docs: undefined, df: { lex_word_vocab: new Map(), lex_stem_vocab: new Map() }, starting: new Map(), counts: new Map(),
+  has: { exact: new Map(), prefixes: new Map() }, entries: 0
+})
+
+/** The connection's cache, or undefined when it has none (uncached reads). */
+const cacheOf = (sql: SqlClient): ScopeVocab | undefined => {
+  const c = caches.get(sql)
+  if (c !== undefined && c.entries > MAX_ENTRIES) {
+    const fresh = emptyVocab(c.stamp)
+    caches.set(sql, fresh)
+    return fresh
+  }
+  return c
+}
+
+/**
+ * Reads the file's stamp (index_stamp and lex_meta.build) and keeps the connection's cache when it
+ * was filled under the same stamp, else starts an empty one. Call it inside the read transaction
+ * of the search (the stamp then belongs to the rows the search reads).
+ */
+export const refreshVocabCache = (sql: SqlClient): Effect.Effect<void, SqlError> =>
+  Effect.map(
+    sql<{ seq: number; nonce: number | bigint; build: string | null }>`SELECT seq, nonce,
+      (SELECT value FROM lex_meta WHERE key = 'build') AS build FROM index_stamp WHERE id = 1`,
+    (rows) => {
+      const r = rows[0]
+      if (r === undefined) {
+        caches.delete(sql)
+        return
+      }
+      const stamp = `${String(r.seq)}:${String(r.nonce)}:${r.build ?? ""}`
+      if (caches.get(sql)?.stamp !== stamp) caches.set(sql, emptyVocab(stamp))
+    }
+  )
+
+/** Drops the connection's cache: every read goes to the file until refreshVocabCache. */
+export const forgetVocabCache = (sql: SqlClient): void => {
+  caches.delete(sql)
+}
 
 /** Document frequency per (folded) token; absent tokens are not in the map. */
 export const documentFrequencies = (
@@ -19,18 +83,40 @@ export const documentFrequencies = (
     const wanted = [...new Set([...tokens].map(fold))]
     const out = new Map<string, number>()
     if (wanted.length === 0) return out
-    // one statement text per table keeps the prepared-statement cache warm
-    const rows = yield* sql.unsafe<{ term: string; doc: number }>(
-      `SELECT term, doc FROM ${table} WHERE term IN (SELECT value FROM json_each(?))`,
-      [JSON.stringify(wanted)]
-    )
-    for (const r of rows) out.set(r.term, Number(r.doc))
+    const cache = cacheOf(sql)
+    const known = cache?.df[table]
+    const missing = known === undefined ? wanted : wanted.filter((t) => !known.has(t))
+    if (missing.length > 0) {
+      // one statement text per table keeps the prepared-statement cache warm
+      const rows = yield* sql.unsafe<{ term: string; doc: number }>(
+        `SELECT term, doc FROM ${table} WHERE term IN (SELECT value FROM json_each(?))`,
+        [JSON.stringify(missing)]
+      )
+      for (const r of rows) out.set(r.term, Number(r.doc))
+      if (known !== undefined && cache !== undefined) {
+        for (const t of missing) known.set(t, out.get(t) ?? 0)
+        cache.entries += missing.length
+      }
+    }
+    if (known !== undefined) {
+      for (const t of wanted) {
+        const df = known.get(t) ?? 0
+        if (df > 0) out.set(t, df)
+      }
+    }
     return out
   })
 
 /** Number of indexed rules (every status that is indexed). */
-export const documentCount = (sql: SqlClient): Effect.Effect<number, SqlError> =>
-  Effect.map(sql<{ n: number }>`SELECT count(*) AS n FROM lex_doc`, (rows) => Number(rows[0]?.n ?? 0))
+export const documentCount = (sql: SqlClient): Effect.Effect<number, SqlError> => {
+  const cache = cacheOf(sql)
+  if (cache?.docs !== undefined) return Effect.succeed(cache.docs)
+  return Effect.map(sql<{ n: number }>`SELECT count(*) AS n FROM lex_doc`, (rows) => {
+    const n = Number(rows[0]?.n ?? 0)
+    if (cache !== undefined) cache.docs = n
+    return n
+  })
+}
 
 /** Vocabulary words that start with the first character of `token`, within a length range. */
 export const wordsStartingLike = (
@@ -41,8 +127,37 @@ export const wordsStartingLike = (
 ): Effect.Effect<ReadonlyArray<{ term: string; doc: number }>, SqlError> => {
   const first = String.fromCodePoint(token.codePointAt(0) ?? 0x61)
   const next = String.fromCodePoint((first.codePointAt(0) ?? 0x61) + 1)
-  return sql<{ term: string; doc: number }>`SELECT term, doc FROM lex_word_vocab
-    WHERE term >= ${first} AND term < ${next} AND length(term) BETWEEN ${minLength} AND ${maxLength}`
+  const cache = cacheOf(sql)
+  const key = `${first}\u0000${minLength}\u0000${maxLength}`
+  const known = cache?.starting.get(key)
+  if (known !== undefined) return Effect.succeed(known)
+  return Effect.map(
+    sql<{ term: string; doc: number }>`SELECT term, doc FROM lex_word_vocab
+      WHERE term >= ${first} AND term < ${next} AND length(term) BETWEEN ${minLength} AND ${maxLength}`,
+    (rows) => {
+      if (cache !== undefined) {
+        cache.starting.set(key, rows)
+        cache.entries += rows.length + 1
+      }
+      return rows
+    }
+  )
+}
+
+/** The rules whose row in `table` matches `match` (a MATCH expression), counted once per stamp. */
+export const matchingRules = (sql: SqlClient, table: "lex_word" | "lex_stem", match: string): Effect.Effect<number, SqlError> => {
+  const cache = cacheOf(sql)
+  const key = `${table}\u0000${match}`
+  const known = cache?.counts.get(key)
+  if (known !== undefined) return Effect.succeed(known)
+  return Effect.map(sql.unsafe<{ n: number }>(`SELECT count(*) AS n FROM ${table} WHERE ${table} MATCH ?`, [match]), (rows) => {
+    const n = Number(rows[0]?.n ?? 0)
+    if (cache !== undefined) {
+      cache.counts.set(key, n)
+      cache.entries += 1
+    }
+    return n
+  })
 }
 
 /** idf = ln(1 + (N − df + 0.5) / (df + 0.5)); an unknown word weighs most. */
@@ -58,10 +173,19 @@ export const vocabularyHas = (
   prefixes: Iterable<string>
 ): Effect.Effect<{ readonly exact: ReadonlySet<string>; readonly prefixes: ReadonlySet<string> }, SqlError> =>
   Effect.gen(function*() {
-    const e = [...new Set([...exact].map(fold))]
-    const p = [...new Set([...prefixes].map(fold))]
+    const wantE = [...new Set([...exact].map(fold))]
+    const wantP = [...new Set([...prefixes].map(fold))]
     const out = { exact: new Set<string>(), prefixes: new Set<string>() }
-    if (e.length === 0 && p.length === 0) return out
+    const has = cacheOf(sql)?.has
+    const e = has === undefined ? wantE : wantE.filter((w) => !has.exact.has(w))
+    const p = has === undefined ? wantP : wantP.filter((w) => !has.prefixes.has(w))
+    const fromCache = () => {
+      if (has === undefined) return out
+      for (const w of wantE) if (has.exact.get(w) === true) out.exact.add(w)
+      for (const w of wantP) if (has.prefixes.get(w) === true) out.prefixes.add(w)
+      return out
+    }
+    if (e.length === 0 && p.length === 0) return fromCache()
     const rows = yield* sql.unsafe<{ kind: string; w: string }>(
       `SELECT 'e' AS kind, j.value AS w FROM json_each(?) j
          WHERE EXISTS (SELECT 1 FROM lex_word_vocab WHERE term = j.value)
@@ -71,5 +195,10 @@ export const vocabularyHas = (
       [JSON.stringify(e), JSON.stringify(p)]
     )
     for (const r of rows) (r.kind === "e" ? out.exact : out.prefixes).add(r.w)
-    return out
+    const cache = cacheOf(sql)
+    if (has === undefined || cache === undefined) return out
+    for (const w of e) has.exact.set(w, out.exact.has(w))
+    for (const w of p) has.prefixes.set(w, out.prefixes.has(w))
+    cache.entries += e.length + p.length
+    return fromCache()
   })

@@ -1,0 +1,155 @@
+/**
+ * The in-memory cache of what only writes change (src/search/lexical/vocab.ts, issue 14): the
+ * same queries through the cached and the uncached path give the same answers; a write between
+ * two searches changes the second answer — a write of this process on another connection, and a
+ * write of another process on the file (the stamp in index_stamp, bumped in the writer's
+ * transaction, tells the cache it is stale).
+ */
+import { execFileSync } from "node:child_process"
+import { fileURLToPath } from "node:url"
+import { Effect, type Layer, ManagedRuntime, TestClock, TestContext } from "effect"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { ScopeStore, scopeFile } from "../../src/db/scope-store.js"
+import { decide } from "../../src/decision/decide.js"
+import type { SearchRequest } from "../../src/domain/search-schemas.js"
+import { propose } from "../../src/domain/proposals.js"
+import { storeSource } from "../../src/domain/sources.js"
+import { lexicalIndexLayer } from "../../src/search/lexical/index.js"
+import { lexicalOptions } from "../../src/search/lexical/options.js"
+import { search } from "../../src/search/search.js"
+import { storeLayer, tempDir, testConfig } from "../support/env.js"
+import { mailSource, manualProposal } from "../support/fixtures.js"
+import { run, type Stores } from "../support/run.js"
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url))
+let dir: string
+let cleanup: () => void
+let config: ReturnType<typeof testConfig>
+const agent = { grantId: "person:1", channel: "mcp" as const }
+const person = { grantId: "person:2", identity: "anna@example.com" }
+
+const at = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    yield* TestClock.setTime(Date.UTC(2026, 5, 15, 12))
+    return yield* effect
+  }).pipe(Effect.provide(TestContext.TestContext))
+
+const STATEMENTS = [
+  ["Die Lieferzeit für Hakenleisten erfragt der Einkauf beim Lieferanten", ["Lieferzeit", "Hakenleiste"]],
+  ["Rechnungen mit Skonto werden innerhalb von zehn Tagen bezahlt", ["Rechnung", "Skonto"]],
+  ["Delivery times of the supplier are confirmed in writing", ["delivery", "supplier"]],
+  ["Zahlungsziele für Neukunden betragen dreißig Tage netto", ["Zahlungsziel", "Kunde"]],
+  ["Pallets leave the warehouse only with a shipping note", ["warehouse", "shipping"]],
+  ["Preislisten mit Rabatt gibt der Vertrieb nur nach Freigabe heraus", ["Preisliste", "Rabatt"]],
+  ["Reklamationen werden mit einer Gutschrift abgeschlossen", ["Reklamation", "Gutschrift"]],
+  ["Every order needs an invoice before the payment is booked", ["order", "invoice"]],
+  ["Muster für Kunden verschickt der Versand per Spedition", ["Muster", "Versand"]],
+  ["Die Lieferzeit von Wandhakenleisten beträgt drei Wochen", ["Lieferzeit", "Wandhakenleiste"]]
+] as const
+
+const QUERIES: ReadonlyArray<Partial<SearchRequest>> = [
+  { text: "Lieferzeit Hakenleiste" }, { text: "Rechnung Skonto" }, { text: "delivery time supplier" }, { text: "Liefrzeit" },
+  { text: "Zahlungsziele Kunde" }, { text: "warehouse pallets shipping" }, { text: "Preislisten Rabatt" }, { text: "Hakenleisten" },
+  { text: "customer discount sample" }, { text: "Reklamation Gutschrift" }, { text: "order invoice payment" },
+  { terms: ["Lieferzeit", "Wandhakenleiste"] }, { text: "Lieferzeit", include_proposals: true }, { text: "Rechnung bezahlen Skonto Tage" }
+]
+
+const req = (over: Partial<SearchRequest>): SearchRequest => ({
+  scopes: ["sales"], cross_scope: false, as_of: null, include_proposals: false, limit: 10, ...over
+})
+
+/** The answer without what differs from run to run (durations). */
+const answerOf = (r: { response: { stages: unknown } & Record<string, unknown> }) => ({ ...r.response, stages: null })
+
+beforeEach(async () => {
+  ;({ dir, cleanup } = tempDir())
+  config = testConfig(dir)
+  await run(config, at(Effect.gen(function*() {
+    yield* (yield* ScopeStore).create("sales")
+    yield* storeSource(mailSource(), "service:1")
+    for (const [i, [statement, keywords]] of STATEMENTS.entries()) {
+      yield* propose(manualProposal(statement, { keywords: [...keywords], relations: [] }), agent)
+      // the last two stay proposals
+      if (i < STATEMENTS.length - 2) yield* decide(`sales-${String(i + 1).padStart(4, "0")}`, { decision: "confirm", version: 1 }, person)
+    }
+  })))
+})
+afterEach(() => cleanup())
+
+const uncached = () => lexicalIndexLayer(lexicalOptions(config.file.search), { cache: false })
+
+describe("the vocabulary cache", () => {
+  it("the same queries through the cached and the uncached path give the same answers, twice over", async () => {
+    const answers = Effect.gen(function*() {
+      const out: Array<unknown> = []
+      // two rounds: the second answers from the cache the first filled
+      for (let round = 0; round < 2; round++) {
+        for (const q of QUERIES) out.push(answerOf(yield* search(req(q), "00000000-0000-4000-8000-000000000000")))
+      }
+      return out
+    })
+    const cached = await run(config, at(answers))
+    const plain = await run(config, at(answers).pipe(Effect.provide(uncached())))
+    expect(cached).toHaveLength(QUERIES.length * 2)
+    expect(cached.slice(0, QUERIES.length)).toEqual(cached.slice(QUERIES.length))
+    expect(cached).toEqual(plain)
+    // the queries find something: the comparison is not one of empty answers
+    expect(cached.filter((a) => (a as { bundles: Array<unknown> }).bundles.length > 0).length).toBeGreaterThan(QUERIES.length)
+  })
+
+  describe("a write between two searches changes the second answer", () => {
+    let searcher: ManagedRuntime.ManagedRuntime<Stores, unknown>
+    beforeEach(() => {
+      searcher = ManagedRuntime.make(storeLayer(config) as Layer.Layer<Stores, unknown>)
+    })
+    afterEach(async () => {
+      await searcher.dispose()
+    })
+    const find = async (q: Partial<SearchRequest>) => {
+      const r = await searcher.runPromise(at(search(req(q), "00000000-0000-4000-8000-000000000000")))
+      return { heads: r.response.bundles.map((b) => b.head.ref), variants: r.response.query.variants, answer: answerOf(r) }
+    }
+    /** the answer of a search that reads everything from the file (no cache) */
+    const fresh = async (q: Partial<SearchRequest>) =>
+      answerOf(await run(config, at(search(req(q), "00000000-0000-4000-8000-000000000000")).pipe(Effect.provide(uncached()))))
+
+    it("a rule confirmed on another connection of this process", async () => {
+      const before = await find({ text: "Gabelstapler Wartung" })
+      expect(before.heads).toEqual([])
+      const typo = await find({ text: "Gabelstaplr" })
+      expect(typo.variants.gabelstaplr).not.toContain("gabelstapler")
+      // warm: the cache now holds that the scope knows neither word, and the typo candidates of "g"
+      expect(await find({ text: "Gabelstapler Wartung" })).toEqual(before)
+      expect(await find({ text: "Gabelstaplr" })).toEqual(typo)
+      await run(config, at(Effect.gen(function*() {
+        yield* propose(manualProposal("Die Wartung der Gabelstapler macht der Hersteller", { keywords: ["Gabelstapler"], relations: [] }), agent)
+        yield* decide("sales-0011", { decision: "confirm", version: 1 }, person)
+      })))
+      const after = await find({ text: "Gabelstapler Wartung" })
+      expect(after.heads).toEqual(["rule/sales-0011@2"])
+      expect(after.answer).toEqual(await fresh({ text: "Gabelstapler Wartung" }))
+      // the typo correction sees the new word (the known words were read again)
+      const typoAfter = await find({ text: "Gabelstaplr" })
+      expect(typoAfter.variants.gabelstaplr).toContain("gabelstapler")
+      expect(typoAfter.heads).toEqual(["rule/sales-0011@2"])
+      expect(typoAfter.answer).toEqual(await fresh({ text: "Gabelstaplr" }))
+    })
+
+    it("a rule removed from the index by another process writing the file", async () => {
+      const before = await find({ text: "Rechnung Skonto Tage" })
+      expect(before.heads).toContain("rule/sales-0002@2")
+      expect(await find({ text: "Rechnung Skonto Tage" })).toEqual(before)
+      // another process: drops rule 2's rows of the lexical index in its own transaction
+      const script = `const Database = require("better-sqlite3"); const db = new Database(${JSON.stringify(scopeFile(dir, "sales"))});
+        db.transaction(() => { for (const t of ["lex_word", "lex_stem", "lex_tri"]) db.prepare("DELETE FROM " + t + " WHERE rowid = 2").run();
+          db.prepare("DELETE FROM lex_doc WHERE seq = 2").run(); db.prepare("DELETE FROM lex_relation WHERE seq = 2").run() })(); db.close()`
+      execFileSync(process.execPath, ["-e", script], { cwd: ROOT })
+      const after = await find({ text: "Rechnung Skonto Tage" })
+      expect(after.heads).not.toContain("rule/sales-0002@2")
+      // another rule still answers (its coverage weighs the words by the file's counts)
+      expect(after.heads).toContain("rule/sales-0004@2")
+      // rule counts and frequencies (coverage, rank_a) are those of the file as it is now
+      expect(after.answer).toEqual(await fresh({ text: "Rechnung Skonto Tage" }))
+    })
+  })
+})
