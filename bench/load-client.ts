@@ -75,7 +75,8 @@ const send = (url: URL, options: { method: string; agent?: Agent; socketPath?: s
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 export const runSearch = async (job: SearchJob): Promise<SearchReport> => {
-  const agent = new Agent({ keepAlive: true, maxSockets: job.clients })
+  // each client its own keep-alive connection, as N separate programs would have
+  const agents = Array.from({ length: job.clients }, () => new Agent({ keepAlive: true, maxSockets: 1 }))
   const url = new URL("/v1/search", job.url)
   const ok: Array<number> = []
   const overloaded: Array<number> = []
@@ -86,7 +87,7 @@ export const runSearch = async (job: SearchJob): Promise<SearchReport> => {
   const t0 = performance.now()
   const end = t0 + job.seconds * 1000
   let q = 0
-  await Promise.all(perClient.map(async (_, c) => {
+  await Promise.all(agents.map(async (agent, c) => {
     while (performance.now() < end) {
       const body = JSON.stringify({ scopes: [job.scope], text: job.queries[q++ % job.queries.length] })
       const start = performance.now()
@@ -117,7 +118,7 @@ export const runSearch = async (job: SearchJob): Promise<SearchReport> => {
       }
     }
   }))
-  agent.destroy()
+  for (const a of agents) a.destroy()
   return { mode: "search", seconds: (performance.now() - t0) / 1000, ok, overloaded, retryAfter: [...retryAfter], otherStatus, perClient, sample503 }
 }
 
