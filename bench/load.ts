@@ -109,9 +109,9 @@ const call = async (url: string, path: string, init: { method: string; headers: 
   }
 }
 
-/** The person's approval session (dev-token login). */
-export const login = async (url: string): Promise<string> => {
-  const r = await call(url, "/approval/login", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `token=${APPROVAL_TOKEN}` })
+/** The person's approval session (dev-token login, sent from `origin`: the service's public_url). */
+export const login = async (url: string, origin: string): Promise<string> => {
+  const r = await call(url, "/approval/login", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", origin: new URL(origin).origin }, body: `token=${APPROVAL_TOKEN}` })
   if (r.status !== 303) throw new Error(`login: ${r.status}`)
   return (r.headers.get("set-cookie") ?? "").split(";")[0] ?? ""
 }
@@ -298,7 +298,7 @@ export const loadBench = async (): Promise<void> => {
       }))
     } else if (missing) {
       const url = urlOf(await loader.runPromise(Effect.map(HttpServer.HttpServer, (s) => s.address)))
-      const cookie = await login(url)
+      const cookie = await login(url, config.file.public_url)
       for (const [scope, n] of [["big", BIG], ["small", SMALL]] as const) await loadThroughV1({ url, token: bearer, cookie }, scope, confirmed[scope] ?? 0, n)
     }
     await loader.dispose()

@@ -51,7 +51,7 @@ const soak = async () => {
       method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(sourceOf("big"))
     })
     if (source.status !== 201) throw new Error(`source: ${source.status}`)
-    const cookie = await login(url)
+    const cookie = await login(url, config.file.public_url)
     const job: SoakJob = {
       url, token, mcpToken: MCP_TOKEN, cookie, csrf: csrfToken("s".repeat(40), "bench@example.com"), origin: config.file.public_url,
       scope: "big", clients: CLIENTS, minutes: MINUTES, queries: QUERIES, quotes: MAIL_LINES, sourceId: "mail:<load@example.com>"
