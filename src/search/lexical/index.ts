@@ -23,7 +23,7 @@ import { buildKey, type LexicalOptions, lexicalOptions } from "./options.js"
 import { analyze, type Analysis, type QueryInput } from "./query.js"
 import { pool, type PoolHit, type PoolOptions } from "./rank.js"
 import { synonymGroups } from "./synonyms.js"
-import { forgetVocabCache, refreshVocabCache } from "./vocab.js"
+import { forgetStampCache, refreshStampCache } from "./stamp-cache.js"
 
 export interface LexicalIndexShape {
   readonly options: LexicalOptions
@@ -49,9 +49,9 @@ export class LexicalIndex extends Context.Tag("Groundnote/LexicalIndex")<Lexical
  * compares both).
  */
 export const makeLexicalIndex = (options: LexicalOptions, { cache = true }: { readonly cache?: boolean } = {}): LexicalIndexShape => {
-  /** the cache of what only writes change, checked against the file's stamp (vocab.ts) */
+  /** the cache of what only writes change, checked against the file's stamp (stamp-cache.ts) */
   const vocabulary = (sql: SqlClient): Effect.Effect<void, SqlError> =>
-    cache ? refreshVocabCache(sql) : Effect.sync(() => forgetVocabCache(sql))
+    cache ? refreshStampCache(sql) : Effect.sync(() => forgetStampCache(sql))
   const groups = options.features.synonyms ? synonymGroups(options.synonyms) : []
   // the de↔en vocabulary rides on the syn sub-query and needs both languages
   const lexicon = options.features.synonyms && options.features.bilingual &&

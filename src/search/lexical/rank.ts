@@ -8,14 +8,15 @@ import { Effect } from "effect"
 import { storesStems } from "./document.js"
 import type { LexicalOptions, SubQueryName } from "./options.js"
 import { POOL_SIZE } from "./options.js"
-import { type Alt, orExpr } from "./match.js"
+import { type Alt, orPhrases } from "./match.js"
+import { type IndexedStatus, keepsPhraseRows, subQueryRows, type SubQueryRow } from "./phrases.js"
 import type { Analysis } from "./query.js"
 import type { LexFtsTable } from "./schema.js"
 import { isStopword } from "./stopwords.js"
 import { fold, isAlpha } from "./text.js"
 import { documentFrequencies, idf, type VocabTable } from "./vocab.js"
 
-export type IndexedStatus = "confirmed" | "superseded" | "proposed"
+export type { IndexedStatus } from "./phrases.js"
 
 export interface PoolOptions {
   readonly includeProposals: boolean
@@ -40,10 +41,17 @@ export interface PoolHit {
 export interface SubQuery {
   readonly name: SubQueryName
   readonly table: LexFtsTable
+  /** the phrases OR-ed, in order (`match` is their OR) */
+  readonly phrases: ReadonlyArray<string>
   readonly match: string
-  /** the match with every alternative, when `match` leaves common ones out (see commonAlts) */
+  /** the phrases with every alternative, when `phrases` leaves common ones out (see commonAlts) */
+  readonly fullPhrases?: ReadonlyArray<string>
+  /** the match with every alternative, when `match` leaves common ones out */
   readonly full?: string
 }
+
+const subQuery = (name: SubQueryName, table: LexFtsTable, phrases: ReadonlyArray<string>): SubQuery =>
+  ({ name, table, phrases, match: phrases.join(" OR ") })
 
 export { altExpr, orExpr } from "./match.js"
 
@@ -75,10 +83,11 @@ const subQueryAlts = (a: Analysis, o: LexicalOptions): Array<SubQueryAlts> => {
  */
 export const subQueries = (a: Analysis, o: LexicalOptions, common: CommonAlt = () => false): Array<SubQuery> =>
   subQueryAlts(a, o).flatMap(({ name, table, alts }): Array<SubQuery> => {
-    const full = orExpr(alts)
-    if (full === null) return []
-    const reduced = orExpr(alts.filter((x) => !common(table, x)))
-    return [reduced === null || reduced === full ? { name, table, match: full } : { name, table, match: reduced, full }]
+    const full = orPhrases(alts)
+    if (full.length === 0) return []
+    const reduced = orPhrases(alts.filter((x) => !common(table, x)))
+    if (reduced.length === 0 || reduced.length === full.length) return [subQuery(name, table, full)]
+    return [{ ...subQuery(name, table, reduced), fullPhrases: full, full: full.join(" OR ") }]
   })
 
 /**
@@ -119,15 +128,7 @@ const commonAlts = (sql: SqlClient, a: Analysis, o: LexicalOptions): Effect.Effe
 export const planSubQueries = (sql: SqlClient, a: Analysis, o: LexicalOptions): Effect.Effect<Array<SubQuery>, SqlError> =>
   Effect.map(commonAlts(sql, a, o), (common) => subQueries(a, o, common))
 
-interface Row {
-  readonly seq: number
-  readonly rule_id: string
-  readonly version: number
-  readonly status: IndexedStatus
-  readonly valid_from: string
-  readonly valid_until: string | null
-  readonly score: number
-}
+type Row = SubQueryRow
 
 const SUB_LIMIT = POOL_SIZE * 3
 /**
@@ -161,8 +162,18 @@ for (const table of Object.keys(RANKED) as Array<LexFtsTable>) {
     ORDER BY score, d.seq LIMIT ${SUB_LIMIT}`
 }
 
-const runMatch = (sql: SqlClient, table: LexFtsTable, match: string, o: LexicalOptions, p: PoolOptions) =>
+/**
+ * A sub-query's rows: from the phrase rows held under the file's stamp (phrases.ts, the same rows
+ * and scores bit for bit) where the connection keeps them, else from FTS5 in two steps.
+ */
+const runMatch = (sql: SqlClient, table: LexFtsTable, phrases: ReadonlyArray<string>, o: LexicalOptions, p: PoolOptions) =>
   Effect.gen(function*() {
+    if (keepsPhraseRows(sql)) {
+      return yield* subQueryRows(sql, table, phrases, o.fieldWeights, {
+        statuses: statusesOf(p), excludeSeq: p.excludeSeq, limit: SUB_LIMIT, ranked: RANKED_LIMIT
+      })
+    }
+    const match = phrases.join(" OR ")
     const ranked = yield* sql.unsafe<Row | Partial<Row>>(RANKED[table], [...o.fieldWeights, match])
     const statuses = statusesOf(p)
     const kept = ranked.filter((r): r is Row => r.status !== undefined && r.status !== null && statuses.includes(r.status) && r.seq !== p.excludeSeq)
@@ -172,8 +183,8 @@ const runMatch = (sql: SqlClient, table: LexFtsTable, match: string, o: LexicalO
 
 /** A sub-query's rows: without its common alternatives when that fills SUB_LIMIT, else all of it. */
 const runSub = (sql: SqlClient, q: SubQuery, o: LexicalOptions, p: PoolOptions) =>
-  Effect.flatMap(runMatch(sql, q.table, q.match, o, p), (rows) =>
-    q.full === undefined || rows.length >= SUB_LIMIT ? Effect.succeed(rows) : runMatch(sql, q.table, q.full, o, p))
+  Effect.flatMap(runMatch(sql, q.table, q.phrases, o, p), (rows) =>
+    q.fullPhrases === undefined || rows.length >= SUB_LIMIT ? Effect.succeed(rows) : runMatch(sql, q.table, q.fullPhrases, o, p))
 
 const DAY_MS = 86_400_000
 /** Days since 1970 of a day YYYY-MM-DD; a pool ranks up to 1,800 rows, most of a few days. */
@@ -252,8 +263,8 @@ const prfQuery = (sql: SqlClient, a: Analysis, o: LexicalOptions, top: ReadonlyA
       .map(([t, n]) => ({ t, s: n * idf(a.docs, df.get(t) ?? 0) }))
       .sort((x, y) => y.s - x.s || (x.t < y.t ? -1 : 1))
       .slice(0, PRF_TERMS)
-    const match = orExpr(picked.map((p) => ({ tokens: [p.t], prefix: false })))
-    return match === null ? null : { name: "prf" as const, table: "lex_word" as const, match }
+    const phrases = orPhrases(picked.map((p) => ({ tokens: [p.t], prefix: false })))
+    return phrases.length === 0 ? null : subQuery("prf", "lex_word", phrases)
   })
 
 const rank = (fused: Map<number, Fused>, o: LexicalOptions, day: string) =>

@@ -2,24 +2,22 @@
  * The scope vocabulary (fts5vocab rows over lex_word and lex_stem): document frequencies for
  * IDF, key terms and decompounding, and the candidates of typo correction.
  *
- * What only writes change is kept in memory per scope connection (issue 14): the number of
- * indexed rules, document frequencies (a word the vocabulary lacks as 0), the typo candidates of
- * a first letter and length range, which words the vocabulary holds (the de↔en expansions) and the
- * rule counts of term weights. The cache belongs to the stamp of the file (index_stamp, bumped by
- * triggers in the writer's transaction, and lex_meta.build) read when a search begins
- * (refreshVocabCache); a different stamp — a write of this process or of another one, a rebuild,
- * a restored file — drops it. Without a cache (forgetVocabCache) every read goes to the file.
+ * What only writes change is kept in memory per scope connection (issue 14), in the connection's
+ * stamp cache (stamp-cache.ts): the number of indexed rules, document frequencies (a word the
+ * vocabulary lacks as 0), the typo candidates of a first letter and length range, which words the
+ * vocabulary holds (the de↔en expansions) and the rule counts of term weights. Without a cache
+ * every read goes to the file.
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
+import { cachePart, resetCachePart } from "./stamp-cache.js"
 import { fold } from "./text.js"
 
 export type VocabTable = "lex_word_vocab" | "lex_stem_vocab"
 
 /** What one scope's reads of the vocabulary found under one stamp of its file. */
 interface ScopeVocab {
-  readonly stamp: string
   docs: number | undefined
   readonly df: Record<VocabTable, Map<string, number>>
   readonly starting: Map<string, ReadonlyArray<{ term: string; doc: number }>>
@@ -30,47 +28,19 @@ interface ScopeVocab {
 }
 
 const MAX_ENTRIES = 200_000
-const caches = new WeakMap<SqlClient, ScopeVocab>()
+const PART = "vocab"
 
-const emptyVocab = (stamp: string): ScopeVocab => ({
-  stamp, docs: undefined, df: { lex_word_vocab: new Map(), lex_stem_vocab: new Map() }, starting: new Map(), counts: new Map(),
+const emptyVocab = (): ScopeVocab => ({
+  docs: undefined, df: { lex_word_vocab: new Map(), lex_stem_vocab: new Map() }, starting: new Map(), counts: new Map(),
   has: { exact: new Map(), prefixes: new Map() }, entries: 0
 })
 
-/** The connection's cache, or undefined when it has none (uncached reads). */
+/** The connection's vocabulary under the file's stamp, or undefined when it has no cache (uncached reads). */
 const cacheOf = (sql: SqlClient): ScopeVocab | undefined => {
-  const c = caches.get(sql)
-  if (c !== undefined && c.entries > MAX_ENTRIES) {
-    const fresh = emptyVocab(c.stamp)
-    caches.set(sql, fresh)
-    return fresh
-  }
-  return c
-}
-
-/**
- * Reads the file's stamp (index_stamp and lex_meta.build) and keeps the connection's cache when it
- * was filled under the same stamp, else starts an empty one. Call it inside the read transaction
- * of the search (the stamp then belongs to the rows the search reads).
- */
-export const refreshVocabCache = (sql: SqlClient): Effect.Effect<void, SqlError> =>
-  Effect.map(
-    sql<{ seq: number; nonce: number | bigint; build: string | null }>`SELECT seq, nonce,
-      (SELECT value FROM lex_meta WHERE key = 'build') AS build FROM index_stamp WHERE id = 1`,
-    (rows) => {
-      const r = rows[0]
-      if (r === undefined) {
-        caches.delete(sql)
-        return
-      }
-      const stamp = `${String(r.seq)}:${String(r.nonce)}:${r.build ?? ""}`
-      if (caches.get(sql)?.stamp !== stamp) caches.set(sql, emptyVocab(stamp))
-    }
-  )
-
-/** Drops the connection's cache: every read goes to the file until refreshVocabCache. */
-export const forgetVocabCache = (sql: SqlClient): void => {
-  caches.delete(sql)
+  const c = cachePart(sql, PART, emptyVocab)
+  if (c === undefined || c.entries <= MAX_ENTRIES) return c
+  resetCachePart(sql, PART)
+  return cachePart(sql, PART, emptyVocab)
 }
 
 /** Document frequency per (folded) token; absent tokens are not in the map. */

@@ -109,7 +109,7 @@ describe("a word in half of the rows or more", () => {
 
   it("is left out when the other words still fill the sub-query: the same pool", async () => {
     await bulk(rules(650))
-    expect(await plan("alpha beta")).toEqual([{ name: "word", table: "lex_word", match: "\"beta\" *", full: "\"alpha\" * OR \"beta\" *" }])
+    expect(await plan("alpha beta")).toEqual([{ name: "word", table: "lex_word", phrases: ["\"beta\" *"], match: "\"beta\" *", fullPhrases: ["\"alpha\" *", "\"beta\" *"], full: "\"alpha\" * OR \"beta\" *" }])
     const r = await poolAndReference("alpha beta", "\"alpha\" * OR \"beta\" *", false)
     expect(r.pool).toHaveLength(200)
     expect(r.pool).toEqual(r.reference)
@@ -117,9 +117,9 @@ describe("a word in half of the rows or more", () => {
 
   it("stays when the other words match fewer rows: rules with the common word alone still fill the pool", async () => {
     await bulk(rules(120))
-    expect(await plan("alpha beta")).toEqual([{ name: "word", table: "lex_word", match: "\"beta\" *", full: "\"alpha\" * OR \"beta\" *" }])
+    expect(await plan("alpha beta")).toEqual([{ name: "word", table: "lex_word", phrases: ["\"beta\" *"], match: "\"beta\" *", fullPhrases: ["\"alpha\" *", "\"beta\" *"], full: "\"alpha\" * OR \"beta\" *" }])
     // alone, the common word is searched: no other alternative is left
-    expect(await plan("alpha")).toEqual([{ name: "word", table: "lex_word", match: "\"alpha\" *" }])
+    expect(await plan("alpha")).toEqual([{ name: "word", table: "lex_word", phrases: ["\"alpha\" *"], match: "\"alpha\" *" }])
     const r = await poolAndReference("alpha beta", "\"alpha\" * OR \"beta\" *", false)
     expect(r.pool).toHaveLength(200)
     expect(r.pool.slice(120).every(([seq]) => (seq ?? 0) > 120)).toBe(true)

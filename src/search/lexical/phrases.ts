@@ -1,0 +1,253 @@
+/**
+ * A sub-query's rows from its phrases, held in memory per stamp of the file (issue 14).
+ *
+ * FTS5's bm25 of `p1 OR p2 OR …` gives a row −(0 + t1 + t2 + …), the terms added in phrase
+ * order (fts5_aux.c, fts5Bm25Function), where ti — the phrase's IDF in the table (counted over the
+ * rows the phrase matches alone) times its weighted frequency in the row over the row's length —
+ * is 0 for a phrase the row does not hold, and is exactly what bm25 gives the row for the phrase
+ * alone, negated. So the rows of the OR are the union of the phrases' rows and their scores are,
+ * bit for bit, those terms added in phrase order. Each phrase's rows (rowid, term) are read once
+ * per stamp of the file — what only writes change — and kept in the connection's stamp cache; a
+ * search adds them up in memory instead of running bm25 over every matching row of every
+ * sub-query again. The rows a sub-query keeps are then chosen exactly as the one-step query
+ * `… JOIN lex_doc … WHERE status IN (…) AND seq <> excluded ORDER BY score, seq LIMIT n` would
+ * (lex_doc's rows are kept under the stamp too). The test compares both on random scopes.
+ *
+ * Bounded: past MAX_HELD phrase rows the phrases start again (a phrase of a common word at 100k
+ * rules holds ~90k rows, 12 bytes each).
+ */
+import type { SqlClient } from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect } from "effect"
+import type { LexFtsTable } from "./schema.js"
+import { cachePart } from "./stamp-cache.js"
+
+export type IndexedStatus = "confirmed" | "superseded" | "proposed"
+
+/** A row of a sub-query: the indexed version (lex_doc) and the row's bm25 (lower is better). */
+export interface SubQueryRow {
+  readonly seq: number
+  readonly rule_id: string
+  readonly version: number
+  readonly status: IndexedStatus
+  readonly valid_from: string
+  readonly valid_until: string | null
+  readonly score: number
+}
+
+type DocInfo = Omit<SubQueryRow, "score">
+
+/** One phrase's rows: rowids and their bm25 terms (−bm25 of the phrase alone). */
+interface PhraseRows {
+  readonly seqs: Int32Array
+  readonly terms: Float64Array
+}
+
+interface PhrasePart {
+  readonly phrases: Map<string, PhraseRows>
+  /** rows held by `phrases` */
+  held: number
+  /** lex_doc by seq; null: no lex_doc row */
+  readonly docs: Map<number, DocInfo | null>
+}
+
+const PART = "phrases"
+const MAX_HELD = 4_000_000
+
+const emptyPart = (): PhrasePart => ({ phrases: new Map(), held: 0, docs: new Map() })
+
+/** Whether the connection keeps phrase rows (it has a stamp cache); else the pool asks FTS5 for each sub-query. */
+export const keepsPhraseRows = (sql: SqlClient): boolean => cachePart(sql, PART, emptyPart) !== undefined
+
+const PHRASE_SQL: Record<LexFtsTable, string> = {
+  lex_word: "SELECT rowid, bm25(lex_word, ?, ?, ?, ?) FROM lex_word WHERE lex_word MATCH ?",
+  lex_stem: "SELECT rowid, bm25(lex_stem, ?, ?, ?, ?) FROM lex_stem WHERE lex_stem MATCH ?",
+  lex_tri: "SELECT rowid, bm25(lex_tri, ?, ?, ?, ?) FROM lex_tri WHERE lex_tri MATCH ?"
+}
+
+const phraseRows = (
+  sql: SqlClient,
+  part: PhrasePart,
+  table: LexFtsTable,
+  weights: ReadonlyArray<number>,
+  phrase: string
+): Effect.Effect<PhraseRows, SqlError> => {
+  const key = `${table}\u0000${weights.join(",")}\u0000${phrase}`
+  const known = part.phrases.get(key)
+  if (known !== undefined) return Effect.succeed(known)
+  return Effect.map(sql.unsafe(PHRASE_SQL[table], [...weights, phrase]).values, (rows) => {
+    const seqs = new Int32Array(rows.length)
+    const terms = new Float64Array(rows.length)
+    rows.forEach((r, i) => {
+      seqs[i] = Number(r[0])
+      terms[i] = -Number(r[1])
+    })
+    if (part.held + rows.length > MAX_HELD) {
+      part.phrases.clear()
+      part.held = 0
+    }
+    const found = { seqs, terms }
+    part.phrases.set(key, found)
+    part.held += rows.length
+    return found
+  })
+}
+
+/** Scratch of the sums, indexed by seq (one search at a time per thread: the adding never yields). */
+let sums = new Float64Array(1024)
+let marks = new Uint8Array(1024)
+
+const room = (maxSeq: number): void => {
+  if (maxSeq < sums.length) return
+  const n = Math.max(maxSeq + 1, sums.length * 2)
+  sums = new Float64Array(n)
+  marks = new Uint8Array(n)
+}
+
+interface Union {
+  readonly seqs: Int32Array
+  readonly scores: Float64Array
+  readonly size: number
+}
+
+/** The union of the phrases' rows (the first `size` entries) with their scores −(0 + t1 + t2 + …), in no particular order. */
+const addUp = (lists: ReadonlyArray<PhraseRows>): Union => {
+  let maxSeq = 0
+  let total = 0
+  for (const l of lists) {
+    total += l.seqs.length
+    for (let j = 0; j < l.seqs.length; j++) if ((l.seqs[j] as number) > maxSeq) maxSeq = l.seqs[j] as number
+  }
+  room(maxSeq)
+  const seqs = new Int32Array(total)
+  let size = 0
+  for (const l of lists) {
+    for (let j = 0; j < l.seqs.length; j++) {
+      const s = l.seqs[j] as number
+      if (marks[s] === 0) {
+        marks[s] = 1
+        sums[s] = 0
+        seqs[size++] = s
+      }
+      sums[s] = (sums[s] as number) + (l.terms[j] as number)
+    }
+  }
+  const scores = new Float64Array(size)
+  for (let i = 0; i < size; i++) {
+    const s = seqs[i] as number
+    scores[i] = -(sums[s] as number)
+    marks[s] = 0
+  }
+  return { seqs, scores, size }
+}
+
+/** The k-th smallest (0-based) of xs[0..n), by quickselect on a copy. */
+const kthSmallest = (xs: Float64Array, n: number, k: number): number => {
+  const a = xs.slice(0, n)
+  let lo = 0
+  let hi = n - 1
+  while (lo < hi) {
+    const pivot = a[(lo + hi) >> 1] as number
+    let i = lo
+    let j = hi
+    while (i <= j) {
+      while ((a[i] as number) < pivot) i++
+      while ((a[j] as number) > pivot) j--
+      if (i <= j) {
+        const t = a[i] as number
+        a[i] = a[j] as number
+        a[j] = t
+        i++
+        j--
+      }
+    }
+    if (k <= j) hi = j
+    else if (k >= i) lo = i
+    else return a[k] as number
+  }
+  return a[k] as number
+}
+
+/** Indices of the `n` best rows by (score, seq), in that order (all rows when there are fewer). */
+const best = (u: Union, n: number): Array<number> => {
+  const { seqs, scores, size } = u
+  const order = (i: number, j: number) => (scores[i] as number) - (scores[j] as number) || (seqs[i] as number) - (seqs[j] as number)
+  const chosen: Array<number> = []
+  if (size <= n) {
+    for (let i = 0; i < size; i++) chosen.push(i)
+    return chosen.sort(order)
+  }
+  const bound = kthSmallest(scores, size, n - 1)
+  for (let i = 0; i < size; i++) if ((scores[i] as number) <= bound) chosen.push(i)
+  return chosen.sort(order).slice(0, n)
+}
+
+/** lex_doc of the seqs not known yet, in one read. */
+const readDocs = (sql: SqlClient, part: PhrasePart, seqs: ReadonlyArray<number>): Effect.Effect<void, SqlError> => {
+  const missing = seqs.filter((s) => !part.docs.has(s))
+  if (missing.length === 0) return Effect.void
+  return Effect.map(
+    sql<DocInfo>`SELECT seq, rule_id, version, status, valid_from, valid_until FROM lex_doc
+      WHERE seq IN (SELECT value FROM json_each(${JSON.stringify(missing)}))`,
+    (rows) => {
+      for (const r of rows) {
+        const seq = Number(r.seq)
+        part.docs.set(seq, {
+          seq, rule_id: r.rule_id, version: Number(r.version), status: r.status, valid_from: r.valid_from, valid_until: r.valid_until
+        })
+      }
+      for (const s of missing) if (!part.docs.has(s)) part.docs.set(s, null)
+    }
+  )
+}
+
+export interface RowFilter {
+  readonly statuses: ReadonlyArray<IndexedStatus>
+  readonly excludeSeq: number | undefined
+  /** the rows kept */
+  readonly limit: number
+  /** rows ranked before lex_doc is read (then all of them when too few pass) */
+  readonly ranked: number
+}
+
+/**
+ * The rows of `phrases` OR-ed on `table` (bm25 with `weights`): those with a lex_doc row of a
+ * searched status, not the excluded seq, best first (score, then seq), at most `limit`. Only on
+ * a connection that keeps phrase rows (keepsPhraseRows).
+ */
+export const subQueryRows = (
+  sql: SqlClient,
+  table: LexFtsTable,
+  phrases: ReadonlyArray<string>,
+  weights: ReadonlyArray<number>,
+  filter: RowFilter
+): Effect.Effect<Array<SubQueryRow>, SqlError> =>
+  Effect.gen(function*() {
+    const part = cachePart(sql, PART, emptyPart)
+    if (part === undefined) return yield* Effect.die(new Error("subQueryRows on a connection without a stamp cache"))
+    const lists: Array<PhraseRows> = []
+    for (const phrase of phrases) lists.push(yield* phraseRows(sql, part, table, weights, phrase))
+    const u = addUp(lists)
+    const { seqs, scores } = u
+    const keep = (order: ReadonlyArray<number>): Array<SubQueryRow> => {
+      const out: Array<SubQueryRow> = []
+      for (const i of order) {
+        const seq = seqs[i] as number
+        const d = part.docs.get(seq)
+        if (d === null || d === undefined || seq === filter.excludeSeq || !filter.statuses.includes(d.status)) continue
+        out.push({
+          seq, rule_id: d.rule_id, version: d.version, status: d.status, valid_from: d.valid_from, valid_until: d.valid_until,
+          score: scores[i] as number
+        })
+        if (out.length >= filter.limit) break
+      }
+      return out
+    }
+    const first = best(u, filter.ranked)
+    yield* readDocs(sql, part, first.map((i) => seqs[i] as number))
+    const kept = keep(first)
+    if (kept.length >= filter.limit || first.length === u.size) return kept
+    const all = best(u, u.size)
+    yield* readDocs(sql, part, all.map((i) => seqs[i] as number))
+    return keep(all)
+  })
