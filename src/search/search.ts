@@ -24,7 +24,6 @@ import type { Bundle, SearchRequest, SearchResponse, StageState } from "../domai
 import { dayIn } from "../contracts/time.js"
 import { isCounted, type LinkRow, openOn, type Verdict } from "../graph/counted.js"
 import { buildBundle } from "./bundle.js"
-import type { LexicalIndex } from "./lexical/index.js"
 import { applyRerank, RERANK_TOP, STAGE_C_REASONS } from "./reranker/stage-c.js"
 import { STAGE_B_REASONS } from "./semantic/errors.js"
 import { foundViaOf, rrf } from "./semantic/fuse.js"
@@ -34,7 +33,7 @@ import {
   availabilityOf, combineStates, FAILED_INTERNAL, type SearchStage, SearchStages, type StageCCandidate, type StageOutcome,
   stageNamed
 } from "./stage.js"
-import { explainHit, explainHits, stageA, type StageAResult } from "./stage-a.js"
+import { explainHits, stageA, type StageAResult } from "./stage-a.js"
 
 export const MAX_SUPERSEDED_HOPS = 20
 export const COVERAGE_CANDIDATES = 50
@@ -284,14 +283,10 @@ export const searchScope = (sql: SqlClient, scope: string, req: SearchRequest, t
       // fusion; coverage, matched_terms and found_via for the first 50 heads
       const ranked = rankHeads(first.heads, bHeads)
       type Explained = Ranked & { readonly e: { found_via: Array<string>; coverage: number; matched_terms: number } | null }
-      const explained: Array<Explained> = yield* tx(Effect.gen(function*() {
-        // the heads only stage b found are not in stage a's pool: explained together, in one read
-        const onlyB = yield* explainHits(sql, a, ranked.slice(0, COVERAGE_CANDIDATES).flatMap((x) => (x.onlyB ? [x.c.hitSeq] : [])))
-        return yield* Effect.forEach(ranked, (x, i): Effect.Effect<Explained, SqlError, LexicalIndex> =>
-          i >= COVERAGE_CANDIDATES ? Effect.succeed({ ...x, e: null })
-            : x.onlyB ? Effect.succeed({ ...x, e: onlyB.get(x.c.hitSeq) ?? null })
-            : Effect.map(explainHit(sql, a, x.c.hitSeq), (e) => ({ ...x, e })))
-      }))
+      // the first 50 heads explained together, in one read per table (stage b's own heads too)
+      const firstSeqs = ranked.slice(0, COVERAGE_CANDIDATES).map((x) => x.c.hitSeq)
+      const explanations = yield* tx(explainHits(sql, a, firstSeqs))
+      const explained: Array<Explained> = ranked.map((x, i) => ({ ...x, e: i < COVERAGE_CANDIDATES ? explanations.get(x.c.hitSeq) ?? null : null }))
       const bestCoverage = explained.reduce<number | null>((best, x) => (x.e === null ? best : Math.max(best ?? 0, x.e.coverage)), null)
       const rows = new Map<string, RuleVersionRow>()
       const rowOf = (c: Candidate) => c.row ?? rows.get(keyOf(c.ruleId, c.version)) ?? missingRow(c)

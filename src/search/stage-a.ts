@@ -82,51 +82,58 @@ export const stageA = (
 ): Effect.Effect<StageAResult, SqlError, LexicalIndex> =>
   runStageA(sql, input, { includeProposals: opts.includeProposals, targetDay: opts.targetDay })
 
+type Explained = { found_via: Array<string>; coverage: number; matched_terms: number }
+
+const NOT_INDEXED: Explanation = { found_via: [], coverage: 0, matched_terms: 0 }
+
+/** What is remembered behind a result: its analysis (re-analysed from its terms for a copy) and the hits explained. */
+const behindOf = (sql: SqlClient, result: StageAResult): Effect.Effect<Behind, SqlError, LexicalIndex> => {
+  const known = behind.get(result)
+  if (known !== undefined) return Effect.succeed(known)
+  return Effect.gen(function*() {
+    const lex = yield* LexicalIndex
+    const b: Behind = { analysis: yield* lex.analyze(sql, { terms: result.terms }), explained: new Map() }
+    behind.set(result, b)
+    return b
+  })
+}
+
+/** A fresh copy of an explanation (callers may change what they get). */
+const copyOf = (e: Explanation): Explained => ({ found_via: [...e.found_via], coverage: e.coverage, matched_terms: e.matched_terms })
+
 export const explainHit = (
   sql: SqlClient,
   result: StageAResult,
   seq: number
-): Effect.Effect<{ found_via: Array<string>; coverage: number; matched_terms: number }, SqlError, LexicalIndex> =>
+): Effect.Effect<Explained, SqlError, LexicalIndex> =>
   Effect.gen(function*() {
-    const lex = yield* LexicalIndex
-    let b = behind.get(result)
-    if (b === undefined) {
-      b = { analysis: yield* lex.analyze(sql, { terms: result.terms }), explained: new Map() }
-      behind.set(result, b)
-    }
+    const b = yield* behindOf(sql, result)
     const done = b.explained.get(seq)
-    if (done !== undefined) return done
+    if (done !== undefined) return copyOf(done)
     // this hit and the next ones of the pool, in one read
     const at = result.pool.findIndex((h) => h.seq === seq)
     const batch = [seq, ...(at < 0 ? [] : result.pool.slice(at + 1).map((h) => h.seq).filter((s) => !b.explained.has(s)))]
       .slice(0, EXPLAIN_BATCH)
-    const explained = yield* lex.explainMany(sql, b.analysis, batch)
-    for (const [s, e] of explained) b.explained.set(s, e)
-    const e = explained.get(seq) ?? { found_via: [], coverage: 0, matched_terms: 0 }
-    return { found_via: [...e.found_via], coverage: e.coverage, matched_terms: e.matched_terms }
+    const lex = yield* LexicalIndex
+    for (const [s, e] of yield* lex.explainMany(sql, b.analysis, batch)) b.explained.set(s, e)
+    return copyOf(b.explained.get(seq) ?? NOT_INDEXED)
   })
 
 /**
- * explainHit for several seqs at once, in one read per table (the heads only stage b found, which
- * are not in the pool, so explainHit would read them one by one). Same cache, same answers.
+ * explainHit for several seqs at once, in one read per table (search explains its first 50 heads
+ * so; the heads only stage b found are not in the pool). Same cache, same answers.
  */
 export const explainHits = (
   sql: SqlClient,
   result: StageAResult,
   seqs: ReadonlyArray<number>
-): Effect.Effect<Map<number, { found_via: Array<string>; coverage: number; matched_terms: number }>, SqlError, LexicalIndex> =>
+): Effect.Effect<Map<number, Explained>, SqlError, LexicalIndex> =>
   Effect.gen(function*() {
-    const lex = yield* LexicalIndex
-    let b = behind.get(result)
-    if (b === undefined) {
-      b = { analysis: yield* lex.analyze(sql, { terms: result.terms }), explained: new Map() }
-      behind.set(result, b)
+    const b = yield* behindOf(sql, result)
+    const todo = [...new Set(seqs)].filter((s) => !b.explained.has(s))
+    if (todo.length > 0) {
+      const lex = yield* LexicalIndex
+      for (const [s, e] of yield* lex.explainMany(sql, b.analysis, todo)) b.explained.set(s, e)
     }
-    const known = b.explained
-    const todo = [...new Set(seqs)].filter((s) => !known.has(s))
-    if (todo.length > 0) for (const [s, e] of yield* lex.explainMany(sql, b.analysis, todo)) known.set(s, e)
-    return new Map(seqs.map((s) => {
-      const e = known.get(s) ?? { found_via: [], coverage: 0, matched_terms: 0 }
-      return [s, { found_via: [...e.found_via], coverage: e.coverage, matched_terms: e.matched_terms }] as const
-    }))
+    return new Map(seqs.map((s) => [s, copyOf(b.explained.get(s) ?? NOT_INDEXED)] as const))
   })

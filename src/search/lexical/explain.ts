@@ -1,6 +1,8 @@
 /**
  * found_via, coverage and matched_terms of one hit (architecture.md §7 steps 6 and 6a), read
- * from the hit's indexed rows, so the comparison uses the index's own normalization.
+ * from the hit's indexed rows, so the comparison uses the index's own normalization. The folded
+ * tokens of a row are kept in the connection's stamp cache (stamp-cache.ts): a row changes only
+ * with a write, and a search explains up to 50 hits.
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -9,6 +11,7 @@ import { storesStems } from "./document.js"
 import type { LexicalOptions } from "./options.js"
 import type { Alt } from "./match.js"
 import { type Analysis, type Expansion, termWeights } from "./query.js"
+import { cachePart, resetCachePart } from "./stamp-cache.js"
 import { fold } from "./text.js"
 
 export interface Explanation {
@@ -20,7 +23,13 @@ export interface Explanation {
   readonly matched_terms: number
 }
 
-type Columns = ReadonlyArray<ReadonlyArray<string>>
+/** The folded tokens of a row's columns, and all of them as a set (single-word alternatives look there). */
+export interface Columns {
+  readonly cols: ReadonlyArray<ReadonlyArray<string>>
+  readonly all: ReadonlySet<string>
+}
+
+type LexTable = "lex_word" | "lex_stem" | "lex_tri"
 
 interface IndexedRow {
   readonly rowid: number
@@ -30,24 +39,74 @@ interface IndexedRow {
   readonly quote: string
 }
 
-/** The folded column texts of the given rows of one lex table, by seq. */
-const columnsOf = (sql: SqlClient, table: "lex_word" | "lex_stem" | "lex_tri", seqs: ReadonlyArray<number>) =>
-  Effect.map(
-    sql.unsafe<IndexedRow>(
-      `SELECT rowid, keywords, statement, relations, quote FROM ${table} WHERE rowid IN (SELECT value FROM json_each(?))`,
-      [JSON.stringify(seqs)]
-    ),
-    (rows) => new Map(rows.map((r) => [Number(r.rowid), [r.keywords, r.statement, r.relations, r.quote].map(fold)] as const))
-  )
+const PART = "explain"
+/** rows held per connection and stamp before the part starts again */
+const MAX_ROWS = 60_000
 
-const split = (cols: ReadonlyArray<string>): Columns => cols.map((c) => c.split(" ").filter((t) => t.length > 0))
+interface ExplainPart {
+  readonly rows: Record<LexTable, Map<number, { readonly folded: ReadonlyArray<string>; readonly columns: Columns }>>
+  held: number
+}
+
+const emptyPart = (): ExplainPart => ({ rows: { lex_word: new Map(), lex_stem: new Map(), lex_tri: new Map() }, held: 0 })
+
+const split = (cols: ReadonlyArray<string>): Columns => {
+  const toks = cols.map((c) => c.split(" ").filter((t) => t.length > 0))
+  return { cols: toks, all: new Set(toks.flat()) }
+}
+
+/** The folded column texts (and their tokens) of the given rows of one lex table, by seq. */
+const columnsOf = (sql: SqlClient, table: LexTable, seqs: ReadonlyArray<number>) =>
+  Effect.gen(function*() {
+    let part = cachePart(sql, PART, emptyPart)
+    if (part !== undefined && part.held > MAX_ROWS) {
+      resetCachePart(sql, PART)
+      part = cachePart(sql, PART, emptyPart)
+    }
+    const known = part?.rows[table]
+    const out = new Map<number, { readonly folded: ReadonlyArray<string>; readonly columns: Columns }>()
+    const missing: Array<number> = []
+    for (const seq of seqs) {
+      const row = known?.get(seq)
+      if (row === undefined) missing.push(seq)
+      else out.set(seq, row)
+    }
+    if (missing.length === 0) return out
+    const rows = yield* sql.unsafe<IndexedRow>(
+      `SELECT rowid, keywords, statement, relations, quote FROM ${table} WHERE rowid IN (SELECT value FROM json_each(?))`,
+      [JSON.stringify(missing)]
+    )
+    for (const r of rows) {
+      const folded = [r.keywords, r.statement, r.relations, r.quote].map(fold)
+      const row = { folded, columns: split(folded) }
+      out.set(Number(r.rowid), row)
+      known?.set(Number(r.rowid), row)
+    }
+    if (part !== undefined) part.held += rows.length
+    return out
+  })
+
+const foldedTokens = new WeakMap<Alt, ReadonlyArray<string>>()
+const tokensOf = (a: Alt): ReadonlyArray<string> => {
+  const known = foldedTokens.get(a)
+  if (known !== undefined) return known
+  const folded = a.tokens.map(fold)
+  foldedTokens.set(a, folded)
+  return folded
+}
 
 /** Mirrors FTS5 MATCH of one alternative: consecutive tokens, the last one a prefix if marked. */
-export const altMatches = (a: Alt, cols: Columns): boolean => {
-  const q = a.tokens.map(fold)
+export const altMatches = (a: Alt, row: Columns): boolean => {
+  const q = tokensOf(a)
   const n = q.length
   if (n === 0) return false
-  return cols.some((toks) => {
+  if (n === 1 && !a.prefix) return row.all.has(q[0] ?? "")
+  if (n === 1) {
+    const want = q[0] ?? ""
+    for (const t of row.all) if (t.startsWith(want)) return true
+    return false
+  }
+  return row.cols.some((toks) => {
     for (let i = 0; i + n <= toks.length; i++) {
       let ok = true
       for (let j = 0; j < n && ok; j++) {
@@ -131,7 +190,7 @@ export const explainMany = (
         continue
       }
       const st = stems?.get(seq)
-      out.set(seq, explainRow(a, weights, split(w), st === undefined ? null : split(st), tris?.get(seq) ?? null))
+      out.set(seq, explainRow(a, weights, w.columns, st === undefined ? null : st.columns, tris?.get(seq)?.folded ?? null))
     }
     return out
   })
