@@ -93,16 +93,19 @@ const phraseRows = (
   })
 }
 
-/** Scratch of the sums, indexed by seq (one search at a time per thread: the adding never yields). */
+/**
+ * Scratch buffers, reused (a search allocates no large arrays): the sums and marks indexed by seq,
+ * the union's seqs and scores, the selection's copy. One search at a time per thread uses them
+ * between two yields; a union that must outlive a yield (a read of lex_doc) is copied first.
+ */
 let sums = new Float64Array(1024)
 let marks = new Uint8Array(1024)
+let unionSeqs = new Int32Array(1024)
+let unionScores = new Float64Array(1024)
+let selection = new Float64Array(1024)
 
-const room = (maxSeq: number): void => {
-  if (maxSeq < sums.length) return
-  const n = Math.max(maxSeq + 1, sums.length * 2)
-  sums = new Float64Array(n)
-  marks = new Uint8Array(n)
-}
+const grown = <T extends Float64Array | Int32Array | Uint8Array>(buf: T, n: number, make: (n: number) => T): T =>
+  n <= buf.length ? buf : make(Math.max(n, buf.length * 2))
 
 interface Union {
   readonly seqs: Int32Array
@@ -110,7 +113,7 @@ interface Union {
   readonly size: number
 }
 
-/** The union of the phrases' rows (the first `size` entries) with their scores −(0 + t1 + t2 + …), in no particular order. */
+/** The union of the phrases' rows with their scores −(0 + t1 + t2 + …), in no particular order (in the scratch buffers). */
 const addUp = (lists: ReadonlyArray<PhraseRows>): Union => {
   let maxSeq = 0
   let total = 0
@@ -118,8 +121,10 @@ const addUp = (lists: ReadonlyArray<PhraseRows>): Union => {
     total += l.seqs.length
     for (let j = 0; j < l.seqs.length; j++) if ((l.seqs[j] as number) > maxSeq) maxSeq = l.seqs[j] as number
   }
-  room(maxSeq)
-  const seqs = new Int32Array(total)
+  sums = grown(sums, maxSeq + 1, (n) => new Float64Array(n))
+  marks = grown(marks, maxSeq + 1, (n) => new Uint8Array(n))
+  unionSeqs = grown(unionSeqs, total, (n) => new Int32Array(n))
+  unionScores = grown(unionScores, total, (n) => new Float64Array(n))
   let size = 0
   for (const l of lists) {
     for (let j = 0; j < l.seqs.length; j++) {
@@ -127,23 +132,28 @@ const addUp = (lists: ReadonlyArray<PhraseRows>): Union => {
       if (marks[s] === 0) {
         marks[s] = 1
         sums[s] = 0
-        seqs[size++] = s
+        unionSeqs[size++] = s
       }
       sums[s] = (sums[s] as number) + (l.terms[j] as number)
     }
   }
-  const scores = new Float64Array(size)
   for (let i = 0; i < size; i++) {
-    const s = seqs[i] as number
-    scores[i] = -(sums[s] as number)
+    const s = unionSeqs[i] as number
+    unionScores[i] = -(sums[s] as number)
     marks[s] = 0
   }
-  return { seqs, scores, size }
+  return { seqs: unionSeqs, scores: unionScores, size }
 }
 
-/** The k-th smallest (0-based) of xs[0..n), by quickselect on a copy. */
+/** The union in arrays of its own (it outlives a yield). */
+const detached = (u: Union): Union =>
+  u.seqs === unionSeqs ? { seqs: u.seqs.slice(0, u.size), scores: u.scores.slice(0, u.size), size: u.size } : u
+
+/** The k-th smallest (0-based) of xs[0..n), by quickselect on the scratch copy. */
 const kthSmallest = (xs: Float64Array, n: number, k: number): number => {
-  const a = xs.slice(0, n)
+  selection = grown(selection, n, (m) => new Float64Array(m))
+  const a = selection
+  a.set(xs.subarray(0, n))
   let lo = 0
   let hi = n - 1
   while (lo < hi) {
@@ -180,6 +190,22 @@ const best = (u: Union, n: number): Array<number> => {
   const bound = kthSmallest(scores, size, n - 1)
   for (let i = 0; i < size; i++) if ((scores[i] as number) <= bound) chosen.push(i)
   return chosen.sort(order).slice(0, n)
+}
+
+/** The rows of the ordered union entries that pass the filter, at most filter.limit (a function of its own: V8 optimizes it once). */
+const keep = (u: Union, order: ReadonlyArray<number>, docs: PhrasePart["docs"], filter: RowFilter): Array<SubQueryRow> => {
+  const out: Array<SubQueryRow> = []
+  for (const i of order) {
+    const seq = u.seqs[i] as number
+    const d = docs.get(seq)
+    if (d === null || d === undefined || seq === filter.excludeSeq || !filter.statuses.includes(d.status)) continue
+    out.push({
+      seq, rule_id: d.rule_id, version: d.version, status: d.status, valid_from: d.valid_from, valid_until: d.valid_until,
+      score: u.scores[i] as number
+    })
+    if (out.length >= filter.limit) break
+  }
+  return out
 }
 
 /** lex_doc of the seqs not known yet, in one read. */
@@ -227,27 +253,22 @@ export const subQueryRows = (
     if (part === undefined) return yield* Effect.die(new Error("subQueryRows on a connection without a stamp cache"))
     const lists: Array<PhraseRows> = []
     for (const phrase of phrases) lists.push(yield* phraseRows(sql, part, table, weights, phrase))
-    const u = addUp(lists)
-    const { seqs, scores } = u
-    const keep = (order: ReadonlyArray<number>): Array<SubQueryRow> => {
-      const out: Array<SubQueryRow> = []
-      for (const i of order) {
-        const seq = seqs[i] as number
-        const d = part.docs.get(seq)
-        if (d === null || d === undefined || seq === filter.excludeSeq || !filter.statuses.includes(d.status)) continue
-        out.push({
-          seq, rule_id: d.rule_id, version: d.version, status: d.status, valid_from: d.valid_from, valid_until: d.valid_until,
-          score: scores[i] as number
-        })
-        if (out.length >= filter.limit) break
-      }
-      return out
-    }
+    let u = addUp(lists)
+    /** lex_doc of the ordered rows not known yet (read with the union in arrays of its own) */
+    const missingOf = (order: ReadonlyArray<number>) => order.flatMap((i) => (part.docs.has(u.seqs[i] as number) ? [] : [u.seqs[i] as number]))
     const first = best(u, filter.ranked)
-    yield* readDocs(sql, part, first.map((i) => seqs[i] as number))
-    const kept = keep(first)
+    const missing = missingOf(first)
+    if (missing.length > 0) {
+      u = detached(u)
+      yield* readDocs(sql, part, missing)
+    }
+    const kept = keep(u, first, part.docs, filter)
     if (kept.length >= filter.limit || first.length === u.size) return kept
     const all = best(u, u.size)
-    yield* readDocs(sql, part, all.map((i) => seqs[i] as number))
-    return keep(all)
+    const rest = missingOf(all)
+    if (rest.length > 0) {
+      u = detached(u)
+      yield* readDocs(sql, part, rest)
+    }
+    return keep(u, all, part.docs, filter)
   })
