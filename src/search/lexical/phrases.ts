@@ -45,6 +45,8 @@ interface PhraseRows {
 
 interface PhrasePart {
   readonly phrases: Map<string, PhraseRows>
+  /** phrases asked once under this stamp (answered by FTS5 that time) */
+  readonly seen: Set<string>
   /** rows held by `phrases` */
   held: number
   /** lex_doc by seq; null: no lex_doc row */
@@ -54,10 +56,36 @@ interface PhrasePart {
 const PART = "phrases"
 const MAX_HELD = 4_000_000
 
-const emptyPart = (): PhrasePart => ({ phrases: new Map(), held: 0, docs: new Map() })
+const emptyPart = (): PhrasePart => ({ phrases: new Map(), seen: new Set(), held: 0, docs: new Map() })
+
+const MAX_SEEN = 100_000
+
+const keyOf = (table: LexFtsTable, weights: ReadonlyArray<number>, phrase: string): string => `${table}\u0000${weights.join(",")}\u0000${phrase}`
 
 /** Whether the connection keeps phrase rows (it has a stamp cache); else the pool asks FTS5 for each sub-query. */
 export const keepsPhraseRows = (sql: SqlClient): boolean => cachePart(sql, PART, emptyPart) !== undefined
+
+/**
+ * Whether a sub-query is answered from phrase rows (subQueryRows): on a connection that keeps them,
+ * when each of its phrases is held or was asked before under this stamp. The first time FTS5
+ * answers and the phrases are marked: reading a phrase's rows costs about 1.5× FTS5's own pass, so
+ * a text searched once under a stamp (possible_duplicates right after its proposal was written, a
+ * search after each write) costs what it did, and a text asked again is read once and then added
+ * up in memory.
+ */
+export const answersFromPhraseRows = (sql: SqlClient, table: LexFtsTable, phrases: ReadonlyArray<string>, weights: ReadonlyArray<number>): boolean => {
+  const part = cachePart(sql, PART, emptyPart)
+  if (part === undefined) return false
+  if (part.seen.size > MAX_SEEN) part.seen.clear()
+  let ready = true
+  for (const phrase of phrases) {
+    const key = keyOf(table, weights, phrase)
+    if (part.phrases.has(key) || part.seen.has(key)) continue
+    part.seen.add(key)
+    ready = false
+  }
+  return ready
+}
 
 const PHRASE_SQL: Record<LexFtsTable, string> = {
   lex_word: "SELECT rowid, bm25(lex_word, ?, ?, ?, ?) FROM lex_word WHERE lex_word MATCH ?",
@@ -72,7 +100,7 @@ const phraseRows = (
   weights: ReadonlyArray<number>,
   phrase: string
 ): Effect.Effect<PhraseRows, SqlError> => {
-  const key = `${table}\u0000${weights.join(",")}\u0000${phrase}`
+  const key = keyOf(table, weights, phrase)
   const known = part.phrases.get(key)
   if (known !== undefined) return Effect.succeed(known)
   return Effect.map(sql.unsafe(PHRASE_SQL[table], [...weights, phrase]).values, (rows) => {
@@ -239,7 +267,7 @@ export interface RowFilter {
 /**
  * The rows of `phrases` OR-ed on `table` (bm25 with `weights`): those with a lex_doc row of a
  * searched status, not the excluded seq, best first (score, then seq), at most `limit`. Only on
- * a connection that keeps phrase rows (keepsPhraseRows).
+ * a connection that keeps phrase rows (keepsPhraseRows); reads the rows of phrases not held yet.
  */
 export const subQueryRows = (
   sql: SqlClient,

@@ -9,7 +9,7 @@ import { storesStems } from "./document.js"
 import type { LexicalOptions, SubQueryName } from "./options.js"
 import { POOL_SIZE } from "./options.js"
 import { type Alt, orPhrases } from "./match.js"
-import { type IndexedStatus, keepsPhraseRows, subQueryRows, type SubQueryRow } from "./phrases.js"
+import { answersFromPhraseRows, type IndexedStatus, subQueryRows, type SubQueryRow } from "./phrases.js"
 import type { Analysis } from "./query.js"
 import type { LexFtsTable } from "./schema.js"
 import { isStopword } from "./stopwords.js"
@@ -164,11 +164,11 @@ for (const table of Object.keys(RANKED) as Array<LexFtsTable>) {
 
 /**
  * A sub-query's rows: from the phrase rows held under the file's stamp (phrases.ts, the same rows
- * and scores bit for bit) where the connection keeps them, else from FTS5 in two steps.
+ * and scores bit for bit) once its phrases were asked before, else from FTS5 in two steps.
  */
 const runMatch = (sql: SqlClient, table: LexFtsTable, phrases: ReadonlyArray<string>, o: LexicalOptions, p: PoolOptions) =>
   Effect.gen(function*() {
-    if (keepsPhraseRows(sql)) {
+    if (answersFromPhraseRows(sql, table, phrases, o.fieldWeights)) {
       return yield* subQueryRows(sql, table, phrases, o.fieldWeights, {
         statuses: statusesOf(p), excludeSeq: p.excludeSeq, limit: SUB_LIMIT, ranked: RANKED_LIMIT
       })

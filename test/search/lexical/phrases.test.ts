@@ -11,7 +11,7 @@ import fc from "fast-check"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { ScopeStore } from "../../../src/db/scope-store.js"
 import { altExpr } from "../../../src/search/lexical/match.js"
-import { keepsPhraseRows, subQueryRows, type IndexedStatus } from "../../../src/search/lexical/phrases.js"
+import { answersFromPhraseRows, keepsPhraseRows, subQueryRows, type IndexedStatus } from "../../../src/search/lexical/phrases.js"
 import { forgetStampCache, refreshStampCache } from "../../../src/search/lexical/stamp-cache.js"
 import { tempDir } from "../../support/env.js"
 import { run, sqlOf } from "../../support/run.js"
@@ -127,6 +127,32 @@ describe("sub-queries from phrase rows", () => {
       expect(after[0]?.seq).toBe(31)
       expect(after.map((r) => r.seq)).not.toContain(1)
       expect(after).toEqual((yield* reference(sql, phrases, statuses, -1, 50)).map((r) => ({ seq: Number(r.seq), score: r.score })))
+    }))
+  })
+
+  it("FTS5 answers a sub-query the first time under a stamp; asked again, the phrase rows do", async () => {
+    await run(lexConfig(dir), Effect.gen(function*() {
+      yield* Effect.flatMap(ScopeStore, (s) => s.create("sales"))
+      const sql = yield* sqlOf("sales")
+      yield* fill(sql, [{ cols: ["", "rabatt kunde", "", ""], status: "confirmed" }])
+      yield* refreshStampCache(sql)
+      const rabatt = altExpr({ tokens: ["rabatt"], prefix: false })
+      const kunde = altExpr({ tokens: ["kunde"], prefix: true })
+      expect(answersFromPhraseRows(sql, "lex_word", [rabatt], WEIGHTS)).toBe(false)
+      expect(answersFromPhraseRows(sql, "lex_word", [rabatt], WEIGHTS)).toBe(true)
+      // one phrase not asked before: FTS5 once more
+      expect(answersFromPhraseRows(sql, "lex_word", [rabatt, kunde], WEIGHTS)).toBe(false)
+      expect(answersFromPhraseRows(sql, "lex_word", [rabatt, kunde], WEIGHTS)).toBe(true)
+      // another table, other weights: other phrases
+      expect(answersFromPhraseRows(sql, "lex_stem", [rabatt], WEIGHTS)).toBe(false)
+      expect(answersFromPhraseRows(sql, "lex_word", [rabatt], [1, 1, 1, 1])).toBe(false)
+      // a write: a new stamp, nothing asked yet
+      yield* sql`UPDATE lex_doc SET status = 'proposed' WHERE seq = 1`.raw
+      yield* refreshStampCache(sql)
+      expect(answersFromPhraseRows(sql, "lex_word", [rabatt], WEIGHTS)).toBe(false)
+      forgetStampCache(sql)
+      expect(answersFromPhraseRows(sql, "lex_word", [rabatt], WEIGHTS)).toBe(false)
+      expect(answersFromPhraseRows(sql, "lex_word", [rabatt], WEIGHTS)).toBe(false)
     }))
   })
 

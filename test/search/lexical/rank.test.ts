@@ -71,14 +71,21 @@ const plan = (text: string) =>
 const poolAndReference = (text: string, match: string, includeProposals: boolean) =>
   run(config(), Effect.gen(function*() {
     const sql: SqlClient = yield* sqlOf("sales")
-    const a = yield* stageA(sql, { text }, { includeProposals, targetDay: DAY })
+    // the first search asks FTS5, the second reads the phrase rows, the third adds them up in memory: one pool
+    const runs = [
+      yield* stageA(sql, { text }, { includeProposals, targetDay: DAY }),
+      yield* stageA(sql, { text }, { includeProposals, targetDay: DAY }),
+      yield* stageA(sql, { text }, { includeProposals, targetDay: DAY })
+    ]
+    const a = runs[2] ?? runs[0]
+    for (const r of runs) expect(r.pool).toEqual(a?.pool)
     const statuses = includeProposals ? ["confirmed", "superseded", "proposed"] : ["confirmed", "superseded"]
     const reference = yield* sql<{ seq: number; score: number }>`
       SELECT d.seq, bm25(lex_word, 4, 3, 2, 1) AS score FROM lex_word JOIN lex_doc d ON d.seq = lex_word.rowid
       WHERE lex_word MATCH ${match} AND d.status IN (SELECT value FROM json_each(${JSON.stringify(statuses)}))
       ORDER BY score, d.seq LIMIT 200`
     return {
-      pool: a.pool.map((h) => [h.seq, h.rank_a]),
+      pool: (a?.pool ?? []).map((h) => [h.seq, h.rank_a]),
       reference: reference.map((r) => [r.seq, Math.round(-r.score * 10_000) / 10_000])
     }
   }))
