@@ -58,14 +58,7 @@ export interface ScopeResult {
 }
 
 /** A hit of stage a's or stage b's pool: a rule version with the dates and status of that version. */
-interface Hit {
-  readonly seq: number
-  readonly rule_id: string
-  readonly version: number
-  readonly status: "confirmed" | "superseded" | "proposed"
-  readonly valid_from: string
-  readonly valid_until: string | null
-}
+type Hit = Omit<SemanticHit, "rank_b">
 
 interface Candidate {
   /** the head: its rule and version, and its row once read */
