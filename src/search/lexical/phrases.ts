@@ -20,6 +20,7 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import type { LexFtsTable } from "./schema.js"
+import { kthSmallest } from "./select.js"
 import { cachePart } from "./stamp-cache.js"
 
 export type IndexedStatus = "confirmed" | "superseded" | "proposed"
@@ -123,14 +124,14 @@ const phraseRows = (
 
 /**
  * Scratch buffers, reused (a search allocates no large arrays): the sums and marks indexed by seq,
- * the union's seqs and scores, the selection's copy. One search at a time per thread uses them
- * between two yields; a union that must outlive a yield (a read of lex_doc) is copied first.
+ * the union's seqs and scores. One search at a time per thread uses them
+ * between two yields; a union that must outlive a yield (a read of lex_doc) is copied first. The
+ * selection of the best rows is select.ts's.
  */
 let sums = new Float64Array(1024)
 let marks = new Uint8Array(1024)
 let unionSeqs = new Int32Array(1024)
 let unionScores = new Float64Array(1024)
-let selection = new Float64Array(1024)
 
 const grown = <T extends Float64Array | Int32Array | Uint8Array>(buf: T, n: number, make: (n: number) => T): T =>
   n <= buf.length ? buf : make(Math.max(n, buf.length * 2))
@@ -176,35 +177,6 @@ const addUp = (lists: ReadonlyArray<PhraseRows>): Union => {
 /** The union in arrays of its own (it outlives a yield). */
 const detached = (u: Union): Union =>
   u.seqs === unionSeqs ? { seqs: u.seqs.slice(0, u.size), scores: u.scores.slice(0, u.size), size: u.size } : u
-
-/** The k-th smallest (0-based) of xs[0..n), by quickselect on the scratch copy. */
-const kthSmallest = (xs: Float64Array, n: number, k: number): number => {
-  selection = grown(selection, n, (m) => new Float64Array(m))
-  const a = selection
-  a.set(xs.subarray(0, n))
-  let lo = 0
-  let hi = n - 1
-  while (lo < hi) {
-    const pivot = a[(lo + hi) >> 1] as number
-    let i = lo
-    let j = hi
-    while (i <= j) {
-      while ((a[i] as number) < pivot) i++
-      while ((a[j] as number) > pivot) j--
-      if (i <= j) {
-        const t = a[i] as number
-        a[i] = a[j] as number
-        a[j] = t
-        i++
-        j--
-      }
-    }
-    if (k <= j) hi = j
-    else if (k >= i) lo = i
-    else return a[k] as number
-  }
-  return a[k] as number
-}
 
 /** Indices of the `n` best rows by (score, seq), in that order (all rows when there are fewer). */
 const best = (u: Union, n: number): Array<number> => {

@@ -9,6 +9,7 @@ import { storesStems } from "./document.js"
 import type { LexicalOptions, SubQueryName } from "./options.js"
 import { POOL_SIZE } from "./options.js"
 import { type Alt, orPhrases } from "./match.js"
+import { kthSmallest } from "./select.js"
 import { answersFromPhraseRows, type IndexedStatus, subQueryRows, type SubQueryRow } from "./phrases.js"
 import type { Analysis } from "./query.js"
 import type { LexFtsTable } from "./schema.js"
@@ -267,10 +268,15 @@ const prfQuery = (sql: SqlClient, a: Analysis, o: LexicalOptions, top: ReadonlyA
     return phrases.length === 0 ? null : subQuery("prf", "lex_word", phrases)
   })
 
-const rank = (fused: Map<number, Fused>, o: LexicalOptions, day: string) =>
-  [...fused.values()]
-    .map((f) => ({ row: f.row, value: o.features.validity ? f.value * validityFactor(f.row, day) : f.value }))
-    .sort((x, y) => y.value - x.value || x.row.seq - y.row.seq)
+/** The best `n` of the fused rows by value (validity applied), ties by seq; the others are not sorted. */
+const rank = (fused: Map<number, Fused>, o: LexicalOptions, day: string, n: number) => {
+  let all = [...fused.values()].map((f) => ({ row: f.row, value: o.features.validity ? f.value * validityFactor(f.row, day) : f.value }))
+  if (all.length > n) {
+    const bound = -kthSmallest(all.map((x) => -x.value), all.length, n - 1)
+    all = all.filter((x) => x.value >= bound)
+  }
+  return all.sort((x, y) => y.value - x.value || x.row.seq - y.row.seq).slice(0, n)
+}
 
 /** The pool: top 200 by fused value (ties by seq), rank_a rounded to 4 decimals. */
 export const pool = (sql: SqlClient, a: Analysis, o: LexicalOptions, p: PoolOptions): Effect.Effect<Array<PoolHit>, SqlError> =>
@@ -279,12 +285,12 @@ export const pool = (sql: SqlClient, a: Analysis, o: LexicalOptions, p: PoolOpti
     const queries = yield* planSubQueries(sql, a, o)
     const results: Array<readonly [SubQueryName, ReadonlyArray<Row>]> = []
     for (const q of queries) results.push([q.name, yield* runSub(sql, q, o, p)])
-    let ranked = rank(fuse(results, o), o, p.targetDay)
+    let ranked = rank(fuse(results, o), o, p.targetDay, POOL_SIZE)
     if (o.features.prf) {
       const q = yield* prfQuery(sql, a, o, ranked.slice(0, PRF_DOCS).map((r) => r.row.seq))
       if (q !== null) {
         results.push([q.name, yield* runSub(sql, q, o, p)])
-        ranked = rank(fuse(results, o), o, p.targetDay)
+        ranked = rank(fuse(results, o), o, p.targetDay, POOL_SIZE)
       }
     }
     return ranked.slice(0, POOL_SIZE).map((r) => ({
