@@ -211,18 +211,18 @@ const indexedDocs = (sql: SqlClient, built: boolean): Fragment =>
         FROM rule r JOIN current_version v ON v.rule_id = r.id WHERE v.status <> 'rejected')`
 
 /**
- * The relation matches of every group, as rows (g, seq, said_at, computed = 1): the rules with a
+ * The relation matches of every group, as rows (g, head rule id, seq, said_at, computed = 1): the rules with a
  * relation of equal kind and case-insensitive name (Unicode lower case). Built files look the
  * keys up in lex_relation (an index on kind and name); a file whose lexical tables were never
  * built compares the relations of every current version.
  */
 const relationRows = (sql: SqlClient, reqs: ReadonlyArray<RuleSetRequest>, built: boolean) =>
   Effect.gen(function*() {
-    const keys = reqs.flatMap((r, g) => r.relations.map((rel) => ({ g, ...relationKey(rel) })))
+    const keys = reqs.flatMap((r, g) => r.relations.map((rel) => ({ g, head: r.head.rule_id, ...relationKey(rel) })))
     if (built) {
-      return sql`SELECT json_extract(j.value, '$[0]') AS g, r.seq, r.said_at, 1 AS computed
-        FROM json_each(${json(keys.map((k) => [k.g, k.kind, k.name]))}) j
-        JOIN lex_relation r ON r.kind = json_extract(j.value, '$[1]') AND r.name = json_extract(j.value, '$[2]')`
+      return sql`SELECT json_extract(j.value, '$[0]') AS g, json_extract(j.value, '$[1]') AS head, r.seq, r.said_at, 1 AS computed
+        FROM json_each(${json(keys.map((k) => [k.g, k.head, k.kind, k.name]))}) j
+        JOIN lex_relation r ON r.kind = json_extract(j.value, '$[2]') AND r.name = json_extract(j.value, '$[3]')`
     }
     const all = keys.length === 0 ? [] : yield* sql<{ seq: number; said_at: string; relations: string }>`
       SELECT r.seq, v.said_at, v.relations FROM rule r JOIN current_version v ON v.rule_id = r.id
@@ -230,17 +230,17 @@ const relationRows = (sql: SqlClient, reqs: ReadonlyArray<RuleSetRequest>, built
     const keysOf = all.map((v) => new Set(parseRelations(v.relations).map((o) => json(relationKey(o)))))
     const matching = reqs.flatMap((r, g) => {
       const wanted = r.relations.map((rel) => json(relationKey(rel)))
-      return all.flatMap((v, i) => (wanted.some((w) => keysOf[i]?.has(w)) ? [[g, v.seq, v.said_at]] : []))
+      return all.flatMap((v, i) => (wanted.some((w) => keysOf[i]?.has(w)) ? [[g, r.head.rule_id, v.seq, v.said_at]] : []))
     })
-    return sql`SELECT json_extract(value, '$[0]') AS g, json_extract(value, '$[1]') AS seq,
-      json_extract(value, '$[2]') AS said_at, 1 AS computed FROM json_each(${json(matching)})`
+    return sql`SELECT json_extract(value, '$[0]') AS g, json_extract(value, '$[1]') AS head, json_extract(value, '$[2]') AS seq,
+      json_extract(value, '$[3]') AS said_at, 1 AS computed FROM json_each(${json(matching)})`
   })
 
-/** The linked rules of every group, as rows (g, seq, said_at of the current version, computed = 0). */
+/** The linked rules of every group, as rows (g, head, seq, said_at of the current version, computed = 0). */
 const linkedRows = (sql: SqlClient, reqs: ReadonlyArray<RuleSetRequest>): Fragment =>
-  sql`SELECT json_extract(j.value, '$[0]') AS g, r.seq, v.said_at, 0 AS computed
-    FROM json_each(${json(reqs.flatMap((r, g) => [...r.linked.keys()].map((id) => [g, id])))}) j
-    JOIN rule r ON r.id = json_extract(j.value, '$[1]') JOIN current_version v ON v.rule_id = r.id`
+  sql`SELECT json_extract(j.value, '$[0]') AS g, json_extract(j.value, '$[1]') AS head, r.seq, v.said_at, 0 AS computed
+    FROM json_each(${json(reqs.flatMap((r, g) => [...r.linked.keys()].map((id) => [g, r.head.rule_id, id])))}) j
+    JOIN rule r ON r.id = json_extract(j.value, '$[2]') JOIN current_version v ON v.rule_id = r.id`
 
 /**
  * The rule-set groups of many heads in one statement, in the order of `reqs` (null where a group
@@ -266,11 +266,10 @@ export const ruleSetGroups = (
         SELECT c.g, d.rule_id, d.version, c.seq, c.said_at, c.computed,
           count(*) OVER (PARTITION BY c.g) AS n,
           row_number() OVER (PARTITION BY c.g ORDER BY julianday(c.said_at) DESC, c.seq DESC) AS k
-        FROM (SELECT DISTINCT g, seq, said_at, max(computed) OVER (PARTITION BY g, seq) AS computed
+        FROM (SELECT DISTINCT g, head, seq, said_at, max(computed) OVER (PARTITION BY g, seq) AS computed
           FROM (${byRelation} UNION ALL ${linkedRows(sql, reqs)})) c
         JOIN ${indexedDocs(sql, built)} d ON d.seq = c.seq
-        JOIN json_each(${json(reqs.map((r) => r.head.rule_id))}) h ON h.key = c.g
-        WHERE d.rule_id <> h.value
+        WHERE d.rule_id <> c.head
           AND ((d.status IN ('confirmed', 'superseded') AND d.valid_from <= ${day} AND ${day} < coalesce(d.valid_until, '9999-12-31'))
             OR (${opts.includeProposals ? 1 : 0} = 1 AND d.status = 'proposed'))) t
       JOIN rule_version v ON v.rule_id = t.rule_id AND v.version = t.version

@@ -28,7 +28,7 @@ import { type CountedLink, type CountOptions, countedLinksOf, entitiesOfRules, t
 import { endKindOf, entityEnd, ruleEnd, ruleIdOfEnd } from "../graph/link-types.js"
 import { pathTitle } from "../graph/paths.js"
 import {
-  chainGroup, currentVersionsOf, group, type Mark, parseRelations, ruleSetGroups, sourceGroupsOf, sourcesOf
+  chainGroup, currentVersionsOf, group, type Mark, parseRelations, type RuleSetRequest, ruleSetGroups, sourceGroupsOf, sourcesOf
 } from "./bundle-groups.js"
 import { bundleLine, GROUP_ORDER } from "./line.js"
 
@@ -281,13 +281,17 @@ export const buildBundles = (
     if (missing !== undefined) return yield* Effect.dieMessage(`rule ${missing.rule_id} names a missing source`)
     const fromSources = yield* sourceGroupsOf(sql, [...sources.values()])
     const chain = yield* currentVersionsOf(sql, versions.flatMap((v) => [v.supersedes, v.superseded_by].filter((id): id is string => id !== null)))
-    const rulesOpts = { targetDay: opts.targetDay, includeProposals: opts.includeProposals }
-    const contradicts = yield* ruleSetGroups(sql, versions.map((head, i) => ({
-      kind: "contradicts", head, relations: [], linked: contradicting(head, graphs[i]?.links ?? [])
-    })), rulesOpts)
-    const related = yield* ruleSetGroups(sql, versions.map((head, i) => ({
-      kind: "same-relation", head, relations: plain[i]?.relations ?? [], linked: graphs[i]?.related ?? new Map()
-    })), rulesOpts)
+    // contradicts and same-relation of all heads: one statement
+    const ruleSets = yield* ruleSetGroups(sql, [
+      ...versions.map((head, i): RuleSetRequest => ({
+        kind: "contradicts", head, relations: [], linked: contradicting(head, graphs[i]?.links ?? [])
+      })),
+      ...versions.map((head, i): RuleSetRequest => ({
+        kind: "same-relation", head, relations: plain[i]?.relations ?? [], linked: graphs[i]?.related ?? new Map()
+      }))
+    ], { targetDay: opts.targetDay, includeProposals: opts.includeProposals })
+    const contradicts = ruleSets.slice(0, versions.length)
+    const related = ruleSets.slice(versions.length)
     return inputs.map((input, i): Bundle => {
       const v = input.version
       const graph = graphs[i] as HeadGraph
