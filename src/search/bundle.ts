@@ -12,7 +12,10 @@
  * bundle without graph data is the same as before: head.entities [], no entity or contradicts
  * group.
  *
- * Reads only: every query runs on the caller's connection (inside its read transaction).
+ * buildBundles builds the bundles of many heads (a search's answer) with one read per table or
+ * kind of group for all of them (bundle-groups.ts); each bundle is the same as its head's alone
+ * (buildBundle, buildBundles of one). Reads only: every query runs on the caller's connection
+ * (inside its read transaction).
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -108,7 +111,7 @@ const betterMark = (a: Mark, b: Mark | undefined): boolean => b === undefined ||
 
 const markOf = (l: CountedLink): Mark => ({ origin: l.origin, proposed: l.proposed })
 
-/** The links among `links` with `end` at either end (order kept). */
+/** The links among `links` with one of `ends` at either end (order kept). */
 const touching = (links: ReadonlyArray<CountedLink>, ends: ReadonlySet<string> | ReadonlyMap<string, unknown>) =>
   links.filter((l) => ends.has(l.from_ref) || ends.has(l.to_ref))
 
