@@ -18,7 +18,7 @@ import { ftsLiteral } from "../src/db/fts.js"
 import { ScopeStore } from "../src/db/scope-store.js"
 import { formatRuleId, parseRuleRef } from "../src/contracts/ids.js"
 import type { RuleVersionRow } from "../src/domain/rules.js"
-import { buildBundle } from "../src/search/bundle.js"
+import { buildBundles } from "../src/search/bundle.js"
 import { LexicalIndex } from "../src/search/lexical/index.js"
 import { ServicesLive } from "../src/services.js"
 import { search } from "../src/search/search.js"
@@ -77,10 +77,12 @@ const runAt = (n: number) =>
           if (rows[0] !== undefined) heads.push(rows[0])
         }
         const b0 = performance.now()
-        yield* sql.withTransaction(Effect.forEach(heads, (version) =>
-          buildBundle(sql, { version, scope: "bench", rank: { a: null, b: null, rrf: null, reranker: null }, found_via: [], coverage: null, matched_terms: null }, {
-            zone: "Europe/Berlin", recheckAfterDays: 180, nowMs: Date.now(), targetDay: "2026-06-01", includeProposals: false
-          })))
+        // as search() builds them: buildBundles over the heads of the answer
+        yield* sql.withTransaction(buildBundles(sql, heads.map((version) => ({
+          version, scope: "bench", rank: { a: null, b: null, rrf: null, reranker: null }, found_via: [], coverage: null, matched_terms: null
+        })), {
+          zone: "Europe/Berlin", recheckAfterDays: 180, nowMs: Date.now(), targetDay: "2026-06-01", includeProposals: false
+        }))
         if (counted) bundles.push(performance.now() - b0)
         const a0 = performance.now()
         const result = yield* stageA(sql, { text }, { includeProposals: false, targetDay: "2026-06-01" })

@@ -28,24 +28,52 @@ export interface ReviewFacts {
   readonly classificationId: number | null
 }
 
+interface FactsRow {
+  readonly decided_at: string | null
+  readonly origin: string | null
+  readonly decided_by: string | null
+  readonly classification_id: number | null
+  readonly created_at: string | null
+}
+
+const factsOf = (r: FactsRow | undefined): ReviewFacts => {
+  if (r === undefined) return { lastReviewedAt: null, adoption: PERSON, classificationId: null }
+  const newest = r.origin === null || r.decided_by === null ? undefined : { origin: r.origin, decided_by: r.decided_by }
+  return {
+    lastReviewedAt: r.decided_at ?? r.created_at,
+    adoption: adoptionOf(newest),
+    classificationId: newest === undefined ? null : r.classification_id
+  }
+}
+
 /** last_reviewed_at and the adoption of a rule, from its newest confirm/review decision. */
 export const reviewFacts = (sql: SqlClient, ruleId: string): Effect.Effect<ReviewFacts, SqlError> =>
   Effect.map(
-    sql<{ decided_at: string | null; origin: string | null; decided_by: string | null; classification_id: number | null; created_at: string | null }>`
+    sql<FactsRow>`
       SELECT (SELECT max(m.decided_at) FROM decision m WHERE m.rule_id = r.id AND m.kind IN ('confirm', 'review')) AS decided_at,
         d.origin, d.decided_by, d.classification_id, r.created_at
       FROM rule r LEFT JOIN decision d ON d.id = (
         SELECT max(e.id) FROM decision e WHERE e.rule_id = r.id AND e.kind IN ('confirm', 'review'))
       WHERE r.id = ${ruleId}`,
-    (rows): ReviewFacts => {
-      const r = rows[0]
-      if (r === undefined) return { lastReviewedAt: null, adoption: PERSON, classificationId: null }
-      const newest = r.origin === null || r.decided_by === null ? undefined : { origin: r.origin, decided_by: r.decided_by }
-      return {
-        lastReviewedAt: r.decided_at ?? r.created_at,
-        adoption: adoptionOf(newest),
-        classificationId: newest === undefined ? null : r.classification_id
-      }
+    (rows) => factsOf(rows[0])
+  )
+
+/**
+ * reviewFacts of many rules in one read, keyed by rule id; an unknown rule gets the facts of
+ * reviewFacts (lastReviewedAt null).
+ */
+export const reviewFactsOf = (sql: SqlClient, ruleIds: ReadonlyArray<string>): Effect.Effect<Map<string, ReviewFacts>, SqlError> =>
+  Effect.map(
+    sql<FactsRow & { readonly rule_id: string }>`
+      SELECT r.id AS rule_id,
+        (SELECT max(m.decided_at) FROM decision m WHERE m.rule_id = r.id AND m.kind IN ('confirm', 'review')) AS decided_at,
+        d.origin, d.decided_by, d.classification_id, r.created_at
+      FROM json_each(${JSON.stringify([...new Set(ruleIds)])}) j JOIN rule r ON r.id = j.value
+      LEFT JOIN decision d ON d.id = (
+        SELECT max(e.id) FROM decision e WHERE e.rule_id = r.id AND e.kind IN ('confirm', 'review'))`,
+    (rows) => {
+      const byId = new Map(rows.map((r) => [r.rule_id, r]))
+      return new Map(ruleIds.map((id) => [id, factsOf(byId.get(id))]))
     }
   )
 

@@ -150,26 +150,47 @@ export const entityLinksOfRule = (
   day: string,
   opts: CountOptions
 ): Effect.Effect<Array<RuleEntity>, SqlError> =>
+  Effect.flatMap(countedLinksOf(sql, [ruleEnd(ruleId)], day, opts), (links) =>
+    Effect.map(entitiesOfRules(sql, [ruleId], links), (byRule) => byRule.get(ruleId) ?? []))
+
+/**
+ * entityLinksOfRule of many rules at once, keyed by rule id, from `links`: the counted links on
+ * the day of (at least) these rules, as countedLinksOf gives them for their rule ends (a link
+ * touching none of the rules is ignored). One read of entity_current and one of the paths for all.
+ */
+export const entitiesOfRules = (
+  sql: SqlClient,
+  ruleIds: ReadonlyArray<string>,
+  links: ReadonlyArray<CountedLink>
+): Effect.Effect<Map<string, Array<RuleEntity>>, SqlError> =>
   Effect.gen(function*() {
-    const links = (yield* countedLinksOf(sql, [ruleEnd(ruleId)], day, opts)).filter((l) =>
-      ENTITY_LINK_TYPES.includes(l.type) &&
-      (endKindOf(l.from_ref) === "entity" || endKindOf(l.to_ref) === "entity"))
     const entityOf = (l: LinkRow) => entityIdOfEnd(endKindOf(l.to_ref) === "entity" ? l.to_ref : l.from_ref)
     const rank = (a: CountedLink, b: CountedLink) =>
       Number(a.proposed) - Number(b.proposed) || (b.confidence ?? 1) - (a.confidence ?? 1) ||
       b.valid_from.localeCompare(a.valid_from) || b.seq - a.seq
-    const best = new Map<string, CountedLink>()
-    for (const l of [...links].sort(rank)) if (!best.has(entityOf(l))) best.set(entityOf(l), l)
-    const ids = [...best.keys()]
-    if (ids.length === 0) return []
-    const live = yield* sql<{ id: string; name: string; type: string }>`
+    const entityLinks = links.filter((l) =>
+      ENTITY_LINK_TYPES.includes(l.type) && (endKindOf(l.from_ref) === "entity" || endKindOf(l.to_ref) === "entity"))
+    const bestOf = new Map<string, Map<string, CountedLink>>()
+    for (const ruleId of ruleIds) {
+      const self = ruleEnd(ruleId)
+      const best = new Map<string, CountedLink>()
+      for (const l of entityLinks.filter((x) => x.from_ref === self || x.to_ref === self).sort(rank)) {
+        if (!best.has(entityOf(l))) best.set(entityOf(l), l)
+      }
+      bestOf.set(ruleId, best)
+    }
+    const ids = [...new Set([...bestOf.values()].flatMap((best) => [...best.keys()]))]
+    const live = ids.length === 0 ? [] : yield* sql<{ id: string; name: string; type: string }>`
       SELECT id, name, type FROM entity_current WHERE status <> 'archived' AND id IN ${sql.in(ids)}`
     const paths = yield* pathsOf(sql, live.map((e) => e.id))
     const byId = new Map(live.map((e) => [e.id, e]))
-    return [...best.entries()].flatMap(([id, link]) => {
-      const e = byId.get(id)
-      return e === undefined ? [] : [{ entity_id: id, name: e.name, type: e.type, path: paths.get(id) ?? [], link }]
-    }).sort((a, b) => rank(a.link, b.link))
+    return new Map([...bestOf.entries()].map(([ruleId, best]) => [
+      ruleId,
+      [...best.entries()].flatMap(([id, link]) => {
+        const e = byId.get(id)
+        return e === undefined ? [] : [{ entity_id: id, name: e.name, type: e.type, path: paths.get(id) ?? [], link }]
+      }).sort((a, b) => rank(a.link, b.link))
+    ]))
   })
 
 /**

@@ -23,7 +23,7 @@ import type { RuleVersionRow } from "../domain/rules.js"
 import type { Bundle, SearchRequest, SearchResponse, StageState } from "../domain/search-schemas.js"
 import { dayIn } from "../contracts/time.js"
 import { isCounted, type LinkRow, openOn, type Verdict } from "../graph/counted.js"
-import { buildBundle } from "./bundle.js"
+import { buildBundles } from "./bundle.js"
 import { applyRerank, RERANK_TOP, STAGE_C_REASONS } from "./reranker/stage-c.js"
 import { STAGE_B_REASONS } from "./semantic/errors.js"
 import { foundViaOf, rrf } from "./semantic/fuse.js"
@@ -313,18 +313,17 @@ export const searchScope = (sql: SqlClient, scope: string, req: SearchRequest, t
       const shown = passing.slice(0, req.limit)
       const bundles = yield* tx(Effect.gen(function*() {
         yield* readRows(shown.map((x) => x.c))
-        return yield* Effect.forEach(shown, (x) =>
-          buildBundle(sql, {
-            version: rowOf(x.c),
-            scope,
-            rank: x.rank,
-            found_via: foundViaOf(x, x.e?.found_via ?? []),
-            coverage: x.e?.coverage ?? null,
-            matched_terms: x.e?.matched_terms ?? null
-          }, {
-            zone: config.file.zone, recheckAfterDays: config.file.recheck_after_days, nowMs, targetDay,
-            includeProposals: req.include_proposals, minConfidence
-          }))
+        return yield* buildBundles(sql, shown.map((x) => ({
+          version: rowOf(x.c),
+          scope,
+          rank: x.rank,
+          found_via: foundViaOf(x, x.e?.found_via ?? []),
+          coverage: x.e?.coverage ?? null,
+          matched_terms: x.e?.matched_terms ?? null
+        })), {
+          zone: config.file.zone, recheckAfterDays: config.file.recheck_after_days, nowMs, targetDay,
+          includeProposals: req.include_proposals, minConfidence
+        })
       }))
       return {
         scope,
