@@ -7,15 +7,15 @@ import { Clock, Effect } from "effect"
 export const nowInstant: Effect.Effect<string> = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
 
 const dayFormatters = new Map<string, Intl.DateTimeFormat>()
-/** Days already formatted, by zone and instant (a search asks for the same few instants again and again). */
-const days = new Map<string, string>()
+/** Days already formatted, per zone by instant (a search asks for the same few instants again and again). */
+const days = new Map<string, Map<number, string>>()
 const MAX_DAYS = 10_000
 
 /** Calendar day YYYY-MM-DD of an instant in an IANA zone. */
 export const dayIn = (zone: string, ms: number): string => {
-  const key = `${zone} ${ms}`
-  const known = days.get(key)
-  if (known !== undefined) return known
+  let known = days.get(zone)
+  const day = known?.get(ms)
+  if (day !== undefined) return day
   let f = dayFormatters.get(zone)
   if (f === undefined) {
     f = new Intl.DateTimeFormat("en-CA", { timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit" })
@@ -23,10 +23,13 @@ export const dayIn = (zone: string, ms: number): string => {
   }
   const parts = f.formatToParts(new Date(ms))
   const get = (type: string) => parts.find((p) => p.type === type)?.value ?? ""
-  const day = `${get("year")}-${get("month")}-${get("day")}`
-  if (days.size >= MAX_DAYS) days.clear()
-  days.set(key, day)
-  return day
+  const formatted = `${get("year")}-${get("month")}-${get("day")}`
+  if (known === undefined || known.size >= MAX_DAYS) {
+    known = new Map()
+    days.set(zone, known)
+  }
+  known.set(ms, formatted)
+  return formatted
 }
 
 export const todayIn = (zone: string): Effect.Effect<string> => Effect.map(Clock.currentTimeMillis, (ms) => dayIn(zone, ms))

@@ -279,7 +279,8 @@ export const searchScope = (sql: SqlClient, scope: string, req: SearchRequest, t
       // the first 50 heads explained together, in one read per table (stage b's own heads too)
       const firstSeqs = ranked.slice(0, COVERAGE_CANDIDATES).map((x) => x.c.hitSeq)
       const explanations = yield* tx(explainHits(sql, a, firstSeqs))
-      const explained: Array<Explained> = ranked.map((x, i) => ({ ...x, e: i < COVERAGE_CANDIDATES ? explanations.get(x.c.hitSeq) ?? null : null }))
+      const explained: Array<Explained> = ranked.map((x, i) =>
+        ({ c: x.c, rank: x.rank, onlyB: x.onlyB, e: i < COVERAGE_CANDIDATES ? explanations.get(x.c.hitSeq) ?? null : null }))
       const bestCoverage = explained.reduce<number | null>((best, x) => (x.e === null ? best : Math.max(best ?? 0, x.e.coverage)), null)
       const rows = new Map<string, RuleVersionRow>()
       const rowOf = (c: Candidate) => c.row ?? rows.get(keyOf(c.ruleId, c.version)) ?? missingRow(c)

@@ -255,7 +255,11 @@ export const subQueryRows = (
     for (const phrase of phrases) lists.push(yield* phraseRows(sql, part, table, weights, phrase))
     let u = addUp(lists)
     /** lex_doc of the ordered rows not known yet (read with the union in arrays of its own) */
-    const missingOf = (order: ReadonlyArray<number>) => order.flatMap((i) => (part.docs.has(u.seqs[i] as number) ? [] : [u.seqs[i] as number]))
+    const missingOf = (order: ReadonlyArray<number>) => {
+      const out: Array<number> = []
+      for (const i of order) if (!part.docs.has(u.seqs[i] as number)) out.push(u.seqs[i] as number)
+      return out
+    }
     const first = best(u, filter.ranked)
     const missing = missingOf(first)
     if (missing.length > 0) {

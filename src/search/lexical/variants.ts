@@ -15,9 +15,7 @@ import { isStopword } from "./stopwords.js"
 import { matchSynonyms, type SynonymGroup } from "./synonyms.js"
 import type { RawTerm } from "./terms.js"
 import {
-  editDistance,
   fold,
-  hasDigit,
   inflectionStrips,
   isAlpha,
   isNumeric,
@@ -26,7 +24,7 @@ import {
   stem,
   tailOf
 } from "./text.js"
-import { wordsStartingLike } from "./vocab.js"
+import { nearWords } from "./vocab.js"
 
 /** A compound part, a typo correction or a synonym: its text and what it searches. */
 export interface Expansion {
@@ -282,13 +280,7 @@ export const termVariants = (
     if (fuzzyBudget > 0 && single && !known && t.text.length >= MIN_FUZZY) {
       const q = fold(t.text)
       const max = q.length <= 7 ? 1 : 2
-      const cands = yield* wordsStartingLike(sql, q, q.length - max, q.length + max)
-      const picked = cands
-        .filter((c) => !hasDigit(c.term) && c.term !== q)
-        .map((c) => ({ term: c.term, doc: Number(c.doc), d: editDistance(q, c.term, max) }))
-        .filter((c) => c.d <= max)
-        .sort((a, b) => a.d - b.d || b.doc - a.doc || (a.term < b.term ? -1 : a.term > b.term ? 1 : 0))
-        .slice(0, Math.min(FUZZY_PER_TERM, fuzzyBudget))
+      const picked = (yield* nearWords(sql, q, max)).slice(0, Math.min(FUZZY_PER_TERM, fuzzyBudget))
       for (const c of picked) corrections.push({ text: c.term, alts: [wordAlt(c.term)] })
       fuzzyUsed += picked.length
     }

@@ -12,7 +12,7 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { cachePart, resetCachePart } from "./stamp-cache.js"
-import { fold } from "./text.js"
+import { editDistance, fold, hasDigit } from "./text.js"
 
 export type VocabTable = "lex_word_vocab" | "lex_stem_vocab"
 
@@ -21,6 +21,7 @@ interface ScopeVocab {
   docs: number | undefined
   readonly df: Record<VocabTable, Map<string, number>>
   readonly starting: Map<string, ReadonlyArray<{ term: string; doc: number }>>
+  readonly near: Map<string, ReadonlyArray<NearWord>>
   readonly counts: Map<string, number>
   readonly has: { readonly exact: Map<string, boolean>; readonly prefixes: Map<string, boolean> }
   /** entries held; past MAX_ENTRIES the cache starts again */
@@ -31,7 +32,7 @@ const MAX_ENTRIES = 200_000
 const PART = "vocab"
 
 const emptyVocab = (): ScopeVocab => ({
-  docs: undefined, df: { lex_word_vocab: new Map(), lex_stem_vocab: new Map() }, starting: new Map(), counts: new Map(),
+  docs: undefined, df: { lex_word_vocab: new Map(), lex_stem_vocab: new Map() }, starting: new Map(), near: new Map(), counts: new Map(),
   has: { exact: new Map(), prefixes: new Map() }, entries: 0
 })
 
@@ -113,6 +114,37 @@ export const wordsStartingLike = (
     }
   )
 }
+
+/** A vocabulary word near a (folded) token: its rules and its edit distance. */
+export interface NearWord {
+  readonly term: string
+  readonly doc: number
+  readonly d: number
+}
+
+/**
+ * The typo candidates of a folded token: vocabulary words with its first letter, within `max`
+ * edits (optimal string alignment), without digits, not the token itself; fewest edits first, then
+ * the most rules, then by word. Computed once per token under the stamp.
+ */
+export const nearWords = (sql: SqlClient, q: string, max: number): Effect.Effect<ReadonlyArray<NearWord>, SqlError> =>
+  Effect.gen(function*() {
+    const cache = cacheOf(sql)
+    const key = `${q}\u0000${max}`
+    const known = cache?.near.get(key)
+    if (known !== undefined) return known
+    const cands = yield* wordsStartingLike(sql, q, q.length - max, q.length + max)
+    const near = cands
+      .filter((c) => !hasDigit(c.term) && c.term !== q)
+      .map((c) => ({ term: c.term, doc: Number(c.doc), d: editDistance(q, c.term, max) }))
+      .filter((c) => c.d <= max)
+      .sort((a, b) => a.d - b.d || b.doc - a.doc || (a.term < b.term ? -1 : a.term > b.term ? 1 : 0))
+    if (cache !== undefined) {
+      cache.near.set(key, near)
+      cache.entries += near.length + 1
+    }
+    return near
+  })
 
 /** The rules whose row in `table` matches `match` (a MATCH expression), counted once per stamp. */
 export const matchingRules = (sql: SqlClient, table: "lex_word" | "lex_stem", match: string): Effect.Effect<number, SqlError> => {
