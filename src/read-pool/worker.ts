@@ -6,7 +6,7 @@
  */
 import { setPriority } from "node:os"
 import { parentPort, threadId, workerData } from "node:worker_threads"
-import { Cause, Effect, Exit, Logger } from "effect"
+import { Cause, Exit, Logger, ManagedRuntime } from "effect"
 import { makeJobRunner, type PoolJob, type PoolReply, type WorkerInit } from "./jobs.js"
 
 export interface PoolRequest {
@@ -24,12 +24,13 @@ if (port !== null) {
     // not permitted here: the worker runs at the process's priority
   }
   const runner = makeJobRunner(init)
+  // the worker's log lines (a stage that failed) are JSON lines like the service's: one runtime with
+  // that logger for every job (a layer provided per job was built again each time, ~2 ms a search)
+  const runtime = ManagedRuntime.make(Logger.json)
   let queue: Promise<void> = Promise.resolve()
   port.on("message", (request: PoolRequest) => {
     queue = queue.then(async () => {
-      const job = request.job.kind === "ping" ? Effect.succeed({ threadId }) : runner.run(request.job)
-      // the worker's log lines (a stage that failed) are JSON lines like the service's
-      const exit = await Effect.runPromiseExit(job.pipe(Effect.provide(Logger.json)))
+      const exit = request.job.kind === "ping" ? Exit.succeed({ threadId }) : await runtime.runPromiseExit(runner.run(request.job))
       let reply: PoolReply
       const transfer: Array<ArrayBuffer> = []
       if (Exit.isSuccess(exit)) {
