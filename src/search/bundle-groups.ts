@@ -220,9 +220,10 @@ const relationRows = (sql: SqlClient, reqs: ReadonlyArray<RuleSetRequest>, built
   Effect.gen(function*() {
     const keys = reqs.flatMap((r, g) => r.relations.map((rel) => ({ g, head: r.head.rule_id, ...relationKey(rel) })))
     if (built) {
-      return sql`SELECT json_extract(j.value, '$[0]') AS g, json_extract(j.value, '$[1]') AS head, r.seq, r.said_at, 1 AS computed
-        FROM json_each(${json(keys.map((k) => [k.g, k.head, k.kind, k.name]))}) j
-        JOIN lex_relation r ON r.kind = json_extract(j.value, '$[2]') AND r.name = json_extract(j.value, '$[3]')`
+      // the keys taken apart once (not once per matching rule: a relation may be shared by hundreds)
+      return sql`SELECT * FROM (WITH k AS MATERIALIZED (SELECT json_extract(value, '$[0]') AS g, json_extract(value, '$[1]') AS head,
+          json_extract(value, '$[2]') AS kind, json_extract(value, '$[3]') AS name FROM json_each(${json(keys.map((k) => [k.g, k.head, k.kind, k.name]))}))
+        SELECT k.g, k.head, r.seq, r.said_at, 1 AS computed FROM k JOIN lex_relation r ON r.kind = k.kind AND r.name = k.name)`
     }
     const all = keys.length === 0 ? [] : yield* sql<{ seq: number; said_at: string; relations: string }>`
       SELECT r.seq, v.said_at, v.relations FROM rule r JOIN current_version v ON v.rule_id = r.id
@@ -266,8 +267,8 @@ export const ruleSetGroups = (
         SELECT c.g, d.rule_id, d.version, c.seq, c.said_at, c.computed,
           count(*) OVER (PARTITION BY c.g) AS n,
           row_number() OVER (PARTITION BY c.g ORDER BY julianday(c.said_at) DESC, c.seq DESC) AS k
-        FROM (SELECT DISTINCT g, head, seq, said_at, max(computed) OVER (PARTITION BY g, seq) AS computed
-          FROM (${byRelation} UNION ALL ${linkedRows(sql, reqs)})) c
+        FROM (SELECT g, head, seq, said_at, max(computed) AS computed
+          FROM (${byRelation} UNION ALL ${linkedRows(sql, reqs)}) GROUP BY g, seq) c
         JOIN ${indexedDocs(sql, built)} d ON d.seq = c.seq
         WHERE d.rule_id <> c.head
           AND ((d.status IN ('confirmed', 'superseded') AND d.valid_from <= ${day} AND ${day} < coalesce(d.valid_until, '9999-12-31'))
