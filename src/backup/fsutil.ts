@@ -221,8 +221,11 @@ export const copyNew = (source: string, target: string): Effect.Effect<void, { r
     catch: (e) => ({ code: errnoCode(e) || "EIO", message: e instanceof Error ? e.message : String(e) })
   })
 
-/** Temporary copies a backup run left behind (a crash between VACUUM INTO and rename). */
-export const TEMP_COPY_RE = /^\.(.+\.sqlite)\.tmp-[0-9a-f-]{36}$/
+/**
+ * Temporary copies a backup run left behind (a crash between VACUUM INTO and rename), with the
+ * rollback journal (or WAL files) SQLite keeps beside a copy while VACUUM INTO writes it.
+ */
+export const TEMP_COPY_RE = /^\.(.+\.sqlite)\.tmp-[0-9a-f-]{36}(?:-journal|-wal|-shm)?$/
 
 /** Removes the temporary copies of earlier runs in `dir` (names of TEMP_COPY_RE only). */
 export const removeStaleTempCopies = (dir: string): ReadonlyArray<string> => {

@@ -169,9 +169,12 @@ describe("backup run (copy)", () => {
     mkdirSync(join(env.backupDir, "scopes"), { mode: 0o700 })
     const stale = join(env.backupDir, "scopes", ".sales.sqlite.tmp-123e4567-e89b-42d3-a456-426614174000")
     writeFileSync(stale, "half a copy")
+    // the rollback journal SQLite keeps beside the copy while VACUUM INTO writes it
+    writeFileSync(`${stale}-journal`, "its journal")
     writeFileSync(join(env.backupDir, "scopes", "notes.txt"), "the operator's")
     expect((await runService(env.config, runBackup())).ok).toBe(true)
     expect(existsSync(stale)).toBe(false)
+    expect(existsSync(`${stale}-journal`)).toBe(false)
     expect(existsSync(join(env.backupDir, "scopes", "notes.txt"))).toBe(true)
   })
 
