@@ -19,6 +19,7 @@ import type { Relation } from "../contracts/schemas.js"
 import type { Entry, Group, GroupKind } from "../domain/search-schemas.js"
 import type { AttachmentRow, SourceRow } from "../domain/sources.js"
 import { relationKey } from "./lexical/document.js"
+import { cachePart, refreshStampCache, resetCachePart } from "./lexical/stamp-cache.js"
 
 /** Entries shown per group. */
 export const GROUP_ENTRIES = 5
@@ -252,7 +253,7 @@ const linkedRows = (sql: SqlClient, reqs: ReadonlyArray<RuleSetRequest>): Fragme
  * rows of rule_version are read for the 5 shown only. Entries hanging on a stored link carry
  * its mark; the others are computed.
  */
-export const ruleSetGroups = (
+const readRuleSetGroups = (
   sql: SqlClient,
   reqs: ReadonlyArray<RuleSetRequest>,
   opts: RuleSetOptions
@@ -285,5 +286,61 @@ export const ruleSetGroups = (
         ...ruleEntry(v),
         ...(fromRelation === 1 ? {} : req.linked.get(v.rule_id))
       })))
+    })
+  })
+
+const GROUPS_PART = "rule-set-groups"
+/** groups held per connection and stamp before the part starts again */
+const MAX_GROUPS = 20_000
+
+interface GroupsPart {
+  readonly groups: Map<string, Group | null>
+}
+
+/**
+ * The key of a group that only writes to the index change, or null: a group of relations alone
+ * (no stored link: links are not behind the stamp) on a built file — lex_relation and lex_doc
+ * change only with the stamp, and a rule_version row never changes.
+ */
+const groupKey = (r: RuleSetRequest, opts: RuleSetOptions): string | null =>
+  r.linked.size > 0 || r.relations.length === 0
+    ? null
+    : json([r.kind, r.head.rule_id, r.relations.map((rel) => relationKey(rel)), opts.targetDay, opts.includeProposals])
+
+/**
+ * The rule-set groups of many heads (readRuleSetGroups), those of relations alone kept in the
+ * connection's stamp cache (stamp-cache.ts; the stamp read again here, in the bundles' own
+ * transaction): a relation shared by hundreds of rules costs its statement once per stamp, not
+ * on every search that shows one of them.
+ */
+export const ruleSetGroups = (
+  sql: SqlClient,
+  reqs: ReadonlyArray<RuleSetRequest>,
+  opts: RuleSetOptions
+): Effect.Effect<Array<Group | null>, SqlError> =>
+  Effect.gen(function*() {
+    const keys = reqs.map((r) => groupKey(r, opts))
+    if (keys.every((k) => k === null) || !(yield* lexicalBuilt(sql))) return yield* readRuleSetGroups(sql, reqs, opts)
+    yield* refreshStampCache(sql)
+    let part = cachePart(sql, GROUPS_PART, (): GroupsPart => ({ groups: new Map() }))
+    if (part !== undefined && part.groups.size > MAX_GROUPS) {
+      resetCachePart(sql, GROUPS_PART)
+      part = cachePart(sql, GROUPS_PART, (): GroupsPart => ({ groups: new Map() }))
+    }
+    const held = part?.groups
+    const todo = reqs.flatMap((r, i) => {
+      const k = keys[i]
+      return k === null || k === undefined || held === undefined || !held.has(k) ? [i] : []
+    })
+    const read = todo.length === 0 ? [] : yield* readRuleSetGroups(sql, todo.map((i) => reqs[i] as RuleSetRequest), opts)
+    const fresh = new Map(todo.map((i, j) => [i, read[j] ?? null] as const))
+    return reqs.map((_, i) => {
+      const k = keys[i]
+      if (fresh.has(i)) {
+        const g = fresh.get(i) ?? null
+        if (k !== null && k !== undefined && held !== undefined) held.set(k, g)
+        return g
+      }
+      return held?.get(k ?? "") ?? null
     })
   })
