@@ -19,7 +19,7 @@ import type { Relation } from "../contracts/schemas.js"
 import type { Entry, Group, GroupKind } from "../domain/search-schemas.js"
 import type { AttachmentRow, SourceRow } from "../domain/sources.js"
 import { relationKey } from "./lexical/document.js"
-import { cachePart, refreshStampCache, resetCachePart } from "./lexical/stamp-cache.js"
+import { boundedPart, refreshStampCache } from "./lexical/stamp-cache.js"
 
 /** Entries shown per group. */
 export const GROUP_ENTRIES = 5
@@ -256,11 +256,11 @@ const linkedRows = (sql: SqlClient, reqs: ReadonlyArray<RuleSetRequest>): Fragme
 const readRuleSetGroups = (
   sql: SqlClient,
   reqs: ReadonlyArray<RuleSetRequest>,
-  opts: RuleSetOptions
+  opts: RuleSetOptions,
+  built: boolean
 ): Effect.Effect<Array<Group | null>, SqlError> =>
   Effect.gen(function*() {
     if (reqs.every((r) => r.relations.length === 0 && r.linked.size === 0)) return reqs.map(() => null)
-    const built = yield* lexicalBuilt(sql)
     const byRelation = yield* relationRows(sql, reqs, built)
     const day = opts.targetDay
     const rows = yield* sql<RuleVersionRow & { readonly group_id: number; readonly group_count: number; readonly group_computed: number }>`
@@ -319,20 +319,17 @@ export const ruleSetGroups = (
   opts: RuleSetOptions
 ): Effect.Effect<Array<Group | null>, SqlError> =>
   Effect.gen(function*() {
+    if (reqs.every((r) => r.relations.length === 0 && r.linked.size === 0)) return reqs.map(() => null)
+    const built = yield* lexicalBuilt(sql)
     const keys = reqs.map((r) => groupKey(r, opts))
-    if (keys.every((k) => k === null) || !(yield* lexicalBuilt(sql))) return yield* readRuleSetGroups(sql, reqs, opts)
+    if (keys.every((k) => k === null) || !built) return yield* readRuleSetGroups(sql, reqs, opts, built)
     yield* refreshStampCache(sql)
-    let part = cachePart(sql, GROUPS_PART, (): GroupsPart => ({ groups: new Map() }))
-    if (part !== undefined && part.groups.size > MAX_GROUPS) {
-      resetCachePart(sql, GROUPS_PART)
-      part = cachePart(sql, GROUPS_PART, (): GroupsPart => ({ groups: new Map() }))
-    }
-    const held = part?.groups
+    const held = boundedPart(sql, GROUPS_PART, (): GroupsPart => ({ groups: new Map() }), (p) => p.groups.size, MAX_GROUPS)?.groups
     const todo = reqs.flatMap((r, i) => {
       const k = keys[i]
       return k === null || k === undefined || held === undefined || !held.has(k) ? [i] : []
     })
-    const read = todo.length === 0 ? [] : yield* readRuleSetGroups(sql, todo.map((i) => reqs[i] as RuleSetRequest), opts)
+    const read = todo.length === 0 ? [] : yield* readRuleSetGroups(sql, todo.map((i) => reqs[i] as RuleSetRequest), opts, built)
     const fresh = new Map(todo.map((i, j) => [i, read[j] ?? null] as const))
     return reqs.map((_, i) => {
       const k = keys[i]

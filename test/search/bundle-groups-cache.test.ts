@@ -30,10 +30,10 @@ const OPTS: BundleOptions = {
   zone: "Europe/Berlin", recheckAfterDays: 180, nowMs: Date.parse("2026-06-01T10:00:00Z"), targetDay: "2026-06-01", includeProposals: false
 }
 
-/** A rule of the relation, proposed and confirmed; its id. */
-const confirmedRule = (statement: string) =>
+/** A rule (of the relation, unless told otherwise), proposed and confirmed; its id. */
+const confirmedRule = (statement: string, relations: typeof ACME | [] = ACME) =>
   Effect.gen(function*() {
-    const created = yield* propose(manualProposal(statement, { relations: ACME, valid_from: "2026-01-01" }), agent)
+    const created = yield* propose(manualProposal(statement, { relations, valid_from: "2026-01-01" }), agent)
     const id = created.ref.slice("rule/".length, created.ref.indexOf("@"))
     yield* decide(id, { decision: "confirm", version: 1 }, person)
     return id
@@ -79,9 +79,7 @@ describe("same-relation groups under the stamp", () => {
       const sql = yield* sqlOf("sales")
       const first = yield* confirmedRule("Acme liefert montags")
       yield* confirmedRule("Acme liefert nur auf Paletten")
-      const created = yield* propose(manualProposal("Boxen werden gestapelt", { valid_from: "2026-01-01" }), agent)
-      const third = created.ref.slice("rule/".length, created.ref.indexOf("@"))
-      yield* decide(third, { decision: "confirm", version: 1 }, person)
+      const third = yield* confirmedRule("Boxen werden gestapelt", [])
       const head = yield* headOf(sql, first)
       const ask = (linked: ReadonlyMap<string, Mark>) =>
         sql.withTransaction(ruleSetGroups(sql, [{ kind: "same-relation", head, relations: ACME, linked }], { targetDay: "2026-06-01", includeProposals: false }))

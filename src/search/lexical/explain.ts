@@ -11,7 +11,7 @@ import { storesStems } from "./document.js"
 import type { LexicalOptions } from "./options.js"
 import type { Alt } from "./match.js"
 import { type Analysis, type Expansion, termWeights } from "./query.js"
-import { cachePart, resetCachePart } from "./stamp-cache.js"
+import { boundedPart } from "./stamp-cache.js"
 import { fold } from "./text.js"
 
 export interface Explanation {
@@ -58,11 +58,7 @@ const split = (cols: ReadonlyArray<string>): Columns => {
 /** The folded column texts (and their tokens) of the given rows of one lex table, by seq. */
 const columnsOf = (sql: SqlClient, table: LexTable, seqs: ReadonlyArray<number>) =>
   Effect.gen(function*() {
-    let part = cachePart(sql, PART, emptyPart)
-    if (part !== undefined && part.held > MAX_ROWS) {
-      resetCachePart(sql, PART)
-      part = cachePart(sql, PART, emptyPart)
-    }
+    const part = boundedPart(sql, PART, emptyPart, (p) => p.held, MAX_ROWS)
     const known = part?.rows[table]
     const out = new Map<number, { readonly folded: ReadonlyArray<string>; readonly columns: Columns }>()
     const missing: Array<number> = []

@@ -53,7 +53,13 @@ export const cachePart = <T>(sql: SqlClient, name: string, make: () => T): T | u
   return made
 }
 
-/** Starts the part `name` again (its user's bound is reached); the next cachePart makes a new one. */
-export const resetCachePart = (sql: SqlClient, name: string): void => {
+/**
+ * The part `name` as cachePart gives it, started again (empty) once `size` of it has passed `max`:
+ * each user bounds what it keeps so.
+ */
+export const boundedPart = <T>(sql: SqlClient, name: string, make: () => T, size: (part: T) => number, max: number): T | undefined => {
+  const part = cachePart(sql, name, make)
+  if (part === undefined || size(part) <= max) return part
   caches.get(sql)?.parts.delete(name)
+  return cachePart(sql, name, make)
 }

@@ -11,7 +11,7 @@
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
-import { cachePart, resetCachePart } from "./stamp-cache.js"
+import { boundedPart } from "./stamp-cache.js"
 import { editDistance, fold, hasDigit } from "./text.js"
 
 export type VocabTable = "lex_word_vocab" | "lex_stem_vocab"
@@ -37,12 +37,7 @@ const emptyVocab = (): ScopeVocab => ({
 })
 
 /** The connection's vocabulary under the file's stamp, or undefined when it has no cache (uncached reads). */
-const cacheOf = (sql: SqlClient): ScopeVocab | undefined => {
-  const c = cachePart(sql, PART, emptyVocab)
-  if (c === undefined || c.entries <= MAX_ENTRIES) return c
-  resetCachePart(sql, PART)
-  return cachePart(sql, PART, emptyVocab)
-}
+const cacheOf = (sql: SqlClient): ScopeVocab | undefined => boundedPart(sql, PART, emptyVocab, (c) => c.entries, MAX_ENTRIES)
 
 /** Document frequency per (folded) token; absent tokens are not in the map. */
 export const documentFrequencies = (
