@@ -48,15 +48,7 @@ const factsOf = (r: FactsRow | undefined): ReviewFacts => {
 
 /** last_reviewed_at and the adoption of a rule, from its newest confirm/review decision. */
 export const reviewFacts = (sql: SqlClient, ruleId: string): Effect.Effect<ReviewFacts, SqlError> =>
-  Effect.map(
-    sql<FactsRow>`
-      SELECT (SELECT max(m.decided_at) FROM decision m WHERE m.rule_id = r.id AND m.kind IN ('confirm', 'review')) AS decided_at,
-        d.origin, d.decided_by, d.classification_id, r.created_at
-      FROM rule r LEFT JOIN decision d ON d.id = (
-        SELECT max(e.id) FROM decision e WHERE e.rule_id = r.id AND e.kind IN ('confirm', 'review'))
-      WHERE r.id = ${ruleId}`,
-    (rows) => factsOf(rows[0])
-  )
+  Effect.map(reviewFactsOf(sql, [ruleId]), (facts) => facts.get(ruleId) ?? factsOf(undefined))
 
 /**
  * reviewFacts of many rules in one read, keyed by rule id; an unknown rule gets the facts of
