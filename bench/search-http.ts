@@ -4,7 +4,8 @@
  * common words, POST /v1/search (limit 10) one at a time on one keep-alive client; next to it, in
  * the same run, the raw FTS5 query on the same file (`rule_fts MATCH <the answer's terms, OR-ed>
  * ORDER BY bm25 LIMIT 10`) and search() in-process (what the HTTP layer, the pipeline and the
- * search_log write add). Goal: median ≤ 8× the raw query. BENCH_SEARCH_HTTP_RULES: the rule count.
+ * search_log write add). Goal: median ≤ 8× the raw query. BENCH_SEARCH_HTTP_RULES: the rule count;
+ * BENCH_KEEP=1 keeps the data dir.
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -129,6 +130,8 @@ export const searchHttpBench = async (): Promise<void> => {
       `${h.median.toFixed(2)} ms against ${f.median.toFixed(2)} ms, ×${ratio.toFixed(1)}`))
   } finally {
     await runtime.dispose()
-    rmSync(dir, { recursive: true, force: true })
+    // BENCH_KEEP=1 keeps the data dir (for profiling by hand)
+    if (process.env.BENCH_KEEP === "1") console.log(`kept ${dir}`)
+    else rmSync(dir, { recursive: true, force: true })
   }
 }

@@ -31,6 +31,20 @@ export interface FileBody {
   readonly filename: string
 }
 
+/** A JSON answer already rendered as text (a search, rendered where it ran): sent as it is. */
+export interface JsonText {
+  readonly _tag: "JsonText"
+  readonly text: string
+}
+
+export const jsonText = (text: string): JsonText => ({ _tag: "JsonText", text })
+
+export const isJsonText = (body: unknown): body is JsonText =>
+  typeof body === "object" && body !== null && (body as { _tag?: unknown })._tag === "JsonText"
+
+/** The value of a body: a JsonText parsed (a door that needs the object, like an MCP result), else the body itself. */
+export const bodyValue = (body: unknown): unknown => (isJsonText(body) ? JSON.parse(body.text) as unknown : body)
+
 export interface Outcome {
   /** HTTP-equivalent status (search_log.outcome) */
   readonly status: number

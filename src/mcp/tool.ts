@@ -9,7 +9,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Runtime, type Schema } from "effect"
 import { type Caller, CurrentCaller } from "../auth/caller.js"
-import type { Operation, Outcome } from "../auth/operation.js"
+import { bodyValue, type Operation, type Outcome } from "../auth/operation.js"
 import { runOperation } from "../auth/scope-check.js"
 import type { AppConfigShape } from "../config/config.js"
 import { ModelOutput, type ModelOutputShape } from "../security/model-output.js"
@@ -56,7 +56,7 @@ export const runTool = <A, I, R extends Services>(ctx: ToolContext, spec: ToolSp
         const raw = spec.toInput === undefined ? args : spec.toInput(args)
         const result = yield* runOperation(spec.op, raw, JSON.stringify(args ?? {})).pipe(Effect.provideService(CurrentCaller, ctx.caller))
         if (result._tag === "Done") {
-          return spec.present === undefined ? toolResult(output, result.outcome.body as object) : spec.present(result.outcome, output, args)
+          return spec.present === undefined ? toolResult(output, bodyValue(result.outcome.body) as object) : spec.present(result.outcome, output, args)
         }
         if (result._tag === "Internal") yield* internalLog(spec.op.name, result.cause)
         return errorResult(output, result, spec.kind)

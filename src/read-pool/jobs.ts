@@ -9,7 +9,8 @@
  *            options, a ScopeStore that hands out the worker's read-only connection of each file,
  *            stages b and c as the states the main thread computed (a search goes to a worker
  *            only when neither stage runs for any of its scopes), and a Clock fixed at the main
- *            thread's instant (so a TestClock there drives the answer here too)
+ *            thread's instant (so a TestClock there drives the answer here too); the answer
+ *            comes back rendered as JSON text (rendered.ts)
  *   export   buildExport + exportArchive of one scope file (the .tar.gz bytes)
  *   ping     the worker is up (the pool counts it ready)
  *
@@ -29,8 +30,9 @@ import { exportArchive } from "../export/archive.js"
 import { buildExport } from "../export/build.js"
 import { LexicalIndex, makeLexicalIndex } from "../search/lexical/index.js"
 import { lexicalOptions } from "../search/lexical/options.js"
-import { search, type SearchOutcome } from "../search/search.js"
+import { search } from "../search/search.js"
 import { OFF, SearchStages } from "../search/stage.js"
+import { type RenderedSearch, renderSearch } from "./rendered.js"
 
 /** The environment a worker gets: everything but the secrets (a search or an export needs none). */
 export type PlainEnv = Omit<Env, "sessionSecret" | "opsToken" | "devMcpToken" | "devApprovalToken" | "devApiToken" | "typesafeApiKey">
@@ -62,7 +64,7 @@ export type PoolJob =
   }
   | { readonly kind: "export"; readonly scope: string; readonly file: string; readonly zone: string; readonly nowMs: number }
 
-export type JobValue<J extends PoolJob> = J extends { readonly kind: "search" } ? SearchOutcome
+export type JobValue<J extends PoolJob> = J extends { readonly kind: "search" } ? RenderedSearch
   : J extends { readonly kind: "export" } ? Uint8Array
   : { readonly threadId: number }
 
@@ -129,6 +131,7 @@ export const makeJobRunner = (init: WorkerInit) => {
         const stageOf = <N extends "b" | "c">(name: N, states: Readonly<Record<string, StageState>>) =>
           ({ name, availability: (s: string) => states[s] ?? OFF })
         return search(job.req, job.searchId).pipe(
+          Effect.map(renderSearch),
           Effect.provideService(AppConfig, config),
           Effect.provideService(ScopeStore, storeOf(job.files)),
           Effect.provideService(LexicalIndex, lexical),

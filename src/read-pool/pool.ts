@@ -8,7 +8,8 @@
  *
  *   ReadPool.search(req, searchId)        search() of src/search, unchanged, in a worker when neither
  *                                         stage b nor c runs for any of its scopes (a stage's model
- *                                         or provider lives on the main thread); else on the main thread
+ *                                         or provider lives on the main thread); else on the main thread;
+ *                                         its answer rendered as JSON text where it ran (rendered.ts)
  *   ReadPool.exportArchive(scope, opts)   the scope's export as .tar.gz bytes
  *   ReadPool.stats / warm                 jobs run where (tests, bench), start every worker and wait
  *
@@ -35,9 +36,10 @@ import type { SearchRequest, StageState } from "../domain/search-schemas.js"
 import { exportArchive as archiveOf } from "../export/archive.js"
 import { buildExport } from "../export/build.js"
 import { LexicalIndex } from "../search/lexical/index.js"
-import { search, type SearchOutcome } from "../search/search.js"
+import { search } from "../search/search.js"
 import { availabilityOf, SearchStages, stageNamed } from "../search/stage.js"
 import { type JobValue, plainEnv, type PoolJob, type PoolReply, type WorkerInit } from "./jobs.js"
+import { type RenderedSearch, renderSearch } from "./rendered.js"
 import type { PoolRequest } from "./worker.js"
 
 type SearchRun = ReturnType<typeof search>
@@ -65,7 +67,8 @@ export interface ReadPoolStats {
 }
 
 export interface ReadPoolShape {
-  readonly search: (req: SearchRequest, searchId: string) => Effect.Effect<SearchOutcome, SearchFailure, SearchNeeds>
+  /** the search rendered where it ran (rendered.ts) */
+  readonly search: (req: SearchRequest, searchId: string) => Effect.Effect<RenderedSearch, SearchFailure, SearchNeeds>
   readonly exportArchive: (scope: string, opts: ExportOptions) => Effect.Effect<Uint8Array, SqlError | Effect.Effect.Error<ReturnType<ScopeStore["use"]>>, ScopeStore>
   readonly stats: Effect.Effect<ReadPoolStats>
   /** starts every worker and waits until each answers (tests, benches); nothing for the in-thread pool */
@@ -86,7 +89,7 @@ const exportInThread = (scope: string, opts: ExportOptions) =>
 export const ReadPoolInThread: Layer.Layer<ReadPool> = Layer.sync(ReadPool, () => {
   let inThread = 0
   return {
-    search: (req, searchId) => Effect.zipRight(Effect.sync(() => inThread++), search(req, searchId)),
+    search: (req, searchId) => Effect.zipRight(Effect.sync(() => inThread++), Effect.map(search(req, searchId), renderSearch)),
     exportArchive: (scope, opts) => Effect.zipRight(Effect.sync(() => inThread++), exportInThread(scope, opts)),
     stats: Effect.sync((): ReadPoolStats => ({ kind: "in-thread", size: 0, ready: 0, inWorker: 0, inThread, waiting: 0 })),
     warm: Effect.void
@@ -235,7 +238,7 @@ export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPo
       })
     }
 
-    const searchIn = (req: SearchRequest, searchId: string): Effect.Effect<SearchOutcome, SearchFailure, SearchNeeds> =>
+    const searchIn = (req: SearchRequest, searchId: string): Effect.Effect<RenderedSearch, SearchFailure, SearchNeeds> =>
       Effect.gen(function*() {
         const { stages } = yield* SearchStages
         const scopes = [...new Set(req.scopes)]
@@ -265,7 +268,7 @@ export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPo
         const job = inWorkerOr({ kind: "search", req, searchId, nowMs, files, stages: states })
         return job === null ? null : yield* job
       }).pipe(Effect.flatMap((out) =>
-        out !== null ? Effect.succeed(out) : Effect.zipRight(Effect.sync(() => inThread++), search(req, searchId))))
+        out !== null ? Effect.succeed(out) : Effect.zipRight(Effect.sync(() => inThread++), Effect.map(search(req, searchId), renderSearch))))
 
     const exportIn = (scope: string, opts: ExportOptions) =>
       Effect.gen(function*() {

@@ -89,6 +89,33 @@ describe("the read pool", () => {
     expect(pooled.query).toEqual(local.response.query)
   })
 
+  it("hands the search back from the worker as JSON text with its heads in order, the body POST /v1/search sends", async () => {
+    const before = await stats()
+    const request = { scopes: ["sales"], cross_scope: false, text: "Lieferzeit Hakenleiste Bestellung", as_of: null, include_proposals: true, limit: 10 }
+    const rendered = await server.run(Effect.flatMap(ReadPool, (p) => p.search(request, "00000000-0000-4000-8000-000000000001")))
+    expect((await stats()).inWorker).toBe(before.inWorker + 1)
+    // a string crossed the thread boundary, not a clone of the answer
+    expect(typeof rendered.json).toBe("string")
+    const answer = JSON.parse(rendered.json) as {
+      readonly search_id: string
+      readonly bundles: ReadonlyArray<{ readonly head: { readonly scope: string; readonly ref: string } }>
+    }
+    expect(answer.search_id).toBe("00000000-0000-4000-8000-000000000001")
+    expect(answer.bundles.length).toBeGreaterThan(1)
+    expect(rendered.heads).toEqual(answer.bundles.map((b) => ({ scope: b.head.scope, ref: b.head.ref })))
+    expect(rendered.perScope.map((s) => s.scope)).toEqual(["sales"])
+    const local = await server.run(search(request, "00000000-0000-4000-8000-000000000001"))
+    expect(answer.bundles).toEqual(local.response.bundles)
+    // over HTTP the body is that text: the same bundles, and the content type of JSON
+    const res = await fetch(`${server.url}/v1/search`, {
+      method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ scopes: ["sales"], text: "Lieferzeit Hakenleiste Bestellung", include_proposals: true })
+    })
+    expect(res.headers.get("content-type")).toBe("application/json")
+    const body = await res.text()
+    expect((JSON.parse(body) as Answer).bundles).toEqual(answer.bundles)
+  })
+
   it("read-your-writes: a proposal answered 201 is found by the very next search, every time", async () => {
     const before = await stats()
     for (let i = 0; i < 20; i++) {

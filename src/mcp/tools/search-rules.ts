@@ -4,6 +4,7 @@
  * SearchResponse, "compact" (default) its compact form, capped at 30,000 characters of the
  * larger of this result's model text and its structured JSON.
  */
+import { bodyValue } from "../../auth/operation.js"
 import { SearchRulesRequest, type SearchResponse } from "../../domain/search-schemas.js"
 import { search } from "../../operations/search.js"
 import { toCompact } from "../../search/compact.js"
@@ -28,7 +29,7 @@ export const searchRules: ToolSpec<typeof SearchRulesRequest.Encoded, typeof sea
   args: SearchRulesRequest,
   toInput: ({ detail: _detail, ...request }) => request,
   present: (outcome, output, args) => {
-    const full = outcome.body as SearchResponse
+    const full = bodyValue(outcome.body) as SearchResponse
     if (args.detail === "full") return toolResult(output, full)
     const boundary = output.boundary()
     const compact = toCompact(full, (c) => output.render(c, { boundary }), output.annotate)
