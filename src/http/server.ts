@@ -3,14 +3,17 @@
  * HttpServer.address), behind the listener's admission gate (src/transport/admission.ts): at most
  * maxActive requests served at once, a bounded queue fair per grant behind them, and beyond it
  * 503 `overloaded` with Retry-After and the JSON ErrorBody at once. GET /healthz and the
- * protected-resource document never wait at the gate. main.ts runs it with the configured host
- * and port over ServicesLive; tests run it on a free loopback port with their own layers.
+ * protected-resource document never wait at the gate. Each request's steps run from macrotasks
+ * (transport/interleave.ts), so the event loop reads its sockets between them. main.ts runs it
+ * with the configured host and port over ServicesLive; tests run it on a free loopback port with
+ * their own layers.
  */
 import { createServer } from "node:http"
 import { HttpLayerRouter, HttpServerRequest, type HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer, NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect, Layer, Option } from "effect"
 import { Admission, admissionKey, makeGate } from "../transport/admission.js"
+import { interleaved } from "../transport/interleave.js"
 import { errorResponse } from "../transport/responses.js"
 import { AppRoutes } from "./app.js"
 
@@ -45,7 +48,10 @@ const AdmissionGate = HttpLayerRouter.middleware(
   { global: true }
 )
 
+/** Every request's steps run from macrotasks, so sockets are polled between them (transport/interleave.ts). */
+const Interleave = HttpLayerRouter.middleware((effect) => interleaved(effect), { global: true })
+
 export const publicListener = (host: string, port: number) =>
-  HttpLayerRouter.serve(Layer.merge(AppRoutes, AdmissionGate), { disableLogger: true, disableListenLog: true }).pipe(
+  HttpLayerRouter.serve(Layer.mergeAll(AppRoutes, AdmissionGate, Interleave), { disableLogger: true, disableListenLog: true }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { host, port }))
   )
