@@ -1,7 +1,7 @@
 /**
  * ScopeStore: one SQLite connection per scope file (data/scopes/<scope>.sqlite), opened and
- * checked on first use (architecture.md §4.3), locked until restart on any failure, and the
- * only writer of the files. After every committed write it raises backup_state.version_count.
+ * checked on first use (architecture.md §4.3; its quick_check on a thread of its own,
+ * quick-check.ts), locked until restart on any failure, and the only writer of the files. After every committed write it raises backup_state.version_count.
  */
 import { existsSync, readdirSync } from "node:fs"
 import { join } from "node:path"
@@ -17,6 +17,7 @@ import { createPrivateFile, ensurePrivateDir } from "./files.js"
 import { latestVersion, migrate, schemaVersion } from "./migrate.js"
 import { SCOPE_MIGRATIONS } from "./migrations/scope/index.js"
 import { OpsStore } from "./ops-store.js"
+import { quickCheck } from "./quick-check.js"
 
 export interface ScopeHandle {
   readonly scope: string
@@ -69,9 +70,12 @@ export class ScopeStore extends Effect.Service<ScopeStore>()("Groundnote/ScopeSt
         const child = yield* Scope.fork(storeScope, ExecutionStrategy.sequential)
         const exit = yield* Effect.exit(Effect.gen(function*() {
           const sql = yield* openConnection(file).pipe(Scope.extend(child))
-          const check = yield* sql<{ quick_check: string }>`PRAGMA quick_check`
-          if (check.length !== 1 || check[0]?.quick_check !== "ok") {
-            return yield* new StoreOpenError({ file, reason: `quick_check: ${check.map((r) => r.quick_check).join("; ").slice(0, 200)}` })
+          // on a thread of its own: it reads every page, and this thread serves every request meanwhile
+          const check = yield* quickCheck(file).pipe(
+            Effect.mapError((e) => new StoreOpenError({ file, reason: `quick_check failed: ${e.message.slice(0, 200)}` }))
+          )
+          if (check.length !== 1 || check[0] !== "ok") {
+            return yield* new StoreOpenError({ file, reason: `quick_check: ${check.join("; ").slice(0, 200)}` })
           }
           const version = yield* schemaVersion(sql)
           if (version === 0) return yield* new StoreOpenError({ file, reason: "no meta table" })

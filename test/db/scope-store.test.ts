@@ -155,6 +155,18 @@ describe("the open check locks a scope (§4.3)", () => {
     expect((await runFail(config, use("sales")))._tag).toBe("ScopeLocked")
   })
 
+  it("runs quick_check on a thread of its own: this thread keeps serving while a scope opens", async () => {
+    const ticks = await run(config, Effect.gen(function*() {
+      let n = 0
+      const timer = setInterval(() => n++, 1)
+      const h = yield* Effect.ensuring(use("sales"), Effect.sync(() => clearInterval(timer)))
+      expect(h.scope).toBe("sales")
+      return n
+    }))
+    // on this thread the whole open check is one synchronous run: no timer could fire
+    expect(ticks).toBeGreaterThan(0)
+  })
+
   it("a file that is not SQLite locks the scope", async () => {
     writeFileSync(scopeFile(dir, "sales"), "this is not a database at all".repeat(100))
     expect((await runFail(config, use("sales")))._tag).toBe("ScopeLocked")
