@@ -148,7 +148,7 @@ export const runCall = <I, RP, R>(call: Call<I, R>, parse: Effect.Effect<I, Doma
       for (const scope of logged) {
         const own = result._tag === "Right" ? result.right.perScope?.find((x) => x.scope === scope) : undefined
         const log = own?.log ?? (result._tag === "Right" ? result.right.log : undefined)
-        yield* store.write(scope, ({ sql }) => writeSearchLog(sql, {
+        yield* store.append(scope, ({ sql }) => writeSearchLog(sql, {
           id: requestId, at, grantId: grant.id, channel, operation: call.name as LogOperation, outcome: status,
           crossScope: logged.length > 1, refs: own?.refs ?? refs,
           ...(log ?? {}),

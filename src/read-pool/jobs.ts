@@ -117,6 +117,7 @@ export const makeJobRunner = (init: WorkerInit) => {
       use: (s: string) =>
         Effect.map(Effect.orDie(connection(files[s] ?? "")), (sql) => ({ scope: s, file: files[s] ?? "", sql })),
       write: () => Effect.dieMessage(NOT_HERE),
+      append: () => Effect.dieMessage(NOT_HERE),
       read: () => Effect.dieMessage(NOT_HERE),
       create: () => Effect.dieMessage(NOT_HERE),
       states: Effect.succeed([]),

@@ -1,9 +1,10 @@
 import { closeSync, copyFileSync, existsSync, openSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs"
 import { join } from "node:path"
-import { Effect, Option } from "effect"
+import { Effect, Fiber, Option } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { OpsStore } from "../../src/db/ops-store.js"
 import { ScopeStore, scopeFile } from "../../src/db/scope-store.js"
+import { writeSearchLog } from "../../src/db/search-log.js"
 import { decide } from "../../src/decision/decide.js"
 import { propose } from "../../src/domain/proposals.js"
 import { storeSource } from "../../src/domain/sources.js"
@@ -70,6 +71,43 @@ describe("creating a scope", () => {
       return [a, b, c]
     }))
     expect(counts).toEqual([Option.some(0), Option.some(1), Option.some(2)])
+  })
+})
+
+describe("append (one log row outside a transaction)", () => {
+  it("commits the row at once, leaves backup_state as it was, and waits for a write in progress instead of joining it", async () => {
+    const rows = await run(config, Effect.gen(function*() {
+      const store = yield* ScopeStore
+      yield* store.create("sales")
+      yield* storeSource(mailSource(), "service:1")
+      yield* propose(mailProposal(), agent)
+      const before = yield* versionCount("sales")
+      const entry = (id: string) => ({
+        id, at: "2026-12-01T16:00:00.000Z", grantId: "service:1", channel: "api" as const, operation: "search" as const,
+        outcome: 200, crossScope: false, refs: [], terms: [], variants: {}, stages: {}, inputSha256: null
+      })
+      yield* store.append("sales", ({ sql }) => writeSearchLog(sql, entry("00000000-0000-4000-8000-00000000000a")))
+      expect(yield* versionCount("sales")).toEqual(before)
+      // a write that fails after the append started waiting: its rollback must not take the row along
+      const latch = yield* Effect.makeLatch(false)
+      const failing = yield* Effect.fork(Effect.either(store.write("sales", ({ sql }) =>
+        Effect.gen(function*() {
+          yield* writeSearchLog(sql, entry("00000000-0000-4000-8000-00000000000b"))
+          yield* latch.await
+          return yield* Effect.fail("rolled back")
+        }))))
+      yield* Effect.yieldNow()
+      const appended = yield* Effect.fork(store.append("sales", ({ sql }) => writeSearchLog(sql, entry("00000000-0000-4000-8000-00000000000c"))))
+      yield* Effect.yieldNow()
+      // it waits for the write's transaction (a row in it would go with the rollback)
+      expect((yield* Fiber.status(appended))._tag).toBe("Suspended")
+      yield* latch.open
+      yield* Fiber.join(failing)
+      yield* Fiber.join(appended)
+      const { sql } = yield* store.use("sales")
+      return (yield* sql<{ id: string }>`SELECT id FROM search_log ORDER BY id`).map((r) => r.id)
+    }))
+    expect(rows).toEqual(["00000000-0000-4000-8000-00000000000a", "00000000-0000-4000-8000-00000000000c"])
   })
 })
 
