@@ -8,6 +8,9 @@
  *           per client
  *   probe   GET /healthz (its own keep-alive connection) and GET /ops/status on the ops socket,
  *           one after the other every `intervalMs`, until `seconds` are over
+ *   steps   one POST /v1/search (limit 10) on one keep-alive connection for each message {text}
+ *           of the parent, answered with its latency, status, size and the answer's terms (a
+ *           sequential client in a process of its own: bench/search-http.ts); {done} ends it
  */
 import { Agent, request } from "node:http"
 
@@ -28,6 +31,21 @@ export interface ProbeJob {
   readonly opsToken: string
   readonly seconds: number
   readonly intervalMs: number
+}
+
+export interface StepsJob {
+  readonly mode: "steps"
+  readonly url: string
+  readonly token: string
+  readonly scope: string
+}
+
+/** The answer to one step: the latency up to the last byte of the body, ms, and what the parent checks. */
+export interface StepAnswer {
+  readonly ms: number
+  readonly status: number
+  readonly bytes: number
+  readonly terms: ReadonlyArray<string>
 }
 
 export interface SearchReport {
@@ -149,8 +167,35 @@ export const runProbe = async (job: ProbeJob): Promise<ProbeReport> => {
   return { mode: "probe", healthz, ops, failures }
 }
 
+const runSteps = (job: StepsJob): Promise<void> =>
+  new Promise((resolve) => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+    const url = new URL("/v1/search", job.url)
+    // a parent that ended without {done} (a failed bench) ends the client too
+    process.on("disconnect", () => process.exit(0))
+    process.on("message", (m: { readonly text?: string; readonly done?: true }) => {
+      if (m.done === true || m.text === undefined) {
+        agent.destroy()
+        resolve()
+        return
+      }
+      const body = JSON.stringify({ scopes: [job.scope], text: m.text, limit: 10 })
+      const start = performance.now()
+      void send(url, {
+        method: "POST", agent,
+        headers: { authorization: `Bearer ${job.token}`, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) }
+      }, body).then((a) => {
+        const ms = performance.now() - start
+        const terms = a.status === 200 ? (JSON.parse(a.body) as { readonly query: { readonly terms: ReadonlyArray<string> } }).query.terms : []
+        process.send?.({ ms, status: a.status, bytes: Buffer.byteLength(a.body), terms } satisfies StepAnswer)
+      }, () => process.send?.({ ms: 0, status: 0, bytes: 0, terms: [] } satisfies StepAnswer))
+    })
+  })
+
 const arg = process.argv[2]
-if (arg !== undefined && process.send !== undefined) {
+if (arg !== undefined && process.send !== undefined && (JSON.parse(arg) as { mode: string }).mode === "steps") {
+  void runSteps(JSON.parse(arg) as StepsJob).then(() => process.exit(0))
+} else if (arg !== undefined && process.send !== undefined) {
   const job = JSON.parse(arg) as SearchJob | ProbeJob
   const done = job.mode === "search" ? runSearch(job) : runProbe(job)
   done.then(
