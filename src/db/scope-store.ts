@@ -1,7 +1,8 @@
 /**
  * ScopeStore: one SQLite connection per scope file (data/scopes/<scope>.sqlite), opened and
  * checked on first use (architecture.md §4.3; its quick_check on a thread of its own,
- * quick-check.ts), locked until restart on any failure, and the only writer of the files. After every committed write it raises backup_state.version_count.
+ * quick-check.ts), locked until restart on any failure, and the only writer of the files. After
+ * every committed `write` it raises backup_state.version_count; `append` adds one log row alone.
  */
 import { existsSync, readdirSync } from "node:fs"
 import { join } from "node:path"
