@@ -330,14 +330,12 @@ export const ruleSetGroups = (
       return k === null || k === undefined || held === undefined || !held.has(k) ? [i] : []
     })
     const read = todo.length === 0 ? [] : yield* readRuleSetGroups(sql, todo.map((i) => reqs[i] as RuleSetRequest), opts, built)
-    const fresh = new Map(todo.map((i, j) => [i, read[j] ?? null] as const))
-    return reqs.map((_, i) => {
+    const out = keys.map((k) => (k === null || k === undefined ? null : held?.get(k) ?? null))
+    todo.forEach((i, j) => {
+      const g = read[j] ?? null
+      out[i] = g
       const k = keys[i]
-      if (fresh.has(i)) {
-        const g = fresh.get(i) ?? null
-        if (k !== null && k !== undefined && held !== undefined) held.set(k, g)
-        return g
-      }
-      return held?.get(k ?? "") ?? null
+      if (k !== null && k !== undefined) held?.set(k, g)
     })
+    return out
   })

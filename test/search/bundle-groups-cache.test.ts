@@ -51,13 +51,19 @@ const sameRelation = (sql: SqlClient, id: string) =>
     return bundle?.groups.find((g) => g.kind === "same-relation") ?? null
   })
 
+/** The scope sales with two confirmed rules of the relation Acme; its connection and the first rule's id. */
+const salesWithTwoAcmeRules = Effect.gen(function*() {
+  yield* Effect.flatMap(ScopeStore, (s) => s.create("sales"))
+  const sql = yield* sqlOf("sales")
+  const first = yield* confirmedRule("Acme liefert montags")
+  yield* confirmedRule("Acme liefert nur auf Paletten")
+  return { sql, first }
+})
+
 describe("same-relation groups under the stamp", () => {
   it("are the same asked again, and a write adding a rule of the relation changes the next answer", async () => {
     await run(testConfig(dir), Effect.gen(function*() {
-      yield* Effect.flatMap(ScopeStore, (s) => s.create("sales"))
-      const sql = yield* sqlOf("sales")
-      const first = yield* confirmedRule("Acme liefert montags")
-      yield* confirmedRule("Acme liefert nur auf Paletten")
+      const { sql, first } = yield* salesWithTwoAcmeRules
       yield* confirmedRule("Acme gewährt zwei Prozent Skonto")
       // a fourth rule of the relation, proposed (not shown: proposals are not asked for)
       const created = yield* propose(manualProposal("Acme nimmt Retouren binnen 14 Tagen an", { relations: ACME, valid_from: "2026-01-01" }), agent)
@@ -75,10 +81,7 @@ describe("same-relation groups under the stamp", () => {
 
   it("a group with a stored link is read again every time (links are not behind the stamp)", async () => {
     await run(testConfig(dir), Effect.gen(function*() {
-      yield* Effect.flatMap(ScopeStore, (s) => s.create("sales"))
-      const sql = yield* sqlOf("sales")
-      const first = yield* confirmedRule("Acme liefert montags")
-      yield* confirmedRule("Acme liefert nur auf Paletten")
+      const { sql, first } = yield* salesWithTwoAcmeRules
       const third = yield* confirmedRule("Boxen werden gestapelt", [])
       const head = yield* headOf(sql, first)
       const ask = (linked: ReadonlyMap<string, Mark>) =>
