@@ -318,11 +318,12 @@ export const loadBench = async (): Promise<void> => {
       try {
         const url = urlOf(await runtime.runPromise(Effect.map(HttpServer.HttpServer, (s) => s.address)))
         await runtime.runPromise(Effect.flatMap(ReadPool, (p) => p.warm))
-        // warm-up: the first searches of each scope (caches, prepared statements)
+        // warm-up: the first searches of each scope (caches, prepared statements), all of a scope's
+        // queries at once, so they warm where the load runs them (one at a time, a lone search runs
+        // on the main thread and leaves the workers' caches cold)
         for (const scope of ["big", "small"]) {
-          for (const q of QUERIES) {
-            await call(url, "/v1/search", { method: "POST", headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json" }, body: JSON.stringify({ scopes: [scope], text: q }) })
-          }
+          await Promise.all(QUERIES.map((q) =>
+            call(url, "/v1/search", { method: "POST", headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json" }, body: JSON.stringify({ scopes: [scope], text: q }) })))
         }
         const socket = join(dataDir, "ops.sock")
         for (const [scope, rules, clients] of [["big", BIG, 16], ["small", SMALL, 200]] as const) {

@@ -15,6 +15,7 @@ import { ApprovalPolicyLive } from "./decision/policy/live.js"
 import { OpsStore } from "./db/ops-store.js"
 import { ScopeStore } from "./db/scope-store.js"
 import type { ApprovalPolicy } from "./domain/approval-policy.js"
+import { type InFlight, InFlightLive } from "./read-pool/in-flight.js"
 import { type ReadPool, ReadPoolLive } from "./read-pool/pool.js"
 import type { RuleIndex } from "./domain/rule-index.js"
 import { type LexicalIndex, LexicalIndexLive } from "./search/lexical/index.js"
@@ -39,6 +40,7 @@ export type Services =
   | ModelOutput
   | BackupLock
   | ReadPool
+  | InFlight
   | Admission
 
 /** A layer to use instead of the live one. */
@@ -49,7 +51,7 @@ export interface ServiceOverrides {
   readonly modelOutput?: Layer.Layer<ModelOutput>
   readonly lexicalIndex?: Layer.Layer<LexicalIndex, never, AppConfig>
   /** where searches and exports run (default: worker threads, ReadPoolLive; ReadPoolInThread: the calling thread) */
-  readonly readPool?: Layer.Layer<ReadPool, never, AppConfig>
+  readonly readPool?: Layer.Layer<ReadPool, never, AppConfig | InFlight>
   /** the public listener's admission control (default AdmissionLive; admissionLayer(options) for other bounds) */
   readonly admission?: Layer.Layer<Admission>
   /** Effect's Clock for everything the services run (default: the runtime's own) */
@@ -68,7 +70,7 @@ export const ServicesLive = (config: AppConfigShape, overrides: ServiceOverrides
     overrides.rateLimiter ?? RateLimiterLive,
     overrides.jwt ?? JwtVerifierLive,
     overrides.modelOutput ?? ModelOutputLive,
-    overrides.readPool ?? ReadPoolLive,
+    (overrides.readPool ?? ReadPoolLive).pipe(Layer.provideMerge(InFlightLive)),
     overrides.admission ?? AdmissionLive
   ).pipe(Layer.provideMerge(Layer.succeed(AppConfig, config)))
   return overrides.clock === undefined ? services : Layer.provide(services, Layer.setClock(overrides.clock))

@@ -12,6 +12,7 @@ import { createServer } from "node:http"
 import { HttpLayerRouter, HttpServerRequest, type HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer, NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect, Layer, Option } from "effect"
+import { InFlight } from "../read-pool/in-flight.js"
 import { Admission, admissionKey, makeGate } from "../transport/admission.js"
 import { interleaved } from "../transport/interleave.js"
 import { errorResponse } from "../transport/responses.js"
@@ -51,7 +52,14 @@ const AdmissionGate = HttpLayerRouter.middleware(
 /** Every request's steps run from macrotasks, so sockets are polled between them (transport/interleave.ts). */
 const Interleave = HttpLayerRouter.middleware((effect) => interleaved(effect), { global: true })
 
+/** Every request is counted from its start to its response (read-pool/in-flight.ts: the read pool's lone searches). */
+const Counted = HttpLayerRouter.middleware(
+  Effect.map(InFlight, (inFlight) => (effect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>) =>
+    Effect.ensuring(Effect.zipRight(Effect.sync(inFlight.enter), effect), Effect.sync(inFlight.leave))),
+  { global: true }
+)
+
 export const publicListener = (host: string, port: number) =>
-  HttpLayerRouter.serve(Layer.mergeAll(AppRoutes, AdmissionGate, Interleave), { disableLogger: true, disableListenLog: true }).pipe(
+  HttpLayerRouter.serve(Layer.mergeAll(AppRoutes, AdmissionGate, Interleave, Counted), { disableLogger: true, disableListenLog: true }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { host, port }))
   )

@@ -8,10 +8,17 @@
  *
  *   ReadPool.search(req, searchId)        search() of src/search, unchanged, in a worker when neither
  *                                         stage b nor c runs for any of its scopes (a stage's model
- *                                         or provider lives on the main thread); else on the main thread;
- *                                         its answer rendered as JSON text where it ran (rendered.ts)
+ *                                         or provider lives on the main thread) and the search is not
+ *                                         alone (below); else on the main thread; its answer rendered
+ *                                         as JSON text where it ran (rendered.ts)
  *   ReadPool.exportArchive(scope, opts)   the scope's export as .tar.gz bytes
  *   ReadPool.stats / warm                 jobs run where (tests, bench), start every worker and wait
+ *
+ * A lone search (nothing else in the pool or waiting for it, no other search and no other request
+ * in flight (in-flight.ts), and none of them overlapping another for LONE_QUIET_MS) runs on the main thread: with nothing to share the thread
+ * with, the hop to a worker and back (two thread wake-ups) is the larger part of what the worker
+ * adds (docs/decisions.md "Lone searches on the main thread"). Under load searches overlap, and
+ * every one goes to a worker.
  *
  * Read-your-writes: a job is posted after every write the client was answered about has
  * committed; its read transaction starts later, and WAL gives it every committed write.
@@ -38,6 +45,7 @@ import { buildExport } from "../export/build.js"
 import { LexicalIndex } from "../search/lexical/index.js"
 import { search } from "../search/search.js"
 import { availabilityOf, SearchStages, stageNamed } from "../search/stage.js"
+import { InFlight } from "./in-flight.js"
 import { type JobValue, plainEnv, type PoolJob, type PoolReply, type WorkerInit } from "./jobs.js"
 import { type RenderedSearch, renderSearch } from "./rendered.js"
 import type { PoolRequest } from "./worker.js"
@@ -107,7 +115,22 @@ export interface ReadPoolOptions {
   readonly size?: number
   /** the workers' nice value (default DEFAULT_WORKER_NICE; 0: the process's) */
   readonly nice?: number
+  /**
+   * A search alone on the service (nothing else in the pool, no other search or request in flight,
+   * none overlapping another for LONE_QUIET_MS) runs on the calling thread: it saves the hop and two
+   * thread wake-ups (default true; false: every search that may goes to a worker)
+   */
+  readonly loneInThread?: boolean
+  /** how long after two searches overlapped a lone search still goes to a worker (default LONE_QUIET_MS) */
+  readonly loneQuietMs?: number
 }
+
+/**
+ * How long after two searches last overlapped a lone search still goes to a worker: under load
+ * the gaps between searches are short, and a search on the main thread there would hold up
+ * /healthz and the ops socket.
+ */
+export const LONE_QUIET_MS = 1_000
 
 interface Task {
   readonly job: PoolJob
@@ -134,9 +157,10 @@ const entryOf = () =>
 const failure = (message: string) => new SqlError({ message: `read pool: ${message}`, cause: message })
 
 /** The worker pool; its workers end with the layer's scope. */
-export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPool, never, AppConfig> =>
+export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPool, never, AppConfig | InFlight> =>
   Layer.scoped(ReadPool, Effect.gen(function*() {
     const config = yield* AppConfig
+    const inFlight = yield* InFlight
     const size = Math.max(1, options.size ?? DEFAULT_POOL_SIZE)
     const init: WorkerInit = { file: config.file, env: plainEnv(config.env), nice: options.nice ?? DEFAULT_WORKER_NICE }
     const slots: Array<Slot> = []
@@ -148,6 +172,12 @@ export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPo
     let closed = false
     /** workers start on first use; from source (vitest) only once warm asked for them (docs/decisions.md "Read pool") */
     let startOnUse = !FROM_SOURCE
+    const loneInThread = options.loneInThread ?? true
+    const loneQuietMs = options.loneQuietMs ?? LONE_QUIET_MS
+    /** searches in flight (in a worker, queued, or on this thread) */
+    let searching = 0
+    /** when a search last started while another was in flight (performance.now(): a scheduling matter, not the Clock's) */
+    let overlappedAt = Number.NEGATIVE_INFINITY
     /** scope files whose lexical build the writer has checked (a worker's connection cannot rebuild it) */
     const built = new Set<string>()
 
@@ -238,7 +268,18 @@ export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPo
       })
     }
 
-    const searchIn = (req: SearchRequest, searchId: string): Effect.Effect<RenderedSearch, SearchFailure, SearchNeeds> =>
+    const onThisThread = (req: SearchRequest, searchId: string) =>
+      Effect.zipRight(Effect.sync(() => inThread++), Effect.map(search(req, searchId), renderSearch))
+
+    /** nothing else runs in the pool or waits for it, no other request is in flight, and none overlapped lately */
+    const alone = (): boolean => {
+      const now = performance.now()
+      // the request of this search is one of those in flight (none when it came another way)
+      if (searching > 0 || inFlight.count() > 1) overlappedAt = now
+      return searching === 0 && queue.length === 0 && slots.every((s) => s.busy === null) && now - overlappedAt >= loneQuietMs
+    }
+
+    const pooledSearch = (req: SearchRequest, searchId: string): Effect.Effect<RenderedSearch, SearchFailure, SearchNeeds> =>
       Effect.gen(function*() {
         const { stages } = yield* SearchStages
         const scopes = [...new Set(req.scopes)]
@@ -268,7 +309,14 @@ export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPo
         const job = inWorkerOr({ kind: "search", req, searchId, nowMs, files, stages: states })
         return job === null ? null : yield* job
       }).pipe(Effect.flatMap((out) =>
-        out !== null ? Effect.succeed(out) : Effect.zipRight(Effect.sync(() => inThread++), Effect.map(search(req, searchId), renderSearch))))
+        out !== null ? Effect.succeed(out) : onThisThread(req, searchId)))
+
+    const searchIn = (req: SearchRequest, searchId: string): Effect.Effect<RenderedSearch, SearchFailure, SearchNeeds> =>
+      Effect.suspend(() => {
+        const lone = alone() && loneInThread
+        searching++
+        return (lone ? onThisThread(req, searchId) : pooledSearch(req, searchId)).pipe(Effect.ensuring(Effect.sync(() => searching--)))
+      })
 
     const exportIn = (scope: string, opts: ExportOptions) =>
       Effect.gen(function*() {

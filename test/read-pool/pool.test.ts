@@ -11,6 +11,7 @@ import { ScopeStore } from "../../src/db/scope-store.js"
 import { decide } from "../../src/decision/decide.js"
 import { propose } from "../../src/domain/proposals.js"
 import { storeSource } from "../../src/domain/sources.js"
+import { InFlight } from "../../src/read-pool/in-flight.js"
 import { ReadPool, ReadPoolInThread, readPoolLayer } from "../../src/read-pool/pool.js"
 import { search } from "../../src/search/search.js"
 import { SearchStages } from "../../src/search/stage.js"
@@ -44,7 +45,8 @@ const marker = (i: number) => `zq${"bcdfghjklmnpqrstvwx"[i % 19] ?? "b"}${"aeiou
 beforeAll(async () => {
   const t = tempDir("gn-pool-")
   cleanup = t.cleanup
-  server = await startServer(testConfig(t.dir))
+  // every search that may goes to a worker (a lone search would run on this thread: see "a lone search" below)
+  server = await startServer(testConfig(t.dir), { services: { readPool: readPoolLayer({ loneInThread: false }) } })
   await server.run(Effect.gen(function*() {
     const ops = yield* OpsStore
     const store = yield* ScopeStore
@@ -167,7 +169,7 @@ describe("a search where stage b runs", () => {
     const t = tempDir("gn-pool-b-")
     // a stage b that would run for scope sales (availability null) and is off for ops
     const stages = Layer.succeed(SearchStages, { stages: [{ name: "b" as const, availability: (scope: string) => (scope === "sales" ? null : { state: "off" as const, duration_ms: null, reason: "not here" }) }] })
-    const other = await startServer(testConfig(t.dir), { services: { searchStages: stages, readPool: readPoolLayer({ size: 1 }) } })
+    const other = await startServer(testConfig(t.dir), { services: { searchStages: stages, readPool: readPoolLayer({ size: 1, loneInThread: false }) } })
     try {
       const key = await other.run(Effect.gen(function*() {
         yield* Effect.flatMap(ScopeStore, (s) => Effect.all([s.create("sales"), s.create("ops")]))
@@ -189,6 +191,52 @@ describe("a search where stage b runs", () => {
       const s2 = await poolStats()
       expect(withoutB.body.stages.b).toMatchObject({ state: "off", reason: "not here" })
       expect([s2.inThread - s1.inThread, s2.inWorker - s1.inWorker]).toEqual([0, 1])
+    } finally {
+      await other.close()
+      t.cleanup()
+    }
+  }, 180_000)
+})
+
+describe("a lone search", () => {
+  it("runs on the calling thread; with another request in flight it goes to a worker, and so does a lone one until the service has been quiet", async () => {
+    const t = tempDir("gn-pool-lone-")
+    const other = await startServer(testConfig(t.dir), { services: { readPool: readPoolLayer({ size: 2, loneQuietMs: 400 }) } })
+    try {
+      await other.run(Effect.gen(function*() {
+        yield* Effect.flatMap(ScopeStore, (s) => s.create("sales"))
+        const grant = yield* Effect.flatMap(OpsStore, (o) => o.createGrant({ kind: "service", auth: "bearer", scopes: ["sales"], rights: ["read", "propose"] }))
+        const by = { grantId: grant.id, channel: "api" as const }
+        for (let i = 0; i < 6; i++) {
+          yield* propose(manualProposal(`Sales checks the delivery time of order batch ${i} with the carrier`, { keywords: ["Lieferzeit"], relations: [] }), by)
+        }
+        yield* Effect.flatMap(ReadPool, (p) => p.warm)
+      }))
+      const request = { scopes: ["sales"], cross_scope: false, text: "Lieferzeit carrier", as_of: null, include_proposals: true, limit: 10 }
+      const one = (id: number) => other.run(Effect.flatMap(ReadPool, (p) => p.search(request, `00000000-0000-4000-8000-00000000000${id}`)))
+      // the listener's count of requests in flight, as the public listener keeps it
+      const inFlight = await other.run(InFlight)
+      const where = async (id: number) => {
+        const s0 = await other.run(Effect.flatMap(ReadPool, (p) => p.stats))
+        const answer = await one(id)
+        const s1 = await other.run(Effect.flatMap(ReadPool, (p) => p.stats))
+        return { at: s1.inThread - s0.inThread === 1 && s1.inWorker === s0.inWorker ? "thread" : s1.inWorker - s0.inWorker === 1 ? "worker" : "?", bundles: (JSON.parse(answer.json) as Answer).bundles }
+      }
+      const alone = await where(1)
+      expect(alone.at).toBe("thread")
+      expect(alone.bundles.length).toBe(6)
+      // this search's own request and one more in flight: a worker, with the same answer
+      inFlight.enter()
+      inFlight.enter()
+      const beside = await where(2)
+      inFlight.leave()
+      inFlight.leave()
+      expect(beside).toEqual({ at: "worker", bundles: alone.bundles })
+      // right after the overlap a lone search still goes to a worker …
+      expect((await where(3)).at).toBe("worker")
+      // … and once the service has been quiet for loneQuietMs, to this thread again
+      await new Promise((r) => setTimeout(r, 500))
+      expect((await where(4)).at).toBe("thread")
     } finally {
       await other.close()
       t.cleanup()
