@@ -22,6 +22,8 @@ export interface SearchJob {
   readonly seconds: number
   readonly scope: string
   readonly queries: ReadonlyArray<string>
+  /** each query with 0–39 spaces before and after it: the same terms, an input mostly not asked before */
+  readonly newInputs?: boolean
 }
 
 export interface ProbeJob {
@@ -107,7 +109,10 @@ export const runSearch = async (job: SearchJob): Promise<SearchReport> => {
   let q = 0
   await Promise.all(agents.map(async (agent, c) => {
     while (performance.now() < end) {
-      const body = JSON.stringify({ scopes: [job.scope], text: job.queries[q++ % job.queries.length] })
+      const query = job.queries[q % job.queries.length] ?? ""
+      const text = job.newInputs === true ? `${" ".repeat((q * 7 + c) % 40)}${query}${" ".repeat((q * 13) % 40)}` : query
+      q++
+      const body = JSON.stringify({ scopes: [job.scope], text })
       const start = performance.now()
       let answer: Answer
       try {

@@ -5,6 +5,10 @@
  * ≤ 3× the floor's p95 at 100k — one goal line each for the sizes measured. The goals are measured
  * in steady state (two warm-up rounds: the phrase rows of stage a are read on a query's second
  * search under a stamp); the first and second search after a write are printed beside them.
+ * Stage a's answer to an input is held under the stamp (stage-a.ts), so a query asked again skips
+ * stage a: every goal is printed twice, for the queries asked again and for new inputs — the same
+ * query with trailing spaces added (the same terms and answer, an input not asked before), which
+ * costs what a search did before stage a's answers were held.
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -57,6 +61,7 @@ const runAt = (n: number) =>
     yield* sql.withTransaction(lex.rebuild(sql))
     const rebuilt = performance.now() - t1
     const full: Array<number> = []
+    const fresh: Array<number> = []
     const a: Array<number> = []
     const floor: Array<number> = []
     const bundles: Array<number> = []
@@ -68,6 +73,10 @@ const runAt = (n: number) =>
         const s0 = performance.now()
         const { response } = yield* search({ scopes: ["bench"], cross_scope: false, text, as_of: null, include_proposals: false, limit: 10 }, "00000000-0000-4000-8000-000000000000")
         if (counted) full.push(performance.now() - s0)
+        // a new input: stage a's answer is not held for it
+        const n0 = performance.now()
+        yield* search({ scopes: ["bench"], cross_scope: false, text: `${text}${" ".repeat(round + 1)}`, as_of: null, include_proposals: false, limit: 10 }, "00000000-0000-4000-8000-000000000000")
+        if (counted) fresh.push(performance.now() - n0)
         // the bundles of the answer alone (their head rows read before the clock starts)
         const heads: Array<RuleVersionRow> = []
         for (const b of response.bundles) {
@@ -85,7 +94,8 @@ const runAt = (n: number) =>
         }))
         if (counted) bundles.push(performance.now() - b0)
         const a0 = performance.now()
-        const result = yield* stageA(sql, { text }, { includeProposals: false, targetDay: "2026-06-01" })
+        // stage a of a new input (the answer of the same text is held)
+        const result = yield* stageA(sql, { text: ` ${text}${" ".repeat(round + 1)}` }, { includeProposals: false, targetDay: "2026-06-01" })
         if (counted) a.push(performance.now() - a0)
         const query = result.terms.map((t) => ftsLiteral(t)).join(" OR ")
         const f0 = performance.now()
@@ -106,21 +116,22 @@ const runAt = (n: number) =>
       }
     }
     return {
-      n, seeded, rebuilt, full: stats(full), a: stats(a), floor: stats(floor), bundles: stats(bundles), cold: stats(cold), second: stats(second)
+      n, seeded, rebuilt, full: stats(full), fresh: stats(fresh), a: stats(a), floor: stats(floor), bundles: stats(bundles), cold: stats(cold), second: stats(second)
     }
   })
 
 export const searchBench = async (sizes: ReadonlyArray<number> = [1_000, 10_000, 100_000]): Promise<void> => {
   console.log("\nSearch latency, one scope of confirmed rules (synthetic Zipf text, 10 queries × 5 rounds after two warm-up rounds; then each query once and twice after a write)")
-  console.log("rules   | search() median / p95 ms | stage a median / p95 ms | 10 bundles median / p95 ms | floor median / p95 ms | median ratio search/floor | after a write: 1st / 2nd search median ms | rebuild s")
-  const rows: Array<{ n: number; median: number; p95: number; a: number; floor: number; floorP95: number }> = []
+  console.log("search(): the query asked again (stage a's answer held); new input: the same query with trailing spaces, not asked before (stage a runs)")
+  console.log("rules   | search() median / p95 ms | new input median / p95 ms | stage a median / p95 ms | 10 bundles median / p95 ms | floor median / p95 ms | median ratio search/floor | after a write: 1st / 2nd search median ms | rebuild s")
+  const rows: Array<{ n: number; median: number; p95: number; freshMedian: number; freshP95: number; a: number; floor: number; floorP95: number }> = []
   for (const n of sizes) {
     const dir = mkdtempSync(join(tmpdir(), "gn-bench-search-"))
     try {
       const layer = ServicesLive(config(dir))
       const r = await Effect.runPromise(runAt(n).pipe(Effect.provide(layer), Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Warning)))
-      rows.push({ n, median: r.full.median, p95: r.full.p95, a: r.a.median, floor: r.floor.median, floorP95: r.floor.p95 })
-      console.log(`${String(n).padEnd(7)} | ${r.full.median.toFixed(1).padStart(10)} / ${r.full.p95.toFixed(1).padStart(9)} | ${r.a.median.toFixed(1).padStart(9)} / ${r.a.p95.toFixed(1).padStart(9)} | ${r.bundles.median.toFixed(1).padStart(12)} / ${r.bundles.p95.toFixed(1).padStart(11)} | ${r.floor.median.toFixed(2).padStart(9)} / ${r.floor.p95.toFixed(2).padStart(7)} | ${(r.full.median / Math.max(r.floor.median, 0.01)).toFixed(1).padStart(25)} | ${r.cold.median.toFixed(1).padStart(21)} / ${r.second.median.toFixed(1).padStart(17)} | ${(r.rebuilt / 1000).toFixed(1).padStart(9)}`)
+      rows.push({ n, median: r.full.median, p95: r.full.p95, freshMedian: r.fresh.median, freshP95: r.fresh.p95, a: r.a.median, floor: r.floor.median, floorP95: r.floor.p95 })
+      console.log(`${String(n).padEnd(7)} | ${r.full.median.toFixed(1).padStart(10)} / ${r.full.p95.toFixed(1).padStart(9)} | ${r.fresh.median.toFixed(1).padStart(11)} / ${r.fresh.p95.toFixed(1).padStart(9)} | ${r.a.median.toFixed(1).padStart(9)} / ${r.a.p95.toFixed(1).padStart(9)} | ${r.bundles.median.toFixed(1).padStart(12)} / ${r.bundles.p95.toFixed(1).padStart(11)} | ${r.floor.median.toFixed(2).padStart(9)} / ${r.floor.p95.toFixed(2).padStart(7)} | ${(r.full.median / Math.max(r.floor.median, 0.01)).toFixed(1).padStart(25)} | ${r.cold.median.toFixed(1).padStart(21)} / ${r.second.median.toFixed(1).padStart(17)} | ${(r.rebuilt / 1000).toFixed(1).padStart(9)}`)
     } finally {
       // BENCH_KEEP=1 keeps the data dir (for EXPLAIN QUERY PLAN and profiling by hand)
       if (process.env.BENCH_KEEP === "1") console.log(`kept ${dir}`)
@@ -133,15 +144,19 @@ export const searchBench = async (sizes: ReadonlyArray<number> = [1_000, 10_000,
     const x = (k: "median" | "a" | "floor") => (hundred[k] / Math.max(ten[k], 0.01)).toFixed(1)
     console.log(`growth of the medians from 10k to 100k: search() ×${x("median")}, stage a ×${x("a")}, floor ×${x("floor")}`)
   }
-  for (const r of [ten, hundred]) {
-    if (r === undefined) continue
-    const ratio = r.median / Math.max(r.floor, 0.01)
-    const at = `${r.n / 1000}k`
-    console.log(goalLine(`search() median ≤ 5× floor at ${at}`, ratio <= 5, `${r.median.toFixed(1)} ms against ${r.floor.toFixed(2)} ms, ×${ratio.toFixed(1)}`))
-  }
-  if (ten !== undefined) console.log(goalLine("search() p95 ≤ 15 ms at 10k", ten.p95 <= 15, `${ten.p95.toFixed(1)} ms`))
-  if (hundred !== undefined) {
-    const ratio = hundred.p95 / Math.max(hundred.floorP95, 0.01)
-    console.log(goalLine("search() p95 ≤ 3× floor p95 at 100k", ratio <= 3, `${hundred.p95.toFixed(1)} ms against ${hundred.floorP95.toFixed(2)} ms, ×${ratio.toFixed(1)}`))
+  // each goal for the queries asked again, then for new inputs
+  const kinds = [["", (r: (typeof rows)[number]) => ({ median: r.median, p95: r.p95 })], [", new input", (r: (typeof rows)[number]) => ({ median: r.freshMedian, p95: r.freshP95 })]] as const
+  for (const [kind, of] of kinds) {
+    for (const r of [ten, hundred]) {
+      if (r === undefined) continue
+      const { median } = of(r)
+      const ratio = median / Math.max(r.floor, 0.01)
+      console.log(goalLine(`search() median ≤ 5× floor at ${r.n / 1000}k${kind}`, ratio <= 5, `${median.toFixed(1)} ms against ${r.floor.toFixed(2)} ms, ×${ratio.toFixed(1)}`))
+    }
+    if (ten !== undefined) console.log(goalLine(`search() p95 ≤ 15 ms at 10k${kind}`, of(ten).p95 <= 15, `${of(ten).p95.toFixed(1)} ms`))
+    if (hundred !== undefined) {
+      const ratio = of(hundred).p95 / Math.max(hundred.floorP95, 0.01)
+      console.log(goalLine(`search() p95 ≤ 3× floor p95 at 100k${kind}`, ratio <= 3, `${of(hundred).p95.toFixed(1)} ms against ${hundred.floorP95.toFixed(2)} ms, ×${ratio.toFixed(1)}`))
+    }
   }
 }

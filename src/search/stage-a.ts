@@ -32,6 +32,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { type Analysis, type Explanation, LexicalIndex, type PoolHit, type PoolOptions } from "./lexical/index.js"
 import { variantsOf } from "./lexical/query.js"
+import { boundedPart } from "./lexical/stamp-cache.js"
 
 export interface StageAResult {
   terms: Array<string>
@@ -56,6 +57,24 @@ const behind = new WeakMap<StageAResult, Behind>()
 /** explainHit reads the rows of this many hits at once (search explains the first 50). */
 const EXPLAIN_BATCH = 50
 
+/**
+ * Stage a's answers under the stamp of the file (what only writes change; stamp-cache.ts): an
+ * input asked again under the same stamp, with the same options, gets the analysis, the pool and
+ * the hits explained so far from memory, as a query-result cache does. At most MAX_RESULTS inputs
+ * per connection (~30 KB each at most: 200 hits and their explanations); then it starts again.
+ */
+interface Answered {
+  readonly analysis: Analysis
+  readonly pool: ReadonlyArray<PoolHit>
+  readonly explained: Map<number, Explanation>
+}
+const RESULTS_PART = "stage-a-results"
+export const MAX_RESULTS = 1_000
+const resultsOf = (sql: SqlClient) =>
+  boundedPart(sql, RESULTS_PART, () => new Map<string, Answered>(), (m) => m.size, MAX_RESULTS - 1)
+const inputKey = (input: StageAInput, opts: PoolOptions): string =>
+  JSON.stringify([input.text ?? null, input.terms ?? null, opts.includeProposals, opts.targetDay, opts.excludeSeq ?? null])
+
 /** stageA with the options of the module (possible_duplicates leaves the new rule out). */
 export const runStageA = (
   sql: SqlClient,
@@ -64,14 +83,23 @@ export const runStageA = (
 ): Effect.Effect<StageAResult, SqlError, LexicalIndex> =>
   Effect.gen(function*() {
     const lex = yield* LexicalIndex
-    const analysis = yield* lex.analyze(sql, { text: input.text, terms: input.terms })
-    const pool: Array<PoolHit> = analysis.terms.length === 0 ? [] : yield* lex.pool(sql, analysis, opts)
-    const result: StageAResult = {
-      terms: analysis.terms.map((t) => t.text),
-      variants: variantsOf(analysis),
-      pool: pool.map((h) => ({ ...h }))
+    // the build and the stamp first: they decide whether what is held still holds
+    yield* lex.current(sql)
+    const held = resultsOf(sql)
+    const key = inputKey(input, opts)
+    let answered = held?.get(key)
+    if (answered === undefined) {
+      const analysis = yield* lex.analyze(sql, { text: input.text, terms: input.terms })
+      const pool: Array<PoolHit> = analysis.terms.length === 0 ? [] : yield* lex.pool(sql, analysis, opts)
+      answered = { analysis, pool, explained: new Map() }
+      held?.set(key, answered)
     }
-    behind.set(result, { analysis, explained: new Map() })
+    const result: StageAResult = {
+      terms: answered.analysis.terms.map((t) => t.text),
+      variants: variantsOf(answered.analysis),
+      pool: answered.pool.map((h) => ({ ...h }))
+    }
+    behind.set(result, { analysis: answered.analysis, explained: answered.explained })
     return result
   }).pipe(Effect.withSpan("StageA.run"))
 

@@ -3,7 +3,9 @@
  * same queries through the cached and the uncached path give the same answers; a write between
  * two searches changes the second answer — a write of this process on another connection, and a
  * write of another process on the file (the stamp in index_stamp, bumped in the writer's
- * transaction, tells the cache it is stale).
+ * transaction, tells the cache it is stale). Stage a's answers are held under the same stamp
+ * (src/search/stage-a.ts): an input asked again is not analysed or pooled again, and anything else
+ * — other options, another day, a write — is.
  */
 import { execFileSync } from "node:child_process"
 import { fileURLToPath } from "node:url"
@@ -14,7 +16,7 @@ import { decide } from "../../src/decision/decide.js"
 import type { SearchRequest } from "../../src/domain/search-schemas.js"
 import { propose } from "../../src/domain/proposals.js"
 import { storeSource } from "../../src/domain/sources.js"
-import { lexicalIndexLayer } from "../../src/search/lexical/index.js"
+import { LexicalIndex, lexicalIndexLayer, makeLexicalIndex } from "../../src/search/lexical/index.js"
 import { lexicalOptions } from "../../src/search/lexical/options.js"
 import { search } from "../../src/search/search.js"
 import { storeLayer, tempDir, testConfig } from "../support/env.js"
@@ -151,5 +153,47 @@ describe("the vocabulary cache", () => {
       // rule counts and frequencies (coverage, rank_a) are those of the file as it is now
       expect(after.answer).toEqual(await fresh({ text: "Rechnung Skonto Tage" }))
     })
+  })
+})
+
+describe("stage a's answers under the stamp", () => {
+  it("an input asked again is answered from memory; other options, another day or a write ask the index again", async () => {
+    const calls = { analyze: 0, pool: 0 }
+    const live = makeLexicalIndex(lexicalOptions(config.file.search))
+    // the live index, counting what stage a asks of it
+    const counting = Effect.provideService(LexicalIndex, {
+      ...live,
+      analyze: (sql, input) => Effect.zipRight(Effect.sync(() => calls.analyze++), live.analyze(sql, input)),
+      pool: (sql, analysis, opts) => Effect.zipRight(Effect.sync(() => calls.pool++), live.pool(sql, analysis, opts))
+    })
+    const searcher = ManagedRuntime.make(storeLayer(config) as Layer.Layer<Stores, unknown>)
+    try {
+      const find = async (q: Partial<SearchRequest>) =>
+        answerOf(await searcher.runPromise(at(search(req(q), "00000000-0000-4000-8000-000000000000")).pipe(counting)))
+      const fresh = async (q: Partial<SearchRequest>) =>
+        answerOf(await run(config, at(search(req(q), "00000000-0000-4000-8000-000000000000")).pipe(Effect.provide(uncached()))))
+      const first = await find({ text: "Rechnung Skonto Tage" })
+      expect(calls).toEqual({ analyze: 1, pool: 1 })
+      expect((first as unknown as { bundles: Array<unknown> }).bundles.length).toBeGreaterThan(0)
+      // the same input: from memory, the same answer
+      expect(await find({ text: "Rechnung Skonto Tage" })).toEqual(first)
+      expect(calls).toEqual({ analyze: 1, pool: 1 })
+      // other options, another day: asked again
+      await find({ text: "Rechnung Skonto Tage", include_proposals: true })
+      expect(calls).toEqual({ analyze: 2, pool: 2 })
+      await find({ text: "Rechnung Skonto Tage", as_of: "2026-01-05" })
+      expect(calls).toEqual({ analyze: 3, pool: 3 })
+      // a write on another connection: the stamp changed, asked again, and the answer is the file's
+      await run(config, at(Effect.gen(function*() {
+        yield* propose(manualProposal("Rechnungen mit Skonto prüft die Buchhaltung am selben Tag", { keywords: ["Rechnung", "Skonto"], relations: [] }), agent)
+        yield* decide("sales-0011", { decision: "confirm", version: 1 }, person)
+      })))
+      const after = await find({ text: "Rechnung Skonto Tage" })
+      expect(calls).toEqual({ analyze: 4, pool: 4 })
+      expect(after).not.toEqual(first)
+      expect(after).toEqual(await fresh({ text: "Rechnung Skonto Tage" }))
+    } finally {
+      await searcher.dispose()
+    }
   })
 })

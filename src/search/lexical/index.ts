@@ -5,6 +5,8 @@
  *   reindexRule(sql, ruleId)           keeps the lex_* rows of one rule current (writers call it
  *                                      next to syncRuleFts, in the same transaction)
  *   ensureBuild(sql) / rebuild(sql)    lex_meta.build check and the full rebuild from current_version
+ *   current(sql)                       ensureBuild, then the file's stamp read for the caches
+ *                                      (stamp-cache.ts); analyze does it first too
  *   analyze(sql, { text?, terms? })    terms, variants, sub-query alternatives (step 1–2)
  *   pool(sql, analysis, options)       top 200 by fused value (step 3–4)
  *   explain(sql, analysis, seq)        found_via, coverage, matched_terms of one hit (step 6, 6a)
@@ -33,6 +35,8 @@ export interface LexicalIndexShape {
   /** rebuilds when lex_meta.build is missing or stale; true when it rebuilt */
   readonly ensureBuild: (sql: SqlClient) => Effect.Effect<boolean, SqlError>
   readonly rebuild: (sql: SqlClient) => Effect.Effect<void, SqlError>
+  /** ensures the build, then reads the stamp of the caches (a connection without them drops what it held) */
+  readonly current: (sql: SqlClient) => Effect.Effect<void, SqlError>
   /** ensures the build first (the first search on a connection may rebuild) */
   readonly analyze: (sql: SqlClient, input: QueryInput) => Effect.Effect<Analysis, SqlError>
   readonly pool: (sql: SqlClient, analysis: Analysis, options: PoolOptions) => Effect.Effect<Array<PoolHit>, SqlError>
@@ -64,6 +68,7 @@ export const makeLexicalIndex = (options: LexicalOptions, { cache = true }: { re
     reindexRule: (sql, ruleId) => Doc.reindexRule(sql, ruleId, options).pipe(Effect.withSpan("LexicalIndex.reindexRule")),
     ensureBuild: (sql) => Doc.ensureBuild(sql, options),
     rebuild: (sql) => Doc.rebuild(sql, options),
+    current: (sql) => Effect.zipRight(Doc.ensureBuild(sql, options), vocabulary(sql)),
     analyze: (sql, input) =>
       Doc.ensureBuild(sql, options).pipe(
         Effect.zipRight(vocabulary(sql)),
