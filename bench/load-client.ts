@@ -22,7 +22,7 @@ export interface SearchJob {
   readonly seconds: number
   readonly scope: string
   readonly queries: ReadonlyArray<string>
-  /** each query with 0–39 spaces before and after it: the same terms, an input mostly not asked before */
+  /** each query with 0–39 spaces before and after it: the same terms, 16,000 inputs in turn (none asked twice in a run) */
   readonly newInputs?: boolean
 }
 
@@ -110,7 +110,8 @@ export const runSearch = async (job: SearchJob): Promise<SearchReport> => {
   await Promise.all(agents.map(async (agent, c) => {
     while (performance.now() < end) {
       const query = job.queries[q % job.queries.length] ?? ""
-      const text = job.newInputs === true ? `${" ".repeat((q * 7 + c) % 40)}${query}${" ".repeat((q * 13) % 40)}` : query
+      const n = Math.floor(q / job.queries.length)
+      const text = job.newInputs === true ? `${" ".repeat(n % 40)}${query}${" ".repeat(Math.floor(n / 40) % 40)}` : query
       q++
       const body = JSON.stringify({ scopes: [job.scope], text })
       const start = performance.now()

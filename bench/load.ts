@@ -5,8 +5,8 @@
  * (the read pool's workers and the admission gate), in one table with a goal line each. The
  * clients cycle through 10 queries, so after the first of each, stage a's answer is held under the
  * stamp (stage-a.ts); a third row "fresh" (16 clients) is "after" with every query a new input
- * (0–39 spaces before and after it: the same terms, 1,600 inputs per query, mostly not held),
- * and the 16-client goals are printed for it too.
+ * (0–39 spaces before and after it: the same terms, 1,600 inputs per query taken in turn, so none
+ * is asked twice in a run), and the 16-client goals are printed for it too.
  *
  * The scopes are loaded through /v1 as a client would: one mail source, POST /v1/proposals quoting
  * it, and each proposal confirmed with POST /v1/rules/:id/decision by a person with an approval
