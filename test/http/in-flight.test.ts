@@ -6,17 +6,13 @@
  */
 import { Deferred, Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { OpsStore } from "../../src/db/ops-store.js"
-import { ScopeStore } from "../../src/db/scope-store.js"
 import { InFlight } from "../../src/read-pool/in-flight.js"
 import { ReadPool, ReadPoolInThread } from "../../src/read-pool/pool.js"
-import { tempDir, testConfig } from "../support/env.js"
-import { startServer, type TestServer } from "../support/server.js"
+import { salesSearchServer } from "../support/search-server.js"
+import type { TestServer } from "../support/server.js"
 
 const HELD = 3
 let server: TestServer
-let cleanup: () => void
-let token = ""
 /** InFlight.count() as each held search saw it when it arrived */
 const seen: Array<number> = []
 
@@ -37,30 +33,13 @@ const HeldPool = Layer.effect(ReadPool, Effect.gen(function*() {
   }
 })).pipe(Layer.provide(ReadPoolInThread))
 
-const search = async () => {
-  const res = await fetch(`${server.url}/v1/search`, {
-    method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: JSON.stringify({ scopes: ["sales"], text: "Lieferzeit" })
-  })
-  await res.arrayBuffer()
-  return res.status
-}
+let search: () => Promise<number>
+let close: () => Promise<void>
 
 beforeAll(async () => {
-  const t = tempDir("gn-in-flight-")
-  cleanup = t.cleanup
-  server = await startServer(testConfig(t.dir), { services: { readPool: HeldPool } })
-  await server.run(Effect.gen(function*() {
-    const ops = yield* OpsStore
-    yield* Effect.flatMap(ScopeStore, (s) => s.create("sales"))
-    const grant = yield* ops.createGrant({ kind: "service", auth: "bearer", scopes: ["sales"], rights: ["read"] })
-    token = "token" in grant ? grant.token : ""
-  }))
+  ;({ server, search, close } = await salesSearchServer("gn-in-flight-", HeldPool))
 })
-afterAll(async () => {
-  await server.close()
-  cleanup()
-})
+afterAll(() => close())
 
 describe("the public listener's requests in flight", () => {
   it("counts every request from its start to its response", async () => {

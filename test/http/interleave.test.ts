@@ -9,17 +9,13 @@
  */
 import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { OpsStore } from "../../src/db/ops-store.js"
-import { ScopeStore } from "../../src/db/scope-store.js"
 import { ReadPool, ReadPoolInThread } from "../../src/read-pool/pool.js"
 import { interleaved } from "../../src/transport/interleave.js"
-import { tempDir, testConfig } from "../support/env.js"
-import { startServer, type TestServer } from "../support/server.js"
+import { salesSearchServer } from "../support/search-server.js"
+import type { TestServer } from "../support/server.js"
 
 const STEPS = 200
 let server: TestServer
-let cleanup: () => void
-let token = ""
 /** the step at which the /healthz probe started by the search was answered (null: not yet) */
 let answeredAt: number | null = null
 let status = 0
@@ -55,30 +51,13 @@ const SteppedPool = Layer.effect(ReadPool, Effect.map(ReadPool, (inner) => ({
     )
 }))).pipe(Layer.provide(ReadPoolInThread))
 
-const search = async () => {
-  const res = await fetch(`${server.url}/v1/search`, {
-    method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: JSON.stringify({ scopes: ["sales"], text: "Lieferzeit" })
-  })
-  await res.arrayBuffer()
-  return res.status
-}
+let search: () => Promise<number>
+let close: () => Promise<void>
 
 beforeAll(async () => {
-  const t = tempDir("gn-interleave-")
-  cleanup = t.cleanup
-  server = await startServer(testConfig(t.dir), { services: { readPool: SteppedPool } })
-  await server.run(Effect.gen(function*() {
-    const ops = yield* OpsStore
-    yield* Effect.flatMap(ScopeStore, (s) => s.create("sales"))
-    const grant = yield* ops.createGrant({ kind: "service", auth: "bearer", scopes: ["sales"], rights: ["read"] })
-    token = "token" in grant ? grant.token : ""
-  }))
+  ;({ server, search, close } = await salesSearchServer("gn-interleave-", SteppedPool))
 })
-afterAll(async () => {
-  await server.close()
-  cleanup()
-})
+afterAll(() => close())
 
 describe("the public listener between the steps of a request", () => {
   it("answers /healthz while a search is still working through its steps", async () => {
