@@ -104,7 +104,7 @@ const runAt = (n: number) =>
       }
     }
     // the first and the second search of each query after a write to the scope (a rule re-indexed:
-    // a new stamp, every cache empty): FTS5 answers the first, the second reads the phrase rows
+    // a new stamp, every cache empty): FTS5 answers the first, the second is stage a's held answer
     const cold: Array<number> = []
     const second: Array<number> = []
     for (const [i, text] of QUERIES.entries()) {
