@@ -90,7 +90,7 @@ export const runStageA = (
     const key = inputKey(input, opts)
     let answered = held?.get(key)
     if (answered === undefined) {
-      const analysis = yield* lex.analyze(sql, { text: input.text, terms: input.terms })
+      const analysis = yield* lex.analyzeCurrent(sql, { text: input.text, terms: input.terms })
       const pool: Array<PoolHit> = analysis.terms.length === 0 ? [] : yield* lex.pool(sql, analysis, opts)
       answered = { analysis, pool, explained: new Map() }
       held?.set(key, answered)

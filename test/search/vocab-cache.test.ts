@@ -163,7 +163,7 @@ describe("stage a's answers under the stamp", () => {
     // the live index, counting what stage a asks of it
     const counting = Effect.provideService(LexicalIndex, {
       ...live,
-      analyze: (sql, input) => Effect.zipRight(Effect.sync(() => calls.analyze++), live.analyze(sql, input)),
+      analyzeCurrent: (sql, input) => Effect.zipRight(Effect.sync(() => calls.analyze++), live.analyzeCurrent(sql, input)),
       pool: (sql, analysis, opts) => Effect.zipRight(Effect.sync(() => calls.pool++), live.pool(sql, analysis, opts))
     })
     const searcher = ManagedRuntime.make(storeLayer(config) as Layer.Layer<Stores, unknown>)

@@ -7,6 +7,7 @@
  *   ensureBuild(sql) / rebuild(sql)    lex_meta.build check and the full rebuild from current_version
  *   current(sql)                       ensureBuild, then the file's stamp read for the caches
  *                                      (stamp-cache.ts); analyze does it first too
+ *   analyzeCurrent(sql, { text?, … })  analyze after current ran in the same transaction
  *   analyze(sql, { text?, terms? })    terms, variants, sub-query alternatives (step 1–2)
  *   pool(sql, analysis, options)       top 200 by fused value (step 3–4)
  *   explain(sql, analysis, seq)        found_via, coverage, matched_terms of one hit (step 6, 6a)
@@ -39,6 +40,8 @@ export interface LexicalIndexShape {
   readonly current: (sql: SqlClient) => Effect.Effect<void, SqlError>
   /** ensures the build first (the first search on a connection may rebuild) */
   readonly analyze: (sql: SqlClient, input: QueryInput) => Effect.Effect<Analysis, SqlError>
+  /** analyze without the build check and the stamp read: `current` ran before it in the same transaction */
+  readonly analyzeCurrent: (sql: SqlClient, input: QueryInput) => Effect.Effect<Analysis, SqlError>
   readonly pool: (sql: SqlClient, analysis: Analysis, options: PoolOptions) => Effect.Effect<Array<PoolHit>, SqlError>
   readonly explain: (sql: SqlClient, analysis: Analysis, seq: number) => Effect.Effect<Explanation, SqlError>
   /** explain for several hits with one read per table */
@@ -56,6 +59,7 @@ export const makeLexicalIndex = (options: LexicalOptions, { cache = true }: { re
   /** the cache of what only writes change, checked against the file's stamp (stamp-cache.ts) */
   const vocabulary = (sql: SqlClient): Effect.Effect<void, SqlError> =>
     cache ? refreshStampCache(sql) : Effect.sync(() => forgetStampCache(sql))
+  const current = (sql: SqlClient): Effect.Effect<void, SqlError> => Effect.zipRight(Doc.ensureBuild(sql, options), vocabulary(sql))
   const groups = options.features.synonyms ? synonymGroups(options.synonyms) : []
   // the de↔en vocabulary rides on the syn sub-query and needs both languages
   const lexicon = options.features.synonyms && options.features.bilingual &&
@@ -68,13 +72,10 @@ export const makeLexicalIndex = (options: LexicalOptions, { cache = true }: { re
     reindexRule: (sql, ruleId) => Doc.reindexRule(sql, ruleId, options).pipe(Effect.withSpan("LexicalIndex.reindexRule")),
     ensureBuild: (sql) => Doc.ensureBuild(sql, options),
     rebuild: (sql) => Doc.rebuild(sql, options),
-    current: (sql) => Effect.zipRight(Doc.ensureBuild(sql, options), vocabulary(sql)),
+    current,
     analyze: (sql, input) =>
-      Doc.ensureBuild(sql, options).pipe(
-        Effect.zipRight(vocabulary(sql)),
-        Effect.zipRight(analyze(sql, input, options, groups, lexicon)),
-        Effect.withSpan("LexicalIndex.analyze")
-      ),
+      Effect.zipRight(current(sql), analyze(sql, input, options, groups, lexicon)).pipe(Effect.withSpan("LexicalIndex.analyze")),
+    analyzeCurrent: (sql, input) => analyze(sql, input, options, groups, lexicon).pipe(Effect.withSpan("LexicalIndex.analyze")),
     pool: (sql, analysis, opts) => pool(sql, analysis, options, opts).pipe(Effect.withSpan("LexicalIndex.pool")),
     // explain may run in a later transaction than the analysis (stage b's heads): stamp read again
     explain: (sql, analysis, seq) => Effect.zipRight(vocabulary(sql), explain(sql, analysis, options, seq)),
