@@ -15,10 +15,10 @@
  *   ReadPool.stats / warm                 jobs run where (tests, bench), start every worker and wait
  *
  * A lone search (nothing else in the pool or waiting for it, no other search and no other request
- * in flight (in-flight.ts), and none of them overlapping another for LONE_QUIET_MS) runs on the main thread: with nothing to share the thread
- * with, the hop to a worker and back (two thread wake-ups) is the larger part of what the worker
- * adds (docs/decisions.md "Lone searches on the main thread"). Under load searches overlap, and
- * every one goes to a worker.
+ * in flight (in-flight.ts), and none overlapping another for LONE_QUIET_MS) runs on the main
+ * thread: with nothing to share the thread with, the hop to a worker and back (two thread
+ * wake-ups) is the larger part of what the worker adds (docs/decisions.md "Search at the speed of
+ * the index, session 7"). Under load searches overlap, and every one goes to a worker.
  *
  * Read-your-writes: a job is posted after every write the client was answered about has
  * committed; its read transaction starts later, and WAL gives it every committed write.

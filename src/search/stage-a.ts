@@ -15,6 +15,7 @@
  *     : Effect<StageAResult, SqlError, LexicalIndex>
  *     Runs inside the caller's (read) transaction on the scope's connection. The first call on a
  *     connection whose lex_meta.build is missing or stale rebuilds the lex_* tables first (a write).
+ *     An input asked again under the same stamp of the file is answered from memory (held below).
  *     No terms (no text, only stopwords) → terms [], pool []. status "proposed" only with
  *     includeProposals. rank_a: the fusion value, 4 decimals, higher is better, comparable only
  *     within one search of one scope. targetDay: YYYY-MM-DD (as_of, else today in config.zone).

@@ -201,7 +201,7 @@ describe("a search where stage b runs", () => {
 describe("a lone search", () => {
   it("runs on the calling thread; with another request in flight it goes to a worker, and so does a lone one until the service has been quiet", async () => {
     const t = tempDir("gn-pool-lone-")
-    const other = await startServer(testConfig(t.dir), { services: { readPool: readPoolLayer({ size: 2, loneQuietMs: 400 }) } })
+    const other = await startServer(testConfig(t.dir), { services: { readPool: readPoolLayer({ size: 2, loneQuietMs: 2_000 }) } })
     try {
       await other.run(Effect.gen(function*() {
         yield* Effect.flatMap(ScopeStore, (s) => s.create("sales"))
@@ -235,7 +235,7 @@ describe("a lone search", () => {
       // right after the overlap a lone search still goes to a worker …
       expect((await where(3)).at).toBe("worker")
       // … and once the service has been quiet for loneQuietMs, to this thread again
-      await new Promise((r) => setTimeout(r, 500))
+      await new Promise((r) => setTimeout(r, 2_100))
       expect((await where(4)).at).toBe("thread")
     } finally {
       await other.close()
