@@ -93,11 +93,14 @@ const exportInThread = (scope: string, opts: ExportOptions) =>
     return new Uint8Array(archiveOf(files, { mtime: Math.floor(opts.now / 1000) }))
   })
 
+/** search() on the calling thread, rendered (rendered.ts). */
+const renderedHere = (req: SearchRequest, searchId: string) => Effect.map(search(req, searchId), renderSearch)
+
 /** Everything on the calling thread (the service before the pool; tests and benches that compare). */
 export const ReadPoolInThread: Layer.Layer<ReadPool> = Layer.sync(ReadPool, () => {
   let inThread = 0
   return {
-    search: (req, searchId) => Effect.zipRight(Effect.sync(() => inThread++), Effect.map(search(req, searchId), renderSearch)),
+    search: (req, searchId) => Effect.zipRight(Effect.sync(() => inThread++), renderedHere(req, searchId)),
     exportArchive: (scope, opts) => Effect.zipRight(Effect.sync(() => inThread++), exportInThread(scope, opts)),
     stats: Effect.sync((): ReadPoolStats => ({ kind: "in-thread", size: 0, ready: 0, inWorker: 0, inThread, waiting: 0 })),
     warm: Effect.void
@@ -269,7 +272,7 @@ export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPo
     }
 
     const onThisThread = (req: SearchRequest, searchId: string) =>
-      Effect.zipRight(Effect.sync(() => inThread++), Effect.map(search(req, searchId), renderSearch))
+      Effect.zipRight(Effect.sync(() => inThread++), renderedHere(req, searchId))
 
     /** nothing else runs in the pool or waits for it, no other request is in flight, and none overlapped lately */
     const alone = (): boolean => {

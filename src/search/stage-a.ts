@@ -65,10 +65,8 @@ const EXPLAIN_BATCH = 50
  * per connection (~45 KB each: 200 hits, the analysis and the explanations; measured at 10k rules,
  * so ~9 MB); then it starts again.
  */
-interface Answered {
-  readonly analysis: Analysis
+interface Answered extends Behind {
   readonly pool: ReadonlyArray<PoolHit>
-  readonly explained: Map<number, Explanation>
 }
 const RESULTS_PART = "stage-a-results"
 export const MAX_RESULTS = 200
@@ -101,7 +99,7 @@ export const runStageA = (
       variants: variantsOf(answered.analysis),
       pool: answered.pool.map((h) => ({ ...h }))
     }
-    behind.set(result, { analysis: answered.analysis, explained: answered.explained })
+    behind.set(result, answered)
     return result
   }).pipe(Effect.withSpan("StageA.run"))
 
