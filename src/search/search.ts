@@ -33,7 +33,8 @@ import {
   availabilityOf, combineStates, FAILED_INTERNAL, type SearchStage, SearchStages, type StageCCandidate, type StageOutcome,
   stageNamed
 } from "./stage.js"
-import { explainHits, stageA, type StageAResult } from "./stage-a.js"
+import { boundedContentPart } from "./lexical/stamp-cache.js"
+import { answerKeyOf, explainHits, stageA, type StageAResult } from "./stage-a.js"
 
 export const MAX_SUPERSEDED_HOPS = 20
 export const COVERAGE_CANDIDATES = 50
@@ -214,6 +215,29 @@ const rankHeads = (aHeads: ReadonlyArray<Candidate>, bHeads: ReadonlyArray<Candi
   }))
 }
 
+/**
+ * A scope's answer held under both stamps of its file (stamp-cache.ts: the lexical index's and the
+ * content's, migration 0007): the bundles, the number of candidates and the best coverage of one
+ * stage-a answer (stage-a.ts answerKeyOf) with the same filters, limit and day. Only for a scope
+ * where neither stage b nor c runs (one read transaction; nothing there varies between two runs).
+ * Today's day is in the key: a bundle's age_days counts to it. The bundles are shared by every
+ * answer that uses them (nothing changes a response after search()). At most MAX_HELD_ANSWERS per
+ * connection (~40–120 KB each with ten bundles), then it starts again.
+ */
+interface HeldAnswer {
+  readonly bundles: ReadonlyArray<Bundle>
+  readonly candidates: number
+  readonly bestCoverage: number | null
+}
+const HELD_PART = "scope-answers"
+export const MAX_HELD_ANSWERS = 200
+const heldAnswersOf = (sql: SqlClient) =>
+  boundedContentPart(sql, HELD_PART, () => new Map<string, HeldAnswer>(), (m) => m.size, MAX_HELD_ANSWERS - 1)
+const heldKeyOf = (a: StageAResult, req: SearchRequest, today: string): string | undefined => {
+  const answer = answerKeyOf(a)
+  return answer === undefined ? undefined : JSON.stringify([answer, req.relation ?? null, req.entity ?? null, req.limit, today])
+}
+
 /** What search() hands one scope of the stages b and c: a state where the stage does not run, else its run. */
 export interface ScopeStages {
   readonly b:
@@ -253,18 +277,26 @@ export const searchScope = (sql: SqlClient, scope: string, req: SearchRequest, t
       const t0 = performance.now()
       const input = { ...(req.text === undefined ? {} : { text: req.text }), ...(req.terms === undefined ? {} : { terms: req.terms }) }
       const first = yield* tx(Effect.gen(function*() {
+        const a = yield* stageA(sql, input, { includeProposals: req.include_proposals, targetDay })
+        // a scope searched in one transaction: its answer to this analysis and these filters may be held
+        const key = alone ? heldKeyOf(a, req, dayIn(config.file.zone, nowMs)) : undefined
+        const held = key === undefined ? undefined : heldAnswersOf(sql)?.get(key)
+        if (held !== undefined) return { a, held }
         const entityRules = req.entity === undefined
           ? null
           : yield* rulesOfEntityFilter(sql, req.entity, targetDay, { zone: config.file.zone, minConfidence })
         const ctx: FilterContext = { targetDay, includeProposals: req.include_proposals, relation: req.relation, entityRules }
-        const a = yield* stageA(sql, input, { includeProposals: req.include_proposals, targetDay })
-        return { a, ctx, heads: yield* headsOf(sql, a.pool, (h) => h.rank_a, ctx) }
+        return { a, key, ctx, heads: yield* headsOf(sql, a.pool, (h) => h.rank_a, ctx) }
       }))
       const a: StageAResult = first.a
       const stageAState: StageState = { state: "ran", duration_ms: Math.round(performance.now() - t0), reason: null }
+      const stageStates = { stageA: stageAState, stageB: "state" in stages.b ? stages.b.state : RAN_UNTIMED, stageC: "state" in stages.c ? stages.c.state : RAN_UNTIMED }
+      if ("held" in first) {
+        return { scope, terms: a.terms, variants: a.variants, ...first.held, ...stageStates, belowThreshold: false } satisfies ScopeResult
+      }
 
       // stage b: its pool through the same filters
-      let stageB: StageState = "state" in stages.b ? stages.b.state : RAN_UNTIMED
+      let stageB: StageState = stageStates.stageB
       let bHeads: Array<Candidate> | null = null
       if (runB !== null) {
         const out = yield* runB(sql)
@@ -289,7 +321,7 @@ export const searchScope = (sql: SqlClient, scope: string, req: SearchRequest, t
           (read) => read.forEach((v, k) => rows.set(k, v)))
 
       // stage c over the first 50 fused heads; where it ran its threshold replaces min_coverage
-      let stageC: StageState = "state" in stages.c ? stages.c.state : RAN_UNTIMED
+      let stageC: StageState = stageStates.stageC
       let passing: Array<Explained>
       let belowThreshold = false
       const sent = explained.slice(0, RERANK_TOP)
@@ -326,6 +358,7 @@ export const searchScope = (sql: SqlClient, scope: string, req: SearchRequest, t
           includeProposals: req.include_proposals, minConfidence
         })
       }))
+      if (first.key !== undefined) heldAnswersOf(sql)?.set(first.key, { bundles, candidates: ranked.length, bestCoverage })
       return {
         scope,
         terms: a.terms,

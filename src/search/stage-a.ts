@@ -61,19 +61,31 @@ const EXPLAIN_BATCH = 50
 /**
  * Stage a's answers under the stamp of the file (what only writes change; stamp-cache.ts): an
  * input asked again under the same stamp, with the same options, gets the analysis, the pool and
- * the hits explained so far from memory, as a query-result cache does. At most MAX_RESULTS inputs
- * per connection (~45 KB each: 200 hits, the analysis and the explanations; measured at 10k rules,
- * so ~9 MB); then it starts again.
+ * the hits explained so far from memory, as a query-result cache does. A new input whose analysis
+ * equals a held one's (the same words with other spacing or case, say) is analysed and then
+ * gets that answer: the pool and the explanations follow from the analysis and the options alone.
+ * At most MAX_RESULTS answers per connection (~45 KB each: 200 hits, the analysis and the
+ * explanations; measured at 10k rules, so ~9 MB) and MAX_INPUTS inputs (each the key of its
+ * answer); then each starts again.
  */
 interface Answered extends Behind {
+  /** the analysis and the options: what follows from this answer may be held under it (answerKeyOf) */
+  readonly key: string
   readonly pool: ReadonlyArray<PoolHit>
 }
 const RESULTS_PART = "stage-a-results"
+const INPUTS_PART = "stage-a-inputs"
 export const MAX_RESULTS = 200
+export const MAX_INPUTS = 2_000
 const resultsOf = (sql: SqlClient) =>
   boundedPart(sql, RESULTS_PART, () => new Map<string, Answered>(), (m) => m.size, MAX_RESULTS - 1)
+const inputsOf = (sql: SqlClient) =>
+  boundedPart(sql, INPUTS_PART, () => new Map<string, string>(), (m) => m.size, MAX_INPUTS - 1)
 const inputKey = (input: StageAInput, opts: PoolOptions): string =>
   JSON.stringify([input.text ?? null, input.terms ?? null, opts.includeProposals, opts.targetDay, opts.excludeSeq ?? null])
+/** Everything of an analysis the pool and explain read (the frequencies follow from its tokens under the stamp), with the options. */
+const answerKey = (a: Analysis, opts: PoolOptions): string =>
+  JSON.stringify([a.terms, a.synonyms, a.docs, a.keyterms, opts.includeProposals, opts.targetDay, opts.excludeSeq ?? null])
 
 /** stageA with the options of the module (possible_duplicates leaves the new rule out). */
 export const runStageA = (
@@ -85,14 +97,21 @@ export const runStageA = (
     const lex = yield* LexicalIndex
     // the build and the stamp first: they decide whether what is held still holds
     yield* lex.current(sql)
-    const held = resultsOf(sql)
-    const key = inputKey(input, opts)
-    let answered = held?.get(key)
+    const results = resultsOf(sql)
+    const inputs = inputsOf(sql)
+    const asked = inputKey(input, opts)
+    const knownKey = inputs?.get(asked)
+    let answered = knownKey === undefined ? undefined : results?.get(knownKey)
     if (answered === undefined) {
       const analysis = yield* lex.analyzeCurrent(sql, { text: input.text, terms: input.terms })
-      const pool: Array<PoolHit> = analysis.terms.length === 0 ? [] : yield* lex.pool(sql, analysis, opts)
-      answered = { analysis, pool, explained: new Map() }
-      held?.set(key, answered)
+      const key = answerKey(analysis, opts)
+      answered = results?.get(key)
+      if (answered === undefined) {
+        const pool: Array<PoolHit> = analysis.terms.length === 0 ? [] : yield* lex.pool(sql, analysis, opts)
+        answered = { key, analysis, pool, explained: new Map() }
+        results?.set(key, answered)
+      }
+      inputs?.set(asked, key)
     }
     const result: StageAResult = {
       terms: answered.analysis.terms.map((t) => t.text),
@@ -102,6 +121,15 @@ export const runStageA = (
     behind.set(result, answered)
     return result
   }).pipe(Effect.withSpan("StageA.run"))
+
+/**
+ * The key of the answer behind a result of stageA (its analysis and options), under which a
+ * caller may hold what follows from it; undefined for a result not from stageA.
+ */
+export const answerKeyOf = (result: StageAResult): string | undefined => {
+  const b = behind.get(result)
+  return b !== undefined && "key" in b ? (b as Answered).key : undefined
+}
 
 export const stageA = (
   sql: SqlClient,

@@ -5,7 +5,9 @@
  * write of another process on the file (the stamp in index_stamp, bumped in the writer's
  * transaction, tells the cache it is stale). Stage a's answers are held under the same stamp
  * (src/search/stage-a.ts): an input asked again is not analysed or pooled again, and anything else
- * — other options, another day, a write — is.
+ * — other options, another day, a write — is. A scope's answer (heads and bundles) is held under
+ * both stamps (src/search/search.ts, content_stamp of migration 0007): a write the lexical index
+ * never sees (a link to an entity) still changes the next answer.
  */
 import { execFileSync } from "node:child_process"
 import { fileURLToPath } from "node:url"
@@ -16,12 +18,15 @@ import { decide } from "../../src/decision/decide.js"
 import type { SearchRequest } from "../../src/domain/search-schemas.js"
 import { propose } from "../../src/domain/proposals.js"
 import { storeSource } from "../../src/domain/sources.js"
+import { createEntity } from "../../src/graph/entities.js"
+import { proposeLink } from "../../src/graph/links.js"
+import { applyReview } from "../../src/structure/review.js"
 import { LexicalIndex, lexicalIndexLayer, makeLexicalIndex } from "../../src/search/lexical/index.js"
 import { lexicalOptions } from "../../src/search/lexical/options.js"
 import { search } from "../../src/search/search.js"
 import { storeLayer, tempDir, testConfig } from "../support/env.js"
 import { mailSource, manualProposal } from "../support/fixtures.js"
-import { run, type Stores } from "../support/run.js"
+import { run, type Stores, sqlOf } from "../support/run.js"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
 let dir: string
@@ -192,6 +197,71 @@ describe("stage a's answers under the stamp", () => {
       expect(calls).toEqual({ analyze: 4, pool: 4 })
       expect(after).not.toEqual(first)
       expect(after).toEqual(await fresh({ text: "Rechnung Skonto Tage" }))
+    } finally {
+      await searcher.dispose()
+    }
+  })
+})
+
+describe("a scope's answer under both stamps", () => {
+  it("the same analysis with the same filters gets the held answer until a write of what it shows, even one the index never sees", async () => {
+    const calls = { analyze: 0, pool: 0 }
+    const live = makeLexicalIndex(lexicalOptions(config.file.search))
+    const counting = Effect.provideService(LexicalIndex, {
+      ...live,
+      analyzeCurrent: (sql, input) => Effect.zipRight(Effect.sync(() => calls.analyze++), live.analyzeCurrent(sql, input)),
+      pool: (sql, analysis, opts) => Effect.zipRight(Effect.sync(() => calls.pool++), live.pool(sql, analysis, opts))
+    })
+    const searcher = ManagedRuntime.make(storeLayer(config) as Layer.Layer<Stores, unknown>)
+    const stamps = Effect.flatMap(sqlOf("sales"), (sql) =>
+      sql<{ index: string; content: string }>`SELECT (SELECT seq || ':' || nonce FROM index_stamp) AS "index",
+        (SELECT seq || ':' || nonce FROM content_stamp) AS content`)
+    try {
+      const find = (q: Partial<SearchRequest>, day = 15) =>
+        searcher.runPromise(Effect.gen(function*() {
+          yield* TestClock.setTime(Date.UTC(2026, 5, day, 12))
+          return yield* search(req(q), "00000000-0000-4000-8000-000000000000")
+        }).pipe(Effect.provide(TestContext.TestContext), counting))
+      const fresh = async (q: Partial<SearchRequest>) =>
+        answerOf(await run(config, at(search(req(q), "00000000-0000-4000-8000-000000000000")).pipe(Effect.provide(uncached()))))
+      const first = await find({ text: "Rechnung Skonto Tage" })
+      const head = first.response.bundles[0]
+      expect(head?.head.ref).toBe("rule/sales-0002@2")
+      expect(calls).toEqual({ analyze: 1, pool: 1 })
+      // asked again: the held bundles themselves
+      expect((await find({ text: "Rechnung Skonto Tage" })).response.bundles[0]).toBe(head)
+      // a new input with the same analysis: analysed, not pooled, the held bundles
+      const spaced = await find({ text: "  rechnung   Skonto  tage " })
+      expect(spaced.response.bundles[0]).toBe(head)
+      expect(answerOf(spaced)).toEqual(answerOf(first))
+      expect(calls).toEqual({ analyze: 2, pool: 1 })
+      // another limit: the same answer of stage a, bundles built again
+      const one = await find({ text: "Rechnung Skonto Tage", limit: 1 })
+      expect(one.response.bundles[0]).not.toBe(head)
+      expect(one.response.bundles[0]).toEqual(head)
+      expect(calls).toEqual({ analyze: 2, pool: 1 })
+      // another day (the target day of stage a, and the day the ages count to): all again
+      const nextDay = await find({ text: "Rechnung Skonto Tage" }, 16)
+      expect(nextDay.response.bundles[0]).not.toBe(head)
+      expect(nextDay.response.bundles[0]?.head.age_days).toBe((head?.head.age_days ?? 0) + 1)
+      expect(calls).toEqual({ analyze: 3, pool: 2 })
+
+      // a write of the graph only (an entity, a link, its review), on another connection: the index's stamp stays, the content's moves
+      const before = await run(config, at(stamps))
+      await run(config, at(Effect.gen(function*() {
+        const created = yield* createEntity({ scope: "sales", type: "customer", name: "Skonto-Kunde", parent_id: null }, agent)
+        const linked = yield* proposeLink({ scope: "sales", from_ref: "rule/sales-0002", to_ref: `entity/${created.id}`, type: "concerns", confidence: 0.95, reason: "the rule names it" }, { grantId: "person:1" })
+        yield* applyReview({ target: `link/${linked.link.id ?? ""}`, verdict: "confirm" }, person)
+      })))
+      const afterWrite = await run(config, at(stamps))
+      expect(afterWrite[0]?.index).toBe(before[0]?.index)
+      expect(afterWrite[0]?.content).not.toBe(before[0]?.content)
+      const after = await find({ text: "Rechnung Skonto Tage" })
+      // stage a still held (its stamp did not move), the bundles read again: the head names the entity
+      expect(calls).toEqual({ analyze: 3, pool: 2 })
+      expect(after.response.bundles[0]).not.toBe(head)
+      expect(after.response.bundles[0]?.head.entities.map((e) => e.name)).toEqual(["Skonto-Kunde"])
+      expect(answerOf(after)).toEqual(await fresh({ text: "Rechnung Skonto Tage" }))
     } finally {
       await searcher.dispose()
     }

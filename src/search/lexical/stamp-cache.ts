@@ -5,6 +5,9 @@
  * transaction, so the stamp belongs to the rows the search reads). A different stamp — a write of
  * this process or of another one, a rebuild, a restored file — starts an empty cache. Each user
  * (the vocabulary in vocab.ts, the phrase rows in phrases.ts) keeps its own part under a name.
+ * Content parts (boundedContentPart: a scope's held answers) are valid for the content stamp too
+ * (content_stamp, migration 0007: bumped by every write of the tables an answer reads), read in
+ * the same statement; they start empty when either stamp differs.
  * A connection without a cache (forgetStampCache) reads everything from the file.
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
@@ -14,6 +17,9 @@ import { Effect } from "effect"
 interface StampCache {
   readonly stamp: string
   readonly parts: Map<string, unknown>
+  /** content_stamp's seq and nonce when contentParts began */
+  content: string
+  contentParts: Map<string, unknown>
 }
 
 const caches = new WeakMap<SqlClient, StampCache>()
@@ -24,8 +30,9 @@ const caches = new WeakMap<SqlClient, StampCache>()
  */
 export const refreshStampCache = (sql: SqlClient): Effect.Effect<void, SqlError> =>
   Effect.map(
-    sql<{ seq: number; nonce: number | bigint; build: string | null }>`SELECT seq, nonce,
-      (SELECT value FROM lex_meta WHERE key = 'build') AS build FROM index_stamp WHERE id = 1`,
+    sql<{ seq: number; nonce: number | bigint; build: string | null; content: string | null }>`SELECT seq, nonce,
+      (SELECT value FROM lex_meta WHERE key = 'build') AS build,
+      (SELECT seq || ':' || nonce FROM content_stamp WHERE id = 1) AS content FROM index_stamp WHERE id = 1`,
     (rows) => {
       const r = rows[0]
       if (r === undefined) {
@@ -33,7 +40,13 @@ export const refreshStampCache = (sql: SqlClient): Effect.Effect<void, SqlError>
         return
       }
       const stamp = `${String(r.seq)}:${String(r.nonce)}:${r.build ?? ""}`
-      if (caches.get(sql)?.stamp !== stamp) caches.set(sql, { stamp, parts: new Map() })
+      const content = r.content ?? ""
+      const c = caches.get(sql)
+      if (c?.stamp !== stamp) caches.set(sql, { stamp, parts: new Map(), content, contentParts: new Map() })
+      else if (c.content !== content) {
+        c.content = content
+        c.contentParts = new Map()
+      }
     }
   )
 
@@ -42,24 +55,32 @@ export const forgetStampCache = (sql: SqlClient): void => {
   caches.delete(sql)
 }
 
-/** The part `name` of the connection's cache (made on first use); undefined without a cache. */
-export const cachePart = <T>(sql: SqlClient, name: string, make: () => T): T | undefined => {
-  const c = caches.get(sql)
-  if (c === undefined) return undefined
-  const known = c.parts.get(name) as T | undefined
+const partIn = <T>(parts: Map<string, unknown> | undefined, name: string, make: () => T): T | undefined => {
+  if (parts === undefined) return undefined
+  const known = parts.get(name) as T | undefined
   if (known !== undefined) return known
   const made = make()
-  c.parts.set(name, made)
+  parts.set(name, made)
   return made
 }
+
+const boundedIn = <T>(parts: Map<string, unknown> | undefined, name: string, make: () => T, size: (part: T) => number, max: number): T | undefined => {
+  const part = partIn(parts, name, make)
+  if (part === undefined || size(part) <= max) return part
+  parts?.delete(name)
+  return partIn(parts, name, make)
+}
+
+/** The part `name` of the connection's cache (made on first use); undefined without a cache. */
+export const cachePart = <T>(sql: SqlClient, name: string, make: () => T): T | undefined => partIn(caches.get(sql)?.parts, name, make)
 
 /**
  * The part `name` as cachePart gives it, started again (empty) once `size` of it has passed `max`:
  * each user bounds what it keeps so.
  */
-export const boundedPart = <T>(sql: SqlClient, name: string, make: () => T, size: (part: T) => number, max: number): T | undefined => {
-  const part = cachePart(sql, name, make)
-  if (part === undefined || size(part) <= max) return part
-  caches.get(sql)?.parts.delete(name)
-  return cachePart(sql, name, make)
-}
+export const boundedPart = <T>(sql: SqlClient, name: string, make: () => T, size: (part: T) => number, max: number): T | undefined =>
+  boundedIn(caches.get(sql)?.parts, name, make, size, max)
+
+/** boundedPart of the content parts: valid for the content stamp as well (emptied when either stamp differs). */
+export const boundedContentPart = <T>(sql: SqlClient, name: string, make: () => T, size: (part: T) => number, max: number): T | undefined =>
+  boundedIn(caches.get(sql)?.contentParts, name, make, size, max)
