@@ -7,14 +7,19 @@ import { Clock, Effect } from "effect"
 export const nowInstant: Effect.Effect<string> = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
 
 const dayFormatters = new Map<string, Intl.DateTimeFormat>()
-/** Days already formatted, per zone by instant (a search asks for the same few instants again and again). */
+/**
+ * Days already formatted, per zone by second (a search asks for the same few instants again and
+ * again, and "now" moves by milliseconds). Exact: every UTC offset a zone ever had is whole
+ * seconds, so a day begins on a whole second and all of a second's milliseconds share its day.
+ */
 const days = new Map<string, Map<number, string>>()
 const MAX_DAYS = 10_000
 
 /** Calendar day YYYY-MM-DD of an instant in an IANA zone. */
 export const dayIn = (zone: string, ms: number): string => {
   let known = days.get(zone)
-  const day = known?.get(ms)
+  const second = Math.floor(ms / 1000)
+  const day = known?.get(second)
   if (day !== undefined) return day
   let f = dayFormatters.get(zone)
   if (f === undefined) {
@@ -28,7 +33,7 @@ export const dayIn = (zone: string, ms: number): string => {
     known = new Map()
     days.set(zone, known)
   }
-  known.set(ms, formatted)
+  known.set(second, formatted)
   return formatted
 }
 
