@@ -34,6 +34,7 @@
  */
 import { availableParallelism } from "node:os"
 import { Worker } from "node:worker_threads"
+import type { SqlClient } from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import { Clock, Context, Effect, Layer } from "effect"
 import { AppConfig } from "../config/config.js"
@@ -45,6 +46,9 @@ import { buildExport } from "../export/build.js"
 import { LexicalIndex } from "../search/lexical/index.js"
 import { search } from "../search/search.js"
 import { availabilityOf, SearchStages, stageNamed } from "../search/stage.js"
+import { dayIn } from "../contracts/time.js"
+import { readStamp } from "../search/lexical/stamp-cache.js"
+import { answerFrom, heldKey, heldOf, heldTexts } from "./held.js"
 import { InFlight } from "./in-flight.js"
 import { type JobValue, plainEnv, type PoolJob, type PoolReply, type WorkerInit } from "./jobs.js"
 import { type RenderedSearch, renderSearch } from "./rendered.js"
@@ -70,6 +74,8 @@ export interface ReadPoolStats {
   readonly inWorker: number
   /** jobs run on the calling thread (in-thread pool; a stage b/c search; before the first worker is up) */
   readonly inThread: number
+  /** searches answered from a worker's answer held on this thread (held.ts), in no worker */
+  readonly held: number
   /** jobs waiting for a worker now */
   readonly waiting: number
 }
@@ -102,7 +108,7 @@ export const ReadPoolInThread: Layer.Layer<ReadPool> = Layer.sync(ReadPool, () =
   return {
     search: (req, searchId) => Effect.zipRight(Effect.sync(() => inThread++), renderedHere(req, searchId)),
     exportArchive: (scope, opts) => Effect.zipRight(Effect.sync(() => inThread++), exportInThread(scope, opts)),
-    stats: Effect.sync((): ReadPoolStats => ({ kind: "in-thread", size: 0, ready: 0, inWorker: 0, inThread, waiting: 0 })),
+    stats: Effect.sync((): ReadPoolStats => ({ kind: "in-thread", size: 0, ready: 0, inWorker: 0, inThread, held: 0, waiting: 0 })),
     warm: Effect.void
   }
 })
@@ -183,6 +189,9 @@ export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPo
     let overlappedAt = Number.NEGATIVE_INFINITY
     /** scope files whose lexical build the writer has checked (a worker's connection cannot rebuild it) */
     const built = new Set<string>()
+    /** the workers' answers held on this thread (held.ts) */
+    const held = heldTexts()
+    let answeredHeld = 0
 
     const dispatch = () => {
       for (const slot of slots) {
@@ -300,17 +309,40 @@ export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPo
         const store = yield* ScopeStore
         const lexical = yield* LexicalIndex
         const files: Record<string, string> = {}
+        const handles: Array<SqlClient> = []
         for (const s of scopes) {
           const h = yield* store.use(s)
           files[s] = h.file
+          handles.push(h.sql)
           if (!built.has(h.file)) {
             yield* h.sql.withTransaction(lexical.ensureBuild(h.sql))
             built.add(h.file)
           }
         }
         const nowMs = yield* Clock.currentTimeMillis
+        const key = heldKey(req, states, dayIn(config.file.zone, nowMs))
+        const kept = held.get(key)
+        if (kept !== undefined) {
+          let same = true
+          for (const [i, s] of scopes.entries()) {
+            const sql = handles[i]
+            if (sql === undefined || (yield* readStamp(sql)) !== kept.stamps[s]) {
+              same = false
+              break
+            }
+          }
+          if (same) {
+            answeredHeld++
+            return answerFrom(kept, searchId)
+          }
+          held.delete(key)
+        }
         const job = inWorkerOr({ kind: "search", req, searchId, nowMs, files, stages: states })
-        return job === null ? null : yield* job
+        if (job === null) return null
+        const out = yield* job
+        const keep = heldOf(out)
+        if (keep !== undefined) held.set(key, keep)
+        return out
       }).pipe(Effect.flatMap((out) =>
         out !== null ? Effect.succeed(out) : onThisThread(req, searchId)))
 
@@ -347,7 +379,7 @@ export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPo
     return {
       search: searchIn,
       exportArchive: exportIn,
-      stats: Effect.sync((): ReadPoolStats => ({ kind: "workers", size, ready: slots.filter((s) => s.ready).length, inWorker, inThread, waiting: queue.length })),
+      stats: Effect.sync((): ReadPoolStats => ({ kind: "workers", size, ready: slots.filter((s) => s.ready).length, inWorker, inThread, held: answeredHeld, waiting: queue.length })),
       warm
     } satisfies ReadPoolShape
   }))

@@ -4,20 +4,61 @@
  * fields. A worker sends this (one string and a few small arrays) instead of a structured clone of
  * the whole answer — cloning ~20 KB of bundles cost ~1.3 ms of the worker and the main thread per
  * search, JSON.stringify ~0.2 ms — and the main thread writes the text as the body unchanged.
+ * A bundle's text is kept with the bundle object (a held answer's bundles are the same objects in
+ * every answer that shows them: src/search/search.ts), so a held answer is not rendered again;
+ * the text is exactly JSON.stringify's of the whole response.
  */
+import type { Bundle, SearchResponse } from "../domain/search-schemas.js"
 import type { SearchOutcome } from "../search/search.js"
 
 export interface RenderedSearch {
   /** JSON.stringify of the SearchResponse: the body of POST /v1/search as it is sent */
   readonly json: string
+  /** where in json the fields after stages begin (query, bundles, abstained): what an answer held by the pool keeps (held.ts) */
+  readonly tailAt: number
+  /** the response's stages */
+  readonly stages: SearchResponse["stages"]
   /** the head of each bundle of the answer, in its order */
   readonly heads: ReadonlyArray<{ readonly scope: string; readonly ref: string }>
   /** per scope: what its search_log row records */
   readonly perScope: SearchOutcome["perScope"]
 }
 
+const bundleTexts = new WeakMap<Bundle, string>()
+const bundleText = (b: Bundle): string => {
+  const known = bundleTexts.get(b)
+  if (known !== undefined) return known
+  const text = JSON.stringify(b)
+  bundleTexts.set(b, text)
+  return text
+}
+
+const fieldJson = (k: string, v: unknown): string =>
+  `${JSON.stringify(k)}:${k === "bundles" ? `[${(v as ReadonlyArray<Bundle>).map(bundleText).join(",")}]` : JSON.stringify(v)}`
+
+/** The fields a response's text begins with, up to the tail (held.ts composes them anew). */
+export const HEAD_FIELDS = ["search_id", "scopes", "stages"] as const
+export type ResponseHead = Pick<SearchResponse, (typeof HEAD_FIELDS)[number]>
+
+/** The text of a response up to its tail: "{" and HEAD_FIELDS, in the order search() makes them. */
+export const headJson = (head: ResponseHead): string => `{${HEAD_FIELDS.map((k) => fieldJson(k, head[k])).join(",")}`
+
+/**
+ * JSON.stringify(response) with each bundle's text as kept (response's fields are never
+ * undefined), and where its tail (the fields after HEAD_FIELDS) begins.
+ */
+export const responseParts = (response: SearchResponse): { readonly json: string; readonly tailAt: number } => {
+  const headText = headJson(response)
+  const tail = Object.entries(response).filter(([k]) => !(HEAD_FIELDS as ReadonlyArray<string>).includes(k))
+  return { json: `${headText}${tail.map(([k, v]) => `,${fieldJson(k, v)}`).join("")}}`, tailAt: headText.length }
+}
+
+/** JSON.stringify(response), with each bundle's text as kept. */
+export const responseJson = (response: SearchResponse): string => responseParts(response).json
+
 export const renderSearch = (out: SearchOutcome): RenderedSearch => ({
-  json: JSON.stringify(out.response),
+  ...responseParts(out.response),
+  stages: out.response.stages,
   heads: out.response.bundles.map((b) => ({ scope: b.head.scope, ref: b.head.ref })),
   perScope: out.perScope
 })

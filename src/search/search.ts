@@ -33,7 +33,7 @@ import {
   availabilityOf, combineStates, FAILED_INTERNAL, type SearchStage, SearchStages, type StageCCandidate, type StageOutcome,
   stageNamed
 } from "./stage.js"
-import { boundedContentPart } from "./lexical/stamp-cache.js"
+import { boundedContentPart, stampOf } from "./lexical/stamp-cache.js"
 import { answerKeyOf, explainHits, stageA, type StageAResult } from "./stage-a.js"
 
 export const MAX_SUPERSEDED_HOPS = 20
@@ -56,6 +56,11 @@ export interface ScopeResult {
   readonly stageC: StageState
   /** stage c ran over heads of this scope and none reached its threshold */
   readonly belowThreshold: boolean
+  /**
+   * the stamps of the file (stamp-cache.ts readStamp) the whole answer was read under: a scope
+   * searched in one transaction on a connection that keeps a cache; else null
+   */
+  readonly stamp: string | null
 }
 
 /** A hit of stage a's or stage b's pool: a rule version with the dates and status of that version. */
@@ -280,19 +285,20 @@ export const searchScope = (sql: SqlClient, scope: string, req: SearchRequest, t
         const a = yield* stageA(sql, input, { includeProposals: req.include_proposals, targetDay })
         // a scope searched in one transaction: its answer to this analysis and these filters may be held
         const key = alone ? heldKeyOf(a, req, dayIn(config.file.zone, nowMs)) : undefined
+        const stamp = alone ? stampOf(sql) ?? null : null
         const held = key === undefined ? undefined : heldAnswersOf(sql)?.get(key)
-        if (held !== undefined) return { a, held }
+        if (held !== undefined) return { a, stamp, held }
         const entityRules = req.entity === undefined
           ? null
           : yield* rulesOfEntityFilter(sql, req.entity, targetDay, { zone: config.file.zone, minConfidence })
         const ctx: FilterContext = { targetDay, includeProposals: req.include_proposals, relation: req.relation, entityRules }
-        return { a, key, ctx, heads: yield* headsOf(sql, a.pool, (h) => h.rank_a, ctx) }
+        return { a, stamp, key, ctx, heads: yield* headsOf(sql, a.pool, (h) => h.rank_a, ctx) }
       }))
       const a: StageAResult = first.a
       const stageAState: StageState = { state: "ran", duration_ms: Math.round(performance.now() - t0), reason: null }
       const stageStates = { stageA: stageAState, stageB: "state" in stages.b ? stages.b.state : RAN_UNTIMED, stageC: "state" in stages.c ? stages.c.state : RAN_UNTIMED }
       if ("held" in first) {
-        return { scope, terms: a.terms, variants: a.variants, ...first.held, ...stageStates, belowThreshold: false } satisfies ScopeResult
+        return { scope, terms: a.terms, variants: a.variants, ...first.held, ...stageStates, belowThreshold: false, stamp: first.stamp } satisfies ScopeResult
       }
 
       // stage b: its pool through the same filters
@@ -369,7 +375,8 @@ export const searchScope = (sql: SqlClient, scope: string, req: SearchRequest, t
         stageA: stageAState,
         stageB,
         stageC,
-        belowThreshold
+        belowThreshold,
+        stamp: first.stamp
       } satisfies ScopeResult
     })
     return yield* (alone ? sql.withTransaction(body) : body)
@@ -396,6 +403,8 @@ export interface SearchOutcome {
     readonly terms: ReadonlyArray<string>
     readonly variants: Readonly<Record<string, ReadonlyArray<string>>>
     readonly stages: { readonly a: StageState; readonly b: StageState; readonly c: StageState }
+    /** ScopeResult.stamp */
+    readonly stamp: string | null
   }>
 }
 
@@ -503,7 +512,8 @@ export const search = Effect.fn("Search.search")(function*(req: SearchRequest, s
       refs: r.bundles.map((b) => b.head.ref),
       terms: r.terms,
       variants: r.variants,
-      stages: { a: r.stageA, b: r.stageB, c: r.stageC }
+      stages: { a: r.stageA, b: r.stageB, c: r.stageC },
+      stamp: r.stamp
     }))
   } satisfies SearchOutcome
 })

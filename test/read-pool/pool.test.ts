@@ -16,7 +16,7 @@ import { ReadPool, ReadPoolInThread, readPoolLayer } from "../../src/read-pool/p
 import { search } from "../../src/search/search.js"
 import { SearchStages } from "../../src/search/stage.js"
 import { tempDir, testConfig } from "../support/env.js"
-import { mailProposal, mailSource, manualProposal } from "../support/fixtures.js"
+import { jamieSource, mailProposal, mailSource, manualProposal } from "../support/fixtures.js"
 import { startServer, type TestServer } from "../support/server.js"
 
 let server: TestServer
@@ -93,7 +93,8 @@ describe("the read pool", () => {
 
   it("hands the search back from the worker as JSON text with its heads in order, the body POST /v1/search sends", async () => {
     const before = await stats()
-    const request = { scopes: ["sales"], cross_scope: false, text: "Lieferzeit Hakenleiste Bestellung", as_of: null, include_proposals: true, limit: 10 }
+    // not the first test's request (its answer is held on this thread now: below)
+    const request = { scopes: ["sales"], cross_scope: false, text: "Hakenleiste Lieferzeit Bestellung", as_of: null, include_proposals: true, limit: 10 }
     const rendered = await server.run(Effect.flatMap(ReadPool, (p) => p.search(request, "00000000-0000-4000-8000-000000000001")))
     expect((await stats()).inWorker).toBe(before.inWorker + 1)
     // a string crossed the thread boundary, not a clone of the answer
@@ -116,6 +117,48 @@ describe("the read pool", () => {
     expect(res.headers.get("content-type")).toBe("application/json")
     const body = await res.text()
     expect((JSON.parse(body) as Answer).bundles).toEqual(answer.bundles)
+  })
+
+  it("answers a search asked again from the worker's answer held on this thread while every scope's stamps are the same; a write sends it to a worker", async () => {
+    const request = { scopes: ["sales"], cross_scope: false, text: "carrier batch Lieferzeit", as_of: null, include_proposals: true, limit: 30 }
+    const ask = (id: string, over: Partial<typeof request> = {}) => server.run(Effect.flatMap(ReadPool, (p) => p.search({ ...request, ...over }, id)))
+    const s0 = await stats()
+    const first = await ask("00000000-0000-4000-8000-0000000000a1")
+    const s1 = await stats()
+    expect([s1.inWorker - s0.inWorker, s1.held - s0.held]).toEqual([1, 0])
+    const again = await ask("00000000-0000-4000-8000-0000000000a2")
+    const s2 = await stats()
+    expect([s2.inWorker - s1.inWorker, s2.held - s1.held]).toEqual([0, 1])
+    // the worker's text with its own search_id, and stage a took no time
+    type Body = { search_id: string; stages: { a: { duration_ms: number | null } }; bundles: Array<unknown> }
+    const a = JSON.parse(first.json) as Body
+    const b = JSON.parse(again.json) as Body
+    expect(a.bundles.length).toBeGreaterThan(1)
+    expect(b.search_id).toBe("00000000-0000-4000-8000-0000000000a2")
+    expect(b.stages.a.duration_ms).toBe(0)
+    expect({ ...b, search_id: a.search_id, stages: { ...b.stages, a: a.stages.a } }).toEqual(a)
+    expect(again.json.slice(again.tailAt)).toBe(first.json.slice(first.tailAt))
+    expect(again.heads).toEqual(first.heads)
+    expect(again.perScope.map((x) => ({ ...x, stages: null }))).toEqual(first.perScope.map((x) => ({ ...x, stages: null })))
+    // another field of the request: not that answer
+    await ask("00000000-0000-4000-8000-0000000000a3", { limit: 3 })
+    const s3 = await stats()
+    expect([s3.inWorker - s2.inWorker, s3.held - s2.held]).toEqual([1, 0])
+    // a write the lexical index never sees (a stored source moves the content stamp): a worker again
+    await server.run(storeSource(jamieSource(), "service:1"))
+    await ask("00000000-0000-4000-8000-0000000000a4")
+    const s4 = await stats()
+    expect([s4.inWorker - s3.inWorker, s4.held - s3.held]).toEqual([1, 0])
+    // a proposal that answers it: a worker, and the new rule is in the answer
+    const created = await post("/v1/proposals", manualProposal("Sales asks the carrier about batch Lieferzeit of crates", { keywords: ["Lieferzeit"], relations: [] }))
+    expect(created.status).toBe(201)
+    const after = await ask("00000000-0000-4000-8000-0000000000a5")
+    const s5 = await stats()
+    expect([s5.inWorker - s4.inWorker, s5.held - s4.held]).toEqual([1, 0])
+    expect(after.heads.map((h) => h.ref)).toContain(created.json.ref)
+    // and asked once more, held again
+    await ask("00000000-0000-4000-8000-0000000000a6")
+    expect((await stats()).held - s5.held).toBe(1)
   })
 
   it("read-your-writes: a proposal answered 201 is found by the very next search, every time", async () => {
@@ -213,12 +256,13 @@ describe("a lone search", () => {
         yield* Effect.flatMap(ReadPool, (p) => p.warm)
       }))
       const request = { scopes: ["sales"], cross_scope: false, text: "Lieferzeit carrier", as_of: null, include_proposals: true, limit: 10 }
-      const one = (id: number) => other.run(Effect.flatMap(ReadPool, (p) => p.search(request, `00000000-0000-4000-8000-00000000000${id}`)))
+      const one = (id: number, text: string) => other.run(Effect.flatMap(ReadPool, (p) => p.search({ ...request, text }, `00000000-0000-4000-8000-00000000000${id}`)))
       // the listener's count of requests in flight, as the public listener keeps it
       const inFlight = await other.run(InFlight)
-      const where = async (id: number) => {
+      // each request once to a worker: a request asked again there is answered from its held text (held.ts)
+      const where = async (id: number, text = request.text) => {
         const s0 = await other.run(Effect.flatMap(ReadPool, (p) => p.stats))
-        const answer = await one(id)
+        const answer = await one(id, text)
         const s1 = await other.run(Effect.flatMap(ReadPool, (p) => p.stats))
         return { at: s1.inThread - s0.inThread === 1 && s1.inWorker === s0.inWorker ? "thread" : s1.inWorker - s0.inWorker === 1 ? "worker" : "?", bundles: (JSON.parse(answer.json) as Answer).bundles }
       }
@@ -233,7 +277,7 @@ describe("a lone search", () => {
       inFlight.leave()
       expect(beside).toEqual({ at: "worker", bundles: alone.bundles })
       // right after the overlap a lone search still goes to a worker …
-      expect((await where(3)).at).toBe("worker")
+      expect((await where(3, "carrier Lieferzeit")).at).toBe("worker")
       // … and once the service has been quiet for loneQuietMs, to this thread again
       await new Promise((r) => setTimeout(r, 2_100))
       expect((await where(4)).at).toBe("thread")

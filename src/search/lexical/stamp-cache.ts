@@ -24,31 +24,57 @@ interface StampCache {
 
 const caches = new WeakMap<SqlClient, StampCache>()
 
-/**
- * Reads the file's stamp and keeps the connection's cache when it was filled under the same
- * stamp, else starts an empty one.
- */
-export const refreshStampCache = (sql: SqlClient): Effect.Effect<void, SqlError> =>
+interface Stamps {
+  /** index_stamp's seq and nonce and lex_meta.build */
+  readonly stamp: string
+  /** content_stamp's seq and nonce */
+  readonly content: string
+}
+
+/** Both stamps of the file as the connection sees them now; undefined for a file without index_stamp's row. */
+const readStamps = (sql: SqlClient): Effect.Effect<Stamps | undefined, SqlError> =>
   Effect.map(
     sql<{ seq: number; nonce: number | bigint; build: string | null; content: string | null }>`SELECT seq, nonce,
       (SELECT value FROM lex_meta WHERE key = 'build') AS build,
       (SELECT seq || ':' || nonce FROM content_stamp WHERE id = 1) AS content FROM index_stamp WHERE id = 1`,
     (rows) => {
       const r = rows[0]
-      if (r === undefined) {
-        caches.delete(sql)
-        return
-      }
-      const stamp = `${String(r.seq)}:${String(r.nonce)}:${r.build ?? ""}`
-      const content = r.content ?? ""
-      const c = caches.get(sql)
-      if (c?.stamp !== stamp) caches.set(sql, { stamp, parts: new Map(), content, contentParts: new Map() })
-      else if (c.content !== content) {
-        c.content = content
-        c.contentParts = new Map()
-      }
+      return r === undefined ? undefined : { stamp: `${String(r.seq)}:${String(r.nonce)}:${r.build ?? ""}`, content: r.content ?? "" }
     }
   )
+
+const joined = (s: Stamps): string => `${s.stamp}|${s.content}`
+
+/** Both stamps of the file as one string (compare with stampOf); undefined for a file without them. */
+export const readStamp = (sql: SqlClient): Effect.Effect<string | undefined, SqlError> =>
+  Effect.map(readStamps(sql), (s) => (s === undefined ? undefined : joined(s)))
+
+/**
+ * Both stamps the connection's cache holds now, as readStamp gives them: what an answer read in the
+ * transaction that refreshed them belongs to; undefined without a cache.
+ */
+export const stampOf = (sql: SqlClient): string | undefined => {
+  const c = caches.get(sql)
+  return c === undefined ? undefined : joined(c)
+}
+
+/**
+ * Reads the file's stamp and keeps the connection's cache when it was filled under the same
+ * stamp, else starts an empty one.
+ */
+export const refreshStampCache = (sql: SqlClient): Effect.Effect<void, SqlError> =>
+  Effect.map(readStamps(sql), (read) => {
+    if (read === undefined) {
+      caches.delete(sql)
+      return
+    }
+    const c = caches.get(sql)
+    if (c?.stamp !== read.stamp) caches.set(sql, { stamp: read.stamp, parts: new Map(), content: read.content, contentParts: new Map() })
+    else if (c.content !== read.content) {
+      c.content = read.content
+      c.contentParts = new Map()
+    }
+  })
 
 /** Drops the connection's cache: every read goes to the file until refreshStampCache. */
 export const forgetStampCache = (sql: SqlClient): void => {

@@ -1,0 +1,68 @@
+/**
+ * Answers the read pool holds on the main thread (issue 14): the text of a worker's answer, kept
+ * with the stamps of each scope's file it was read under (search.ts ScopeResult.stamp: the lexical
+ * index's and the content's, src/search/lexical/stamp-cache.ts). The same request (every field),
+ * with the same states of stages b and c, on the same day (ages count to it), is answered from it
+ * while the main thread's connection of every scope shows the same stamps (one read per scope):
+ * no worker, no hop between threads. Only the search_id and stage a's duration (0: nothing was
+ * searched) are new; the search_log row is written as for every search. At most MAX_HELD_TEXTS
+ * answers (~32 KB each at 10k rules), then it starts again.
+ */
+import type { SearchRequest, StageState } from "../domain/search-schemas.js"
+import { headJson, type RenderedSearch } from "./rendered.js"
+
+export const MAX_HELD_TEXTS = 200
+
+export interface HeldText {
+  /** per scope: the stamps its file had when the answer was read */
+  readonly stamps: Readonly<Record<string, string>>
+  /** the answer's text after its head (rendered.ts tailAt) */
+  readonly tail: string
+  readonly answer: Omit<RenderedSearch, "json" | "tailAt">
+}
+
+/** The key of a request: every field, the states of stages b and c per scope, and today in the zone. */
+export const heldKey = (
+  req: SearchRequest,
+  states: { readonly b: Readonly<Record<string, StageState>>; readonly c: Readonly<Record<string, StageState>> },
+  today: string
+): string => JSON.stringify([req, states, today])
+
+/** What of an answer may be held: every scope's stamp known (else nothing). */
+export const heldOf = (r: RenderedSearch): HeldText | undefined => {
+  const stamps: Record<string, string> = {}
+  for (const s of r.perScope) {
+    if (s.stamp === null) return undefined
+    stamps[s.scope] = s.stamp
+  }
+  const { json, tailAt, ...answer } = r
+  return { stamps, tail: json.slice(tailAt), answer }
+}
+
+const noTime = (s: StageState): StageState => ({ ...s, duration_ms: 0 })
+
+/** The held answer to a new request: its own search_id; stage a took no time. */
+export const answerFrom = (h: HeldText, searchId: string): RenderedSearch => {
+  const stages = { ...h.answer.stages, a: noTime(h.answer.stages.a) }
+  const head = headJson({ search_id: searchId, scopes: h.answer.perScope.map((s) => s.scope), stages })
+  return {
+    ...h.answer,
+    json: `${head}${h.tail}`,
+    tailAt: head.length,
+    stages,
+    perScope: h.answer.perScope.map((s) => ({ ...s, stages: { ...s.stages, a: noTime(s.stages.a) } }))
+  }
+}
+
+/** A bounded map of held texts: emptied once it holds MAX_HELD_TEXTS. */
+export const heldTexts = () => {
+  const texts = new Map<string, HeldText>()
+  return {
+    get: (key: string) => texts.get(key),
+    set: (key: string, h: HeldText) => {
+      if (texts.size >= MAX_HELD_TEXTS) texts.clear()
+      texts.set(key, h)
+    },
+    delete: (key: string) => texts.delete(key)
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * renderSearch (src/read-pool/rendered.ts): the text is exactly JSON.stringify's of the response,
+ * and a bundle object is rendered once (a held answer's bundles are the same objects in every
+ * answer that shows them).
+ */
+import { describe, expect, it } from "vitest"
+import type { Bundle, SearchResponse } from "../../src/domain/search-schemas.js"
+import { renderSearch, responseJson } from "../../src/read-pool/rendered.js"
+
+const bundle = (ref: string, statement: string): Bundle => ({
+  head: { ref, scope: "sales", statement, quote: "„Skonto“ — 2 % \"netto\"\n\ttab \\ slash \u2028", rank: { a: 1.25, b: null, rrf: null, reranker: null }, age_days: 0, entities: [] },
+  groups: [{ kind: "source", count: 1, more: 0, entries: [{ ref: "source/mail:<a@x>", title: null, origin: "deterministic", proposed: false }] }],
+  line: `Rule: ${statement} 😀`
+} as unknown as Bundle)
+
+const response = (bundles: ReadonlyArray<Bundle>): SearchResponse => ({
+  search_id: "00000000-0000-4000-8000-000000000000",
+  scopes: ["sales"],
+  stages: { a: { state: "ran", duration_ms: 3, reason: null }, b: { state: "off", duration_ms: null, reason: "disabled in config" }, c: { state: "off", duration_ms: null, reason: "disabled in config" } },
+  query: { terms: ["rechnung", "skonto"], variants: { rechnung: ["rechnungen"], "~skonto": [] } },
+  bundles,
+  abstained: bundles.length === 0 ? { reason: "no-candidate", best_coverage: null, min_coverage: 0.3 } : null
+})
+
+describe("renderSearch", () => {
+  it("gives JSON.stringify's text of the response, with and without bundles", () => {
+    const some = response([bundle("rule/sales-0001@2", "Rechnungen mit Skonto"), bundle("rule/sales-0002@2", "Zahlungsziel dreißig Tage")])
+    const none = response([])
+    for (const r of [some, none]) {
+      expect(responseJson(r)).toBe(JSON.stringify(r))
+      expect(renderSearch({ response: r, perScope: [] }).json).toBe(JSON.stringify(r))
+      expect(JSON.parse(responseJson(r))).toEqual(r)
+    }
+  })
+
+  it("renders a bundle object once: the next answer with it takes its text as kept", () => {
+    const held = bundle("rule/sales-0001@2", "Rechnungen mit Skonto")
+    const first = responseJson(response([held]))
+    // the same object in another answer (another search_id): the same bundle text
+    const second = responseJson({ ...response([held]), search_id: "00000000-0000-4000-8000-000000000001" })
+    expect(second).toBe(first.replace("00000000-0000-4000-8000-000000000000", "00000000-0000-4000-8000-000000000001"))
+    // the kept text is the object's first rendering: a change made after it (nothing does so) is not seen
+    ;(held as { line: string }).line = "changed"
+    expect(responseJson(response([held]))).toBe(first)
+    expect(responseJson(response([{ ...held }]))).toContain("\"line\":\"changed\"")
+  })
+})
