@@ -5,13 +5,18 @@
  * with the same states of stages b and c, on the same day (ages count to it), is answered from it
  * while the main thread's connection of every scope shows the same stamps (one read per scope):
  * no worker, no hop between threads. Only the search_id and stage a's duration (0: nothing was
- * searched) are new; the search_log row is written as for every search. At most MAX_HELD_TEXTS
- * answers (~32 KB each at 10k rules), then it starts again.
+ * searched) are new; the search_log row is written as for every search. An answer is held once
+ * its request comes a second time (the first time only its key is noted, up to MAX_NOTED_KEYS):
+ * a stream of requests each asked once (agents rephrasing) would otherwise keep every answer's
+ * text alive for a while, and the main thread's garbage collector copied them (scavenges of
+ * 11–13 ms every ~100 ms under 16 clients). At most MAX_HELD_TEXTS answers (~32 KB each at 10k
+ * rules), then it starts again.
  */
 import type { SearchRequest, StageState } from "../domain/search-schemas.js"
 import { headJson, type RenderedSearch } from "./rendered.js"
 
 export const MAX_HELD_TEXTS = 200
+export const MAX_NOTED_KEYS = 2_000
 
 export interface HeldText {
   /** per scope: the stamps its file had when the answer was read */
@@ -54,12 +59,20 @@ export const answerFrom = (h: HeldText, searchId: string): RenderedSearch => {
   }
 }
 
-/** A bounded map of held texts: emptied once it holds MAX_HELD_TEXTS. */
+/** A bounded map of held texts (emptied once it holds MAX_HELD_TEXTS); offer holds an answer the second time its key comes. */
 export const heldTexts = () => {
   const texts = new Map<string, HeldText>()
+  const noted = new Set<string>()
   return {
     get: (key: string) => texts.get(key),
-    set: (key: string, h: HeldText) => {
+    offer: (key: string, answer: RenderedSearch) => {
+      if (!noted.has(key)) {
+        if (noted.size >= MAX_NOTED_KEYS) noted.clear()
+        noted.add(key)
+        return
+      }
+      const h = heldOf(answer)
+      if (h === undefined) return
       if (texts.size >= MAX_HELD_TEXTS) texts.clear()
       texts.set(key, h)
     },

@@ -48,7 +48,7 @@ import { search } from "../search/search.js"
 import { availabilityOf, SearchStages, stageNamed } from "../search/stage.js"
 import { dayIn } from "../contracts/time.js"
 import { readStamp } from "../search/lexical/stamp-cache.js"
-import { answerFrom, heldKey, heldOf, heldTexts } from "./held.js"
+import { answerFrom, heldKey, heldTexts } from "./held.js"
 import { InFlight } from "./in-flight.js"
 import { type JobValue, plainEnv, type PoolJob, type PoolReply, type WorkerInit } from "./jobs.js"
 import { type RenderedSearch, renderSearch } from "./rendered.js"
@@ -340,8 +340,7 @@ export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPo
         const job = inWorkerOr({ kind: "search", req, searchId, nowMs, files, stages: states })
         if (job === null) return null
         const out = yield* job
-        const keep = heldOf(out)
-        if (keep !== undefined) held.set(key, keep)
+        held.offer(key, out)
         return out
       }).pipe(Effect.flatMap((out) =>
         out !== null ? Effect.succeed(out) : onThisThread(req, searchId)))
