@@ -161,16 +161,21 @@ describe("the vocabulary cache", () => {
   })
 })
 
+/** The live index, counting what stage a asks of it (analyzeCurrent, pool). */
+const countingIndex = () => {
+  const calls = { analyze: 0, pool: 0 }
+  const live = makeLexicalIndex(lexicalOptions(config.file.search))
+  const counting = Effect.provideService(LexicalIndex, {
+    ...live,
+    analyzeCurrent: (sql, input) => Effect.zipRight(Effect.sync(() => calls.analyze++), live.analyzeCurrent(sql, input)),
+    pool: (sql, analysis, opts) => Effect.zipRight(Effect.sync(() => calls.pool++), live.pool(sql, analysis, opts))
+  })
+  return { calls, counting }
+}
+
 describe("stage a's answers under the stamp", () => {
   it("an input asked again is answered from memory; other options, another day or a write ask the index again", async () => {
-    const calls = { analyze: 0, pool: 0 }
-    const live = makeLexicalIndex(lexicalOptions(config.file.search))
-    // the live index, counting what stage a asks of it
-    const counting = Effect.provideService(LexicalIndex, {
-      ...live,
-      analyzeCurrent: (sql, input) => Effect.zipRight(Effect.sync(() => calls.analyze++), live.analyzeCurrent(sql, input)),
-      pool: (sql, analysis, opts) => Effect.zipRight(Effect.sync(() => calls.pool++), live.pool(sql, analysis, opts))
-    })
+    const { calls, counting } = countingIndex()
     const searcher = ManagedRuntime.make(storeLayer(config) as Layer.Layer<Stores, unknown>)
     try {
       const find = async (q: Partial<SearchRequest>) =>
@@ -205,13 +210,7 @@ describe("stage a's answers under the stamp", () => {
 
 describe("a scope's answer under both stamps", () => {
   it("the same analysis with the same filters gets the held answer until a write of what it shows, even one the index never sees", async () => {
-    const calls = { analyze: 0, pool: 0 }
-    const live = makeLexicalIndex(lexicalOptions(config.file.search))
-    const counting = Effect.provideService(LexicalIndex, {
-      ...live,
-      analyzeCurrent: (sql, input) => Effect.zipRight(Effect.sync(() => calls.analyze++), live.analyzeCurrent(sql, input)),
-      pool: (sql, analysis, opts) => Effect.zipRight(Effect.sync(() => calls.pool++), live.pool(sql, analysis, opts))
-    })
+    const { calls, counting } = countingIndex()
     const searcher = ManagedRuntime.make(storeLayer(config) as Layer.Layer<Stores, unknown>)
     const stamps = Effect.flatMap(sqlOf("sales"), (sql) =>
       sql<{ index: string; content: string }>`SELECT (SELECT seq || ':' || nonce FROM index_stamp) AS "index",
