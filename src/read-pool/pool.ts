@@ -20,6 +20,10 @@
  * wake-ups) is the larger part of what the worker adds (docs/decisions.md "Search at the speed of
  * the index, session 7"). Under load searches overlap, and every one goes to a worker.
  *
+ * A worker's answer is held on the main thread (held.ts) under the stamps of each scope's file it
+ * was read under: the same request again, while the main thread's connection shows the same
+ * stamps, is answered from it without a worker (stats.held counts them).
+ *
  * Read-your-writes: a job is posted after every write the client was answered about has
  * committed; its read transaction starts later, and WAL gives it every committed write.
  *
