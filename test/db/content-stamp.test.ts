@@ -15,8 +15,8 @@ import { run, sqlOf } from "../support/run.js"
 
 /** The tables without the triggers, each for its reason (0007-content-stamp.ts). */
 const UNSTAMPED = [
-  // the logs: every search writes them, no answer reads them
-  "search_log", "feedback",
+  // the logs: no answer reads them; every search writes search_log, a refused secret secret_finding
+  "search_log", "feedback", "secret_finding",
   // the lexical index, under index_stamp (0006)
   "index_stamp", "lex_doc", "lex_meta", "lex_relation",
   "content_stamp"

@@ -111,9 +111,6 @@ trigger content_stamp_rule_update: CREATE TRIGGER content_stamp_rule_update AFTE
 trigger content_stamp_rule_version_delete: CREATE TRIGGER content_stamp_rule_version_delete AFTER DELETE ON rule_version BEGIN UPDATE content_stamp SET seq = seq + 1, nonce = random() WHERE id = 1; END
 trigger content_stamp_rule_version_insert: CREATE TRIGGER content_stamp_rule_version_insert AFTER INSERT ON rule_version BEGIN UPDATE content_stamp SET seq = seq + 1, nonce = random() WHERE id = 1; END
 trigger content_stamp_rule_version_update: CREATE TRIGGER content_stamp_rule_version_update AFTER UPDATE ON rule_version BEGIN UPDATE content_stamp SET seq = seq + 1, nonce = random() WHERE id = 1; END
-trigger content_stamp_secret_finding_delete: CREATE TRIGGER content_stamp_secret_finding_delete AFTER DELETE ON secret_finding BEGIN UPDATE content_stamp SET seq = seq + 1, nonce = random() WHERE id = 1; END
-trigger content_stamp_secret_finding_insert: CREATE TRIGGER content_stamp_secret_finding_insert AFTER INSERT ON secret_finding BEGIN UPDATE content_stamp SET seq = seq + 1, nonce = random() WHERE id = 1; END
-trigger content_stamp_secret_finding_update: CREATE TRIGGER content_stamp_secret_finding_update AFTER UPDATE ON secret_finding BEGIN UPDATE content_stamp SET seq = seq + 1, nonce = random() WHERE id = 1; END
 trigger content_stamp_source_attachment_delete: CREATE TRIGGER content_stamp_source_attachment_delete AFTER DELETE ON source_attachment BEGIN UPDATE content_stamp SET seq = seq + 1, nonce = random() WHERE id = 1; END
 trigger content_stamp_source_attachment_insert: CREATE TRIGGER content_stamp_source_attachment_insert AFTER INSERT ON source_attachment BEGIN UPDATE content_stamp SET seq = seq + 1, nonce = random() WHERE id = 1; END
 trigger content_stamp_source_attachment_update: CREATE TRIGGER content_stamp_source_attachment_update AFTER UPDATE ON source_attachment BEGIN UPDATE content_stamp SET seq = seq + 1, nonce = random() WHERE id = 1; END

@@ -8,9 +8,10 @@
  * and reads it again when either differs. As in 0006, the nonce keeps a rolled-back write or a
  * restored older file from showing a stamp that an earlier, different state had.
  *
- * Every table of the file is here except: the logs (search_log, feedback), which no answer reads
- * and every search writes; the lexical index (lex_*) and index_stamp, under 0006's stamp; the
- * full-text tables (virtual, written with their rows); this stamp itself. A later migration that
+ * Every table of the file is here except: the logs, which no answer reads — search_log and
+ * feedback (every search writes them) and secret_finding (a refused write's only trace: the file
+ * changes by those rows alone); the lexical index (lex_*) and index_stamp, under 0006's stamp;
+ * the full-text tables (virtual, written with their rows); this stamp itself. A later migration that
  * adds a table adds its three triggers (test/db/content-stamp.test.ts checks every table). This
  * migration holds its own DDL and imports no live code.
  */
@@ -20,7 +21,7 @@ const BUMP = "UPDATE content_stamp SET seq = seq + 1, nonce = random() WHERE id 
 
 const CONTENT_TABLES = [
   "classification", "decision", "entity", "entity_closure", "entity_fts_key", "entity_version", "link", "meta", "review",
-  "rule", "rule_version", "secret_finding", "source", "source_attachment", "source_auth", "source_segment", "vec_rule"
+  "rule", "rule_version", "source", "source_attachment", "source_auth", "source_segment", "vec_rule"
 ] as const
 
 const triggersOf = (table: string): ReadonlyArray<string> =>
