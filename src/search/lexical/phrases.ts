@@ -68,24 +68,31 @@ export const keepsPhraseRows = (sql: SqlClient): boolean => cachePart(sql, PART,
 
 /**
  * Whether a sub-query is answered from phrase rows (subQueryRows): on a connection that keeps them,
- * when each of its phrases is held or was asked before under this stamp. The first time FTS5
- * answers and the phrases are marked: reading a phrase's rows costs about 1.5× FTS5's own pass, so
- * a text searched once under a stamp (possible_duplicates right after its proposal was written, a
- * search after each write) costs what it did, and a text asked again is read once and then added
- * up in memory.
+ * when each of its phrases is held or was asked before under this stamp, or when one of them is
+ * held already. The first time FTS5 answers and the phrases are marked: reading a phrase's rows
+ * costs about 1.5× FTS5's own pass, so a text searched once under a stamp (possible_duplicates
+ * right after its proposal was written, a search after each write) costs what it did, and a text
+ * asked again is read once and then added up in memory. A sub-query with a phrase held (a new
+ * word beside words searched before) reads only its new phrases' rows: less than FTS5's pass over
+ * all of them, the held ones' rows included.
  */
 export const answersFromPhraseRows = (sql: SqlClient, table: LexFtsTable, phrases: ReadonlyArray<string>, weights: ReadonlyArray<number>): boolean => {
   const part = cachePart(sql, PART, emptyPart)
   if (part === undefined) return false
   if (part.seen.size > MAX_SEEN) part.seen.clear()
   let ready = true
+  let held = false
   for (const phrase of phrases) {
     const key = keyOf(table, weights, phrase)
-    if (part.phrases.has(key) || part.seen.has(key)) continue
+    if (part.phrases.has(key)) {
+      held = true
+      continue
+    }
+    if (part.seen.has(key)) continue
     part.seen.add(key)
     ready = false
   }
-  return ready
+  return ready || held
 }
 
 const PHRASE_SQL: Record<LexFtsTable, string> = {

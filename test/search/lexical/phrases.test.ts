@@ -146,6 +146,13 @@ describe("sub-queries from phrase rows", () => {
       // another table, other weights: other phrases
       expect(answersFromPhraseRows(sql, "lex_stem", [rabatt], WEIGHTS)).toBe(false)
       expect(answersFromPhraseRows(sql, "lex_word", [rabatt], [1, 1, 1, 1])).toBe(false)
+      // once a phrase's rows are held, a sub-query with it and a phrase never asked reads the new
+      // one's rows at once, and answers what FTS5 answers
+      yield* fromPhrases(sql, [rabatt], ["confirmed"], -1, 10, 10)
+      const skonto = altExpr({ tokens: ["skonto"], prefix: false })
+      expect(answersFromPhraseRows(sql, "lex_word", [rabatt, skonto], WEIGHTS)).toBe(true)
+      expect(yield* fromPhrases(sql, [rabatt, skonto], ["confirmed"], -1, 10, 10))
+        .toEqual((yield* reference(sql, [rabatt, skonto], ["confirmed"], -1, 10)).map((r) => ({ seq: Number(r.seq), score: r.score })))
       // a write: a new stamp, nothing asked yet
       yield* sql`UPDATE lex_doc SET status = 'proposed' WHERE seq = 1`.raw
       yield* refreshStampCache(sql)
