@@ -145,9 +145,74 @@ export interface SynonymMatch {
   readonly surfaces: ReadonlyArray<string>
 }
 
+/** A member of a group, by index: [group, member]. */
+type MemberAt = readonly [number, number]
+
+interface FirstWordIndex {
+  /** members by the form of their first word */
+  readonly byForm: ReadonlyMap<string, ReadonlyArray<MemberAt>>
+  /** members by each strip of their first word */
+  readonly byStrip: ReadonlyMap<string, ReadonlyArray<MemberAt>>
+}
+
+const indexes = new WeakMap<ReadonlyArray<SynonymGroup>, FirstWordIndex>()
+const add = (m: Map<string, Array<MemberAt>>, k: string, at: MemberAt) => {
+  const list = m.get(k)
+  if (list === undefined) m.set(k, [at])
+  else list.push(at)
+}
+/** The members of `groups` by their first word, made once per groups array. */
+const indexOf = (groups: ReadonlyArray<SynonymGroup>): FirstWordIndex => {
+  const known = indexes.get(groups)
+  if (known !== undefined) return known
+  const byForm = new Map<string, Array<MemberAt>>()
+  const byStrip = new Map<string, Array<MemberAt>>()
+  groups.forEach((group, gi) =>
+    group.forEach((member, mi) => {
+      const first = member[0]
+      if (first === undefined) return
+      const n = normal(first)
+      add(byForm, n.form, [gi, mi])
+      for (const s of n.strips) add(byStrip, s, [gi, mi])
+    })
+  )
+  const index = { byForm, byStrip }
+  indexes.set(groups, index)
+  return index
+}
+
+/**
+ * The members whose first word is the same word (sameWord) as some token of the segments, by
+ * group, each group's members ascending: sameWord(q, m) holds exactly when m's form is q's form or
+ * one of q's strips, or q's form is one of m's strips.
+ */
+const candidatesOf = (segments: ReadonlyArray<ReadonlyArray<string>>, groups: ReadonlyArray<SynonymGroup>): Map<number, Set<number>> => {
+  const { byForm, byStrip } = indexOf(groups)
+  const out = new Map<number, Set<number>>()
+  const take = (list: ReadonlyArray<MemberAt> | undefined) => {
+    if (list === undefined) return
+    for (const [gi, mi] of list) {
+      const members = out.get(gi)
+      if (members === undefined) out.set(gi, new Set([mi]))
+      else members.add(mi)
+    }
+  }
+  for (const seg of segments) {
+    for (const t of seg) {
+      const q = normal(t)
+      take(byForm.get(q.form))
+      for (const s of q.strips) take(byForm.get(s))
+      take(byStrip.get(q.form))
+    }
+  }
+  return out
+}
+
 /**
  * The groups a query touches. segments: runs of query tokens (the text's token stream, or one
- * given term); a single-word member never matches a stopword.
+ * given term); a single-word member never matches a stopword. Only the members whose first word
+ * is one of the query's words are tried (an index of the first words, made once per groups
+ * array); the answer is the one of trying every member, in the same order.
  */
 export const matchSynonyms = (
   segments: ReadonlyArray<ReadonlyArray<string>>,
@@ -155,23 +220,27 @@ export const matchSynonyms = (
   languages: ReadonlyArray<Language>
 ): Array<SynonymMatch> => {
   const out: Array<SynonymMatch> = []
-  groups.forEach((group, gi) => {
+  const candidates = candidatesOf(segments, groups)
+  for (const gi of [...candidates.keys()].sort((a, b) => a - b)) {
+    const group = groups[gi] ?? []
     const members: Array<number> = []
     const surfaces: Array<string> = []
-    group.forEach((member, mi) => {
+    for (const mi of [...(candidates.get(gi) ?? [])].sort((a, b) => a - b)) {
+      const member = group[mi] ?? []
       for (const seg of segments) {
         for (let i = 0; i + member.length <= seg.length; i++) {
-          const window = seg.slice(i, i + member.length)
-          if (member.length === 1 && isStopword(window[0] ?? "", languages)) continue
-          if (window.every((t, j) => sameWord(t, member[j] ?? ""))) {
+          if (member.length === 1 && isStopword(seg[i] ?? "", languages)) continue
+          let same = true
+          for (let j = 0; j < member.length && same; j++) same = sameWord(seg[i + j] ?? "", member[j] ?? "")
+          if (same) {
             if (!members.includes(mi)) members.push(mi)
-            const surface = window.join(" ")
+            const surface = seg.slice(i, i + member.length).join(" ")
             if (!surfaces.includes(surface)) surfaces.push(surface)
           }
         }
       }
-    })
+    }
     if (members.length > 0) out.push({ group: gi, members, surfaces })
-  })
+  }
   return out
 }

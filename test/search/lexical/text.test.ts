@@ -1,10 +1,12 @@
+import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { columnTexts } from "../../../src/search/lexical/document.js"
 import { ALL_OFF, buildKey, DEFAULT_OPTIONS, lexicalOptions } from "../../../src/search/lexical/options.js"
 import { collapseAlts } from "../../../src/search/lexical/query.js"
 import { altExpr, fuse, orExpr, validityFactor } from "../../../src/search/lexical/rank.js"
+import type { Language } from "../../../src/search/lexical/options.js"
 import { isStopword } from "../../../src/search/lexical/stopwords.js"
-import { matchSynonyms, sameWord, synonymGroups } from "../../../src/search/lexical/synonyms.js"
+import { matchSynonyms, sameWord, type SynonymGroup, synonymGroups } from "../../../src/search/lexical/synonyms.js"
 import {
   codeTokens,
   editDistance,
@@ -138,6 +140,44 @@ describe("synonyms", () => {
     const members = touched.map((m) => m.surfaces)
     expect(members).toEqual(expect.arrayContaining([["terms of payment"], ["customers"]]))
     expect(matchSynonyms([["must"]], groups, ["de", "en"])).toEqual([])
+  })
+
+  it("answers as trying every member of every group does, in the same order", () => {
+    // the plain reading of the rule: every member against every window of every segment
+    const everyMember = (segments: ReadonlyArray<ReadonlyArray<string>>, groups: ReadonlyArray<SynonymGroup>, languages: ReadonlyArray<Language>) => {
+      const out: Array<{ group: number; members: Array<number>; surfaces: Array<string> }> = []
+      groups.forEach((group, gi) => {
+        const members: Array<number> = []
+        const surfaces: Array<string> = []
+        group.forEach((member, mi) => {
+          for (const seg of segments) {
+            for (let i = 0; i + member.length <= seg.length; i++) {
+              const window = seg.slice(i, i + member.length)
+              if (member.length === 1 && isStopword(window[0] ?? "", languages)) continue
+              if (window.every((t, j) => sameWord(t, member[j] ?? ""))) {
+                if (!members.includes(mi)) members.push(mi)
+                const surface = window.join(" ")
+                if (!surfaces.includes(surface)) surfaces.push(surface)
+              }
+            }
+          }
+        })
+        if (members.length > 0) out.push({ group: gi, members, surfaces })
+      })
+      return out
+    }
+    const groups = synonymGroups([["Hakenleiste", "hook rail", "Leiste"], ["Termin", "date"]])
+    // member words, their inflections and strips, stopwords and words of no group
+    const words = [...new Set(groups.flat().flat())].flatMap((w) => [w, `${w}s`, `${w}en`, `${w}e`, w.slice(0, -1)])
+      .concat(["of", "the", "die", "und", "payment", "zahlung", "xyz", "lage"])
+    const segment = fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 8 })
+    fc.assert(fc.property(fc.array(segment, { minLength: 1, maxLength: 3 }), (segments) => {
+      expect(matchSynonyms(segments, groups, ["de", "en"])).toEqual(everyMember(segments, groups, ["de", "en"]))
+    }), { numRuns: 400 })
+    // a whole member list in one segment: every group touched, in order
+    const all = [groups.flat().flat()]
+    expect(matchSynonyms(all, groups, ["de", "en"])).toEqual(everyMember(all, groups, ["de", "en"]))
+    expect(matchSynonyms(all, groups, ["de", "en"]).length).toBe(groups.length)
   })
 
   it("merges configured groups with built-in groups that share a member, case-insensitive", () => {
