@@ -54,7 +54,13 @@ interface Behind {
   readonly analysis: Analysis
   readonly explained: Map<number, Explanation>
 }
+/**
+ * Behind a result of a copy (re-analysed from its terms). A result of runStageA carries its answer
+ * itself (BEHIND, with the key answerKeyOf reads).
+ */
 const behind = new WeakMap<StageAResult, Behind>()
+const BEHIND: unique symbol = Symbol("stage-a answer")
+type Carrying = StageAResult & { readonly [BEHIND]?: Answered }
 /** explainHit reads the rows of this many hits at once (search explains the first 50). */
 const EXPLAIN_BATCH = 50
 
@@ -111,25 +117,39 @@ export const runStageA = (
         answered = { key, analysis, pool, explained: new Map() }
         results?.set(key, answered)
       }
-      inputs?.set(asked, key)
+      // the held answer's own key string: this analysis' copy of it dies young
+      inputs?.set(asked, answered.key)
     }
-    const result: StageAResult = {
-      terms: answered.analysis.terms.map((t) => t.text),
-      variants: variantsOf(answered.analysis),
-      pool: answered.pool.map((h) => ({ ...h }))
-    }
-    behind.set(result, answered)
-    return result
+    return resultOf(answered)
   }).pipe(Effect.withSpan("StageA.run"))
+
+/**
+ * A result of `answered`: the pool is copied on first use (callers may change what they get; a
+ * search whose scope answer is held never reads it), the answer carried under BEHIND (not
+ * enumerable: a copy of the result does not carry it).
+ */
+const resultOf = (answered: Answered): StageAResult => {
+  let pool: StageAResult["pool"] | undefined
+  const result = {
+    terms: answered.analysis.terms.map((t) => t.text),
+    variants: variantsOf(answered.analysis),
+    get pool(): StageAResult["pool"] {
+      pool ??= answered.pool.map((h) => ({ ...h }))
+      return pool
+    },
+    set pool(value: StageAResult["pool"]) {
+      pool = value
+    }
+  }
+  Object.defineProperty(result, BEHIND, { value: answered, enumerable: false })
+  return result
+}
 
 /**
  * The key of the answer behind a result of stageA (its analysis and options), under which a
  * caller may hold what follows from it; undefined for a result not from stageA.
  */
-export const answerKeyOf = (result: StageAResult): string | undefined => {
-  const b = behind.get(result)
-  return b !== undefined && "key" in b ? (b as Answered).key : undefined
-}
+export const answerKeyOf = (result: StageAResult): string | undefined => (result as Carrying)[BEHIND]?.key
 
 export const stageA = (
   sql: SqlClient,
@@ -144,7 +164,7 @@ const NOT_INDEXED: Explanation = { found_via: [], coverage: 0, matched_terms: 0 
 
 /** What is remembered behind a result: its analysis (re-analysed from its terms for a copy) and the hits explained. */
 const behindOf = (sql: SqlClient, result: StageAResult): Effect.Effect<Behind, SqlError, LexicalIndex> => {
-  const known = behind.get(result)
+  const known = (result as Carrying)[BEHIND] ?? behind.get(result)
   if (known !== undefined) return Effect.succeed(known)
   return Effect.gen(function*() {
     const lex = yield* LexicalIndex

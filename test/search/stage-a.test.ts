@@ -8,7 +8,7 @@ import type { AppConfigShape } from "../../src/config/config.js"
 import { decide } from "../../src/decision/decide.js"
 import { propose } from "../../src/domain/proposals.js"
 import { ALL_OFF, DEFAULT_FEATURES, type LexicalFeatures } from "../../src/search/lexical/options.js"
-import { explainHit, stageA } from "../../src/search/stage-a.js"
+import { answerKeyOf, explainHit, stageA } from "../../src/search/stage-a.js"
 import { tempDir } from "../support/env.js"
 import { run, sqlOf } from "../support/run.js"
 import { agent, DAY, lexConfig, person, ruleReq, search, seed, withSql } from "./lexical/support.js"
@@ -308,6 +308,33 @@ describe("step 6: found_via and coverage", () => {
       return { a: yield* explainHit(sql, res, 1), b: yield* explainHit(sql, copy, 1) }
     }))
     expect(out.b).toEqual(out.a)
+  })
+
+  it("an answer asked again: its pool is the caller's own (copied when first read), the answer behind it travels with the result only", async () => {
+    const config = lexConfig(dir)
+    await seed(config, RULES)
+    const out = await run(config, Effect.gen(function*() {
+      const sql = yield* sqlOf("sales")
+      const ask = stageA(sql, { text: "Lieferzeiten Hakenleiste" }, { includeProposals: false, targetDay: DAY })
+      const first = yield* ask
+      const pool = first.pool.map((h) => ({ ...h }))
+      const top = pool[0]
+      // a caller changes what it got: the held answer does not change with it
+      if (top !== undefined) {
+        first.pool[0] = { ...top, rank_a: -1 }
+        first.pool.push({ ...top, seq: 999 })
+      }
+      const again = yield* ask
+      const spread = { ...again }
+      return { pool, again: again.pool, key: answerKeyOf(again), firstKey: answerKeyOf(first), spreadKey: answerKeyOf(spread), spreadPool: spread.pool }
+    }))
+    expect(out.pool.length).toBeGreaterThan(0)
+    expect(out.again).toEqual(out.pool)
+    expect(out.key).toBeDefined()
+    expect(out.key).toBe(out.firstKey)
+    // a copy is not the result stageA returned: no key to hold anything under (explainHit re-analyses it)
+    expect(out.spreadKey).toBeUndefined()
+    expect(out.spreadPool).toEqual(out.pool)
   })
 })
 
