@@ -6,7 +6,7 @@
  */
 import { setPriority } from "node:os"
 import { parentPort, threadId, workerData } from "node:worker_threads"
-import { Cause, Exit, Logger, ManagedRuntime } from "effect"
+import { Cause, Exit, Layer, Logger, ManagedRuntime } from "effect"
 import { makeJobRunner, type PoolJob, type PoolReply, type WorkerInit } from "./jobs.js"
 
 export interface PoolRequest {
@@ -25,8 +25,12 @@ if (port !== null) {
   }
   const runner = makeJobRunner(init)
   // the worker's log lines (a stage that failed) are JSON lines like the service's: one runtime with
-  // that logger for every job (a layer provided per job was built again each time, ~2 ms a search)
-  const runtime = ManagedRuntime.make(Logger.json)
+  // that logger for every job (a layer provided per job was built again each time, ~2 ms a search).
+  // No tracer: a worker's spans reach no tracer (the main thread's cannot see this thread's
+  // fibers), and making them cost a new input's search ~15 % of its CPU and ~1.7× what its
+  // objects promoted to the old generation (docs/decisions.md "Search at the speed of the index,
+  // session 9")
+  const runtime = ManagedRuntime.make(Layer.merge(Logger.json, Layer.setTracerEnabled(false)))
   let queue: Promise<void> = Promise.resolve()
   port.on("message", (request: PoolRequest) => {
     queue = queue.then(async () => {
