@@ -34,7 +34,7 @@ export const heldKey = (
 ): string => JSON.stringify([req, states, today])
 
 /** What of an answer may be held: every scope's stamp known (else nothing). */
-export const heldOf = (r: RenderedSearch): HeldText | undefined => {
+const heldOf = (r: RenderedSearch): HeldText | undefined => {
   const stamps: Record<string, string> = {}
   for (const s of r.perScope) {
     if (s.stamp === null) return undefined
