@@ -1,10 +1,9 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { columnTexts } from "../../../src/search/lexical/document.js"
-import { ALL_OFF, buildKey, DEFAULT_OPTIONS, lexicalOptions } from "../../../src/search/lexical/options.js"
+import { ALL_OFF, buildKey, DEFAULT_OPTIONS, type Language, lexicalOptions } from "../../../src/search/lexical/options.js"
 import { collapseAlts } from "../../../src/search/lexical/query.js"
 import { altExpr, fuse, orExpr, validityFactor } from "../../../src/search/lexical/rank.js"
-import type { Language } from "../../../src/search/lexical/options.js"
 import { isStopword } from "../../../src/search/lexical/stopwords.js"
 import { matchSynonyms, sameWord, type SynonymGroup, synonymGroups } from "../../../src/search/lexical/synonyms.js"
 import {
