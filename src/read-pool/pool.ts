@@ -313,11 +313,11 @@ export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPo
         const store = yield* ScopeStore
         const lexical = yield* LexicalIndex
         const files: Record<string, string> = {}
-        const handles: Array<SqlClient> = []
+        const handles: Array<readonly [string, SqlClient]> = []
         for (const s of scopes) {
           const h = yield* store.use(s)
           files[s] = h.file
-          handles.push(h.sql)
+          handles.push([s, h.sql])
           if (!built.has(h.file)) {
             yield* h.sql.withTransaction(lexical.ensureBuild(h.sql))
             built.add(h.file)
@@ -328,9 +328,8 @@ export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPo
         const kept = held.get(key)
         if (kept !== undefined) {
           let same = true
-          for (const [i, s] of scopes.entries()) {
-            const sql = handles[i]
-            if (sql === undefined || (yield* readStamp(sql)) !== kept.stamps[s]) {
+          for (const [s, sql] of handles) {
+            if ((yield* readStamp(sql)) !== kept.stamps[s]) {
               same = false
               break
             }

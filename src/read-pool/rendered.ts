@@ -53,9 +53,6 @@ export const responseParts = (response: SearchResponse): { readonly json: string
   return { json: `${headText}${tail.map(([k, v]) => `,${fieldJson(k, v)}`).join("")}}`, tailAt: headText.length }
 }
 
-/** JSON.stringify(response), with each bundle's text as kept. */
-export const responseJson = (response: SearchResponse): string => responseParts(response).json
-
 export const renderSearch = (out: SearchOutcome): RenderedSearch => ({
   ...responseParts(out.response),
   stages: out.response.stages,

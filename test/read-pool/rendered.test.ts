@@ -5,7 +5,10 @@
  */
 import { describe, expect, it } from "vitest"
 import type { Bundle, SearchResponse } from "../../src/domain/search-schemas.js"
-import { renderSearch, responseJson } from "../../src/read-pool/rendered.js"
+import { renderSearch, responseParts } from "../../src/read-pool/rendered.js"
+
+/** JSON.stringify(response), with each bundle's text as kept */
+const responseJson = (r: SearchResponse): string => responseParts(r).json
 
 const bundle = (ref: string, statement: string): Bundle => ({
   head: { ref, scope: "sales", statement, quote: "„Skonto“ — 2 % \"netto\"\n\ttab \\ slash \u2028", rank: { a: 1.25, b: null, rrf: null, reranker: null }, age_days: 0, entities: [] },
