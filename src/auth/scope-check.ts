@@ -8,10 +8,11 @@
  * the process log only. The caller is read from CurrentCaller; the result is transport-neutral
  * (CallResult), rendered by each door (src/http/handle.ts, src/mcp/tool.ts).
  */
-import { randomUUID } from "node:crypto"
+import { randomBytes } from "node:crypto"
 import type { SqlError } from "@effect/sql/SqlError"
-import { type Either, Effect, Option } from "effect"
+import { Clock, type Either, Effect, Option } from "effect"
 import { decodeStrict } from "../contracts/decode.js"
+import { requestIdAt } from "../contracts/ids.js"
 import {
   ChannelNotAllowed,
   type DomainError,
@@ -132,7 +133,8 @@ export const runCall = <I, RP, R>(call: Call<I, R>, parse: Effect.Effect<I, Doma
         if (opened._tag === "Left") return refusal(call.name, opened.left, null)
       }
     }
-    const requestId = randomUUID()
+    // in time order: search_log's primary key takes each new row at its end (ids.ts)
+    const requestId = requestIdAt(yield* Clock.currentTimeMillis, randomBytes(10))
     const ran = yield* Effect.either(call.run(input, { scopes, requestId }))
     if (ran._tag === "Left" && !isDomainError(ran.left)) return { _tag: "Internal", cause: ran.left } satisfies CallResult
     const result = ran as Either.Either<Outcome, DomainError>

@@ -68,3 +68,19 @@ export const parseRuleRef = (ref: string): ParsedRuleRef | null => {
 export const sourceRef = (sourceId: string): string => `source/${sourceId}`
 export const attachmentRef = (sourceId: string, n: number): string => `attachment/${sourceId}#${n}`
 export const manualSourceId = (grantId: string): string => `manual:${grantId}`
+
+/**
+ * A request id (the search_id of a search and the id of its search_log rows): a UUID of version 7
+ * (RFC 9562 §5.7) — the Unix time in milliseconds (48 bits), the version, then 74 bits of
+ * `random` (10 bytes; 6 bits of them are not used). Its text sorts by its time, so a new row goes
+ * in at the end of search_log's primary key instead of at a random place in it (docs/decisions.md
+ * "search_log ids in time order").
+ */
+export const requestIdAt = (ms: number, random: Uint8Array): string => {
+  if (random.length < 10) throw new RangeError("requestIdAt needs 10 random bytes")
+  const time = Math.min(Math.max(Math.floor(ms), 0), 0xffff_ffff_ffff).toString(16).padStart(12, "0")
+  let r = ""
+  for (let i = 0; i < 10; i++) r += (random[i] as number).toString(16).padStart(2, "0")
+  const variant = ((Number.parseInt(r.charAt(3), 16) & 0x3) | 0x8).toString(16)
+  return `${time.slice(0, 8)}-${time.slice(8)}-7${r.slice(0, 3)}-${variant}${r.slice(4, 7)}-${r.slice(7, 19)}`
+}

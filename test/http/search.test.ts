@@ -66,7 +66,8 @@ describe("POST /v1/search", () => {
     const r = await post("/v1/search", tokens.a, { scopes: ["sales", "ops"], cross_scope: true, text: "Lieferzeiten Hakenleiste" })
     expect(r.status).toBe(200)
     const body = r.json as { search_id: string; bundles: Array<{ head: { ref: string; found_via: Array<string> }; line: string }>; query: { terms: Array<string> } }
-    expect(body.search_id).toMatch(/^[0-9a-f-]{36}$/)
+    // a version 7 UUID (ids.ts requestIdAt)
+    expect(body.search_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
     expect(body.bundles.map((b) => b.head.ref)).toEqual(["rule/sales-0001@2", "rule/ops-0001@2"])
     expect(body.query.terms.length).toBeGreaterThan(0)
     for (const [scope, ref] of [["sales", "rule/sales-0001@2"], ["ops", "rule/ops-0001@2"]] as const) {
@@ -78,6 +79,17 @@ describe("POST /v1/search", () => {
       expect(rows[0]?.cross_scope).toBe(1)
       expect(JSON.stringify(rows)).not.toContain("Lieferzeiten Hakenleiste")
     }
+  })
+  it("gives search ids in time order: search_log's rows sorted by id are in the order they were written", async () => {
+    const ids: Array<string> = []
+    for (const text of ["Lieferzeit", "Hakenleiste", "Paletten"]) {
+      ids.push((await post("/v1/search", tokens.a, { scopes: ["sales"], text })).json.search_id as string)
+      await new Promise((r) => setTimeout(r, 3))
+    }
+    expect([...ids].sort()).toEqual(ids)
+    const rows = await server.run(Effect.flatMap(sqlOf("sales"), (sql) => sql<{ id: string }>`
+      SELECT id FROM search_log WHERE id IN (${ids[0] ?? ""}, ${ids[1] ?? ""}, ${ids[2] ?? ""}) ORDER BY id`))
+    expect(rows.map((r) => r.id)).toEqual(ids)
   })
   it("two scopes without cross_scope → 400; a text-less, term-less request → 400", async () => {
     expect((await post("/v1/search", tokens.a, { scopes: ["sales", "ops"], text: "x" })).json).toMatchObject({ error: "multiple-scopes-without-flag" })
