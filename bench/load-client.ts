@@ -24,6 +24,8 @@ export interface SearchJob {
   readonly queries: ReadonlyArray<string>
   /** each query with 0–39 spaces before and after it: the same terms, 16,000 inputs in turn (none asked twice in a run) */
   readonly newInputs?: boolean
+  /** what the new inputs are padded with (default a space; the load's warm-up pads with tabs, so its inputs are not the run's) */
+  readonly pad?: string
 }
 
 export interface ProbeJob {
@@ -111,7 +113,8 @@ export const runSearch = async (job: SearchJob): Promise<SearchReport> => {
     while (performance.now() < end) {
       const query = job.queries[q % job.queries.length] ?? ""
       const n = Math.floor(q / job.queries.length)
-      const text = job.newInputs === true ? `${" ".repeat(n % 40)}${query}${" ".repeat(Math.floor(n / 40) % 40)}` : query
+      const pad = job.pad ?? " "
+      const text = job.newInputs === true ? `${pad.repeat(n % 40)}${query}${pad.repeat(Math.floor(n / 40) % 40)}` : query
       q++
       const body = JSON.stringify({ scopes: [job.scope], text })
       const start = performance.now()

@@ -8,6 +8,13 @@
  * (0–39 spaces before and after it: the same terms, 1,600 inputs per query taken in turn, so none
  * is asked twice in a run), and the 16-client goals are printed for it too.
  *
+ * Each variant starts a service of its own (new worker threads), and its rows are measured after a
+ * warm-up of BENCH_LOAD_WARM seconds of the 16-client load (new inputs padded with tabs for
+ * "fresh", so the run's own inputs are still new), printed but not counted: a worker's JIT compiles
+ * ~1,200 functions over its first ~20 s under this load, on V8's helper threads, which took ~1.4 ms
+ * of CPU per search from the two cores the searches share (docs/decisions.md "Search at the speed
+ * of the index, session 10").
+ *
  * The scopes are loaded through /v1 as a client would: one mail source, POST /v1/proposals quoting
  * it, and each proposal confirmed with POST /v1/rules/:id/decision by a person with an approval
  * session (BENCH_LOAD_SEED=sql inserts the same rows directly, for a quick run). The clients run in
@@ -15,6 +22,7 @@
  *
  *   BENCH_LOAD_BIG (10000)  BENCH_LOAD_SMALL (2000)   rules of the two scopes
  *   BENCH_LOAD_SECONDS (20)                           per scenario and variant
+ *   BENCH_LOAD_WARM (10)                              the warm-up of each variant, seconds (0: none)
  *   BENCH_LOAD_DIR                                    keep (or reuse) the loaded data dir there
  *   BENCH_LOAD_POOL (default: the pool's default size)
  */
@@ -42,6 +50,7 @@ import type { ProbeJob, ProbeReport, SearchJob, SearchReport } from "./load-clie
 const BIG = Number(process.env.BENCH_LOAD_BIG ?? 10_000)
 const SMALL = Number(process.env.BENCH_LOAD_SMALL ?? 2_000)
 const SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 20)
+const WARM = Number(process.env.BENCH_LOAD_WARM ?? 10)
 const POOL = process.env.BENCH_LOAD_POOL === undefined ? undefined : Number(process.env.BENCH_LOAD_POOL)
 const APPROVAL_TOKEN = "a".repeat(40)
 const OPS_TOKEN = "o".repeat(40)
@@ -217,10 +226,11 @@ export interface Row {
 }
 
 export const scenario = async (
-  variant: string, url: string, token: string, socketPath: string, scope: string, rules: number, clients: number, seconds: number, newInputs = false
+  variant: string, url: string, token: string, socketPath: string, scope: string, rules: number, clients: number, seconds: number, newInputs = false,
+  pad = " "
 ): Promise<{ row: Row; search: SearchReport; probe: ProbeReport }> => {
   const [search, probe] = await Promise.all([
-    child<SearchReport>({ mode: "search", url, token, clients, seconds, scope, queries: QUERIES, newInputs }),
+    child<SearchReport>({ mode: "search", url, token, clients, seconds, scope, queries: QUERIES, newInputs, pad }),
     child<ProbeReport>({ mode: "probe", url, socketPath, opsToken: OPS_TOKEN, seconds, intervalMs: 50 })
   ])
   const errors = Object.values(search.otherStatus).reduce((a, b) => a + b, 0) + probe.failures
@@ -331,6 +341,11 @@ export const loadBench = async (): Promise<void> => {
             call(url, "/v1/search", { method: "POST", headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json" }, body: JSON.stringify({ scopes: [scope], text: q }) })))
         }
         const socket = join(dataDir, "ops.sock")
+        if (WARM > 0) {
+          // the 16-client load on the big scope, not counted: the workers' JIT warms up (see the top)
+          const w = (await scenario(variant, url, bearer, socket, "big", BIG, 16, WARM, variant === "fresh", "\t")).row
+          console.log(`warm-up, not counted: ${variant}, 16 clients, ${WARM} s: ${w.perSecond.toFixed(1)} searches/s, p99 ${f1(w.p99)} ms, /healthz p99 ${f1(w.healthzP99)} ms`)
+        }
         for (const [scope, rules, clients] of [["big", BIG, 16], ["small", SMALL, 200]] as const) {
           if (variant === "fresh" && clients !== 16) continue
           const r = await scenario(variant, url, bearer, socket, scope, rules, clients, SECONDS, variant === "fresh")
