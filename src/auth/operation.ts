@@ -31,19 +31,21 @@ export interface FileBody {
   readonly filename: string
 }
 
-/** A JSON answer already rendered as text (a search, rendered where it ran): sent as it is. */
-export interface JsonText {
-  readonly _tag: "JsonText"
-  readonly text: string
+/** A JSON answer already rendered as UTF-8 bytes (a search, rendered where it ran): sent as it is. */
+export interface JsonBytes {
+  readonly _tag: "JsonBytes"
+  readonly bytes: Uint8Array
 }
 
-export const jsonText = (text: string): JsonText => ({ _tag: "JsonText", text })
+export const jsonBytes = (bytes: Uint8Array): JsonBytes => ({ _tag: "JsonBytes", bytes })
 
-export const isJsonText = (body: unknown): body is JsonText =>
-  typeof body === "object" && body !== null && (body as { _tag?: unknown })._tag === "JsonText"
+export const isJsonBytes = (body: unknown): body is JsonBytes =>
+  typeof body === "object" && body !== null && (body as { _tag?: unknown })._tag === "JsonBytes"
 
-/** The value of a body: a JsonText parsed (a door that needs the object, like an MCP result), else the body itself. */
-export const bodyValue = (body: unknown): unknown => (isJsonText(body) ? JSON.parse(body.text) as unknown : body)
+const decoder = new TextDecoder()
+
+/** The value of a body: JsonBytes parsed (a door that needs the object, like an MCP result), else the body itself. */
+export const bodyValue = (body: unknown): unknown => (isJsonBytes(body) ? JSON.parse(decoder.decode(body.bytes)) as unknown : body)
 
 export interface Outcome {
   /** HTTP-equivalent status (search_log.outcome) */

@@ -8,7 +8,7 @@ import { HttpServerResponse, type HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 import { type Caller, checkCaller, CurrentCaller } from "../auth/caller.js"
 import type { ChannelName } from "../auth/identity.js"
-import { type Call, type FileBody, isJsonText, type Operation, type OperationName } from "../auth/operation.js"
+import { type Call, type FileBody, isJsonBytes, type Operation, type OperationName } from "../auth/operation.js"
 import { type CallResult, decodeInput, graphEnvelope, logDenied, runCall } from "../auth/scope-check.js"
 import { AppConfig } from "../config/config.js"
 import { type DomainError, isDomainError, ValidationFailed } from "../contracts/errors.js"
@@ -56,7 +56,7 @@ export const callResponse = (name: OperationName, result: CallResult) => {
       headers: { "content-disposition": `attachment; filename="${out.body.filename}"` }
     }))
   }
-  if (isJsonText(out.body)) return Effect.succeed(HttpServerResponse.text(out.body.text, { status: out.status, contentType: "application/json" }))
+  if (isJsonBytes(out.body)) return Effect.succeed(HttpServerResponse.uint8Array(out.body.bytes, { status: out.status, contentType: "application/json" }))
   return Effect.succeed(HttpServerResponse.unsafeJson(out.body, { status: out.status }))
 }
 

@@ -1,7 +1,7 @@
 /** search (POST /v1/search, the MCP tool search_rules) and feedback (POST /v1/search/:search_id/feedback). */
 import { Effect } from "effect"
 import { CurrentCaller } from "../auth/caller.js"
-import { jsonText, operation } from "../auth/operation.js"
+import { jsonBytes, operation } from "../auth/operation.js"
 import { NotFound } from "../contracts/errors.js"
 import { FeedbackInput, SearchRequest } from "../domain/search-schemas.js"
 import { feedbackScopes, FEEDBACK_NOT_FOUND, recordFeedback } from "../search/feedback.js"
@@ -16,12 +16,12 @@ export const search = operation({
   label: "search",
   scopes: (req) => req.scopes,
   crossScope: (req) => req.cross_scope,
-  // search() runs in the read pool (off the main thread where it can) and comes back as JSON text,
-  // the body as it is sent; the search_log rows stay with the writer
+  // search() runs in the read pool (off the main thread where it can) and comes back as the bytes of
+  // its JSON, the body as it is sent; the search_log rows stay with the writer
   run: (req, call) =>
-    Effect.map(Effect.flatMap(ReadPool, (pool) => pool.search(req, call.requestId)), ({ heads, json, perScope }) => ({
+    Effect.map(Effect.flatMap(ReadPool, (pool) => pool.search(req, call.requestId)), ({ heads, body, perScope }) => ({
       status: 200,
-      body: jsonText(json),
+      body: jsonBytes(body),
       refs: heads.map((h) => h.ref),
       // each scope's row records what its own search did (§7 step 9): its terms, variants, stages and heads
       perScope: perScope.map((s) => ({

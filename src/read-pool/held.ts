@@ -1,5 +1,5 @@
 /**
- * Answers the read pool holds on the main thread (issue 14): the text of a worker's answer, kept
+ * Answers the read pool holds on the main thread (issue 14): the bytes of a worker's answer, kept
  * with the stamps of each scope's file it was read under (search.ts ScopeResult.stamp: the lexical
  * index's and the content's, src/search/lexical/stamp-cache.ts). The same request (every field),
  * with the same states of stages b and c, on the same day (ages count to it), is answered from it
@@ -10,10 +10,11 @@
  * a stream of requests each asked once (agents rephrasing) would otherwise keep every answer's
  * text alive for a while, and the main thread's garbage collector copied them (scavenges of
  * 11–13 ms every ~100 ms under 16 clients). At most MAX_HELD_TEXTS answers (~32 KB each at 10k
- * rules), then it starts again.
+ * rules), then it starts again. A held answer is its head, made anew, and the held tail's bytes
+ * copied behind it: nothing is encoded but the head.
  */
 import type { SearchRequest, StageState } from "../domain/search-schemas.js"
-import { headJson, type RenderedSearch } from "./rendered.js"
+import { headJson, type RenderedSearch, utf8 } from "./rendered.js"
 
 export const MAX_HELD_TEXTS = 200
 export const MAX_NOTED_KEYS = 2_000
@@ -21,9 +22,9 @@ export const MAX_NOTED_KEYS = 2_000
 export interface HeldText {
   /** per scope: the stamps its file had when the answer was read */
   readonly stamps: Readonly<Record<string, string>>
-  /** the answer's text after its head (rendered.ts tailAt) */
-  readonly tail: string
-  readonly answer: Omit<RenderedSearch, "json" | "tailAt">
+  /** the answer's bytes after its head (rendered.ts tailAt) */
+  readonly tail: Uint8Array
+  readonly answer: Omit<RenderedSearch, "body" | "tailAt">
 }
 
 /** The key of a request: every field, the states of stages b and c per scope, and today in the zone. */
@@ -40,8 +41,8 @@ const heldOf = (r: RenderedSearch): HeldText | undefined => {
     if (s.stamp === null) return undefined
     stamps[s.scope] = s.stamp
   }
-  const { json, tailAt, ...answer } = r
-  return { stamps, tail: json.slice(tailAt), answer }
+  const { body, tailAt, ...answer } = r
+  return { stamps, tail: body.subarray(tailAt), answer }
 }
 
 const noTime = (s: StageState): StageState => ({ ...s, duration_ms: 0 })
@@ -49,10 +50,13 @@ const noTime = (s: StageState): StageState => ({ ...s, duration_ms: 0 })
 /** The held answer to a new request: its own search_id; stage a took no time. */
 export const answerFrom = (h: HeldText, searchId: string): RenderedSearch => {
   const stages = { ...h.answer.stages, a: noTime(h.answer.stages.a) }
-  const head = headJson({ search_id: searchId, scopes: h.answer.perScope.map((s) => s.scope), stages })
+  const head = utf8(headJson({ search_id: searchId, scopes: h.answer.perScope.map((s) => s.scope), stages }))
+  const body = new Uint8Array(head.length + h.tail.length)
+  body.set(head)
+  body.set(h.tail, head.length)
   return {
     ...h.answer,
-    json: `${head}${h.tail}`,
+    body,
     tailAt: head.length,
     stages,
     perScope: h.answer.perScope.map((s) => ({ ...s, stages: { ...s.stages, a: noTime(s.stages.a) } }))

@@ -14,6 +14,12 @@ export interface PoolRequest {
   readonly job: PoolJob
 }
 
+/** The body of a rendered search (rendered.ts), if `value` is one. */
+const bodyOf = (value: unknown): Uint8Array | undefined => {
+  const body = typeof value === "object" && value !== null ? (value as { readonly body?: unknown }).body : undefined
+  return body instanceof Uint8Array ? body : undefined
+}
+
 const port = parentPort
 if (port !== null) {
   const init = workerData as WorkerInit
@@ -38,7 +44,9 @@ if (port !== null) {
       let reply: PoolReply
       const transfer: Array<ArrayBuffer> = []
       if (Exit.isSuccess(exit)) {
-        if (exit.value instanceof Uint8Array) transfer.push(exit.value.buffer as ArrayBuffer)
+        // an export's archive, a search's body: their buffers move to the main thread, uncopied
+        const bytes = exit.value instanceof Uint8Array ? exit.value : bodyOf(exit.value)
+        if (bytes !== undefined && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) transfer.push(bytes.buffer as ArrayBuffer)
         reply = { id: request.id, ok: true, value: exit.value }
       } else {
         reply = { id: request.id, ok: false, message: (Cause.pretty(exit.cause).split("\n")[0] ?? "").slice(0, 300) }

@@ -19,6 +19,9 @@ import { tempDir, testConfig } from "../support/env.js"
 import { jamieSource, mailProposal, mailSource, manualProposal } from "../support/fixtures.js"
 import { startServer, type TestServer } from "../support/server.js"
 
+/** the text of a rendered search's bytes */
+const textOf = (bytes: Uint8Array): string => new TextDecoder().decode(bytes)
+
 let server: TestServer
 let cleanup: () => void
 let token = ""
@@ -91,15 +94,16 @@ describe("the read pool", () => {
     expect(pooled.query).toEqual(local.response.query)
   })
 
-  it("hands the search back from the worker as JSON text with its heads in order, the body POST /v1/search sends", async () => {
+  it("hands the search back from the worker as the bytes of its JSON with its heads in order, the body POST /v1/search sends", async () => {
     const before = await stats()
     // not the first test's request (its answer is held on this thread now: below)
     const request = { scopes: ["sales"], cross_scope: false, text: "Hakenleiste Lieferzeit Bestellung", as_of: null, include_proposals: true, limit: 10 }
     const rendered = await server.run(Effect.flatMap(ReadPool, (p) => p.search(request, "00000000-0000-4000-8000-000000000001")))
     expect((await stats()).inWorker).toBe(before.inWorker + 1)
-    // a string crossed the thread boundary, not a clone of the answer
-    expect(typeof rendered.json).toBe("string")
-    const answer = JSON.parse(rendered.json) as {
+    // bytes crossed the thread boundary (their buffer moved, whole), not a clone of the answer
+    expect(rendered.body).toBeInstanceOf(Uint8Array)
+    expect(rendered.body.byteLength).toBe(rendered.body.buffer.byteLength)
+    const answer = JSON.parse(textOf(rendered.body)) as {
       readonly search_id: string
       readonly bundles: ReadonlyArray<{ readonly head: { readonly scope: string; readonly ref: string } }>
     }
@@ -133,13 +137,13 @@ describe("the read pool", () => {
     expect([s2.inWorker - s1.inWorker, s2.held - s1.held]).toEqual([0, 1])
     // the worker's text with its own search_id, and stage a took no time
     type Body = { search_id: string; stages: { a: { duration_ms: number | null } }; bundles: Array<unknown> }
-    const a = JSON.parse(first.json) as Body
-    const b = JSON.parse(again.json) as Body
+    const a = JSON.parse(textOf(first.body)) as Body
+    const b = JSON.parse(textOf(again.body)) as Body
     expect(a.bundles.length).toBeGreaterThan(1)
     expect(b.search_id).toBe("00000000-0000-4000-8000-0000000000a2")
     expect(b.stages.a.duration_ms).toBe(0)
     expect({ ...b, search_id: a.search_id, stages: { ...b.stages, a: a.stages.a } }).toEqual(a)
-    expect(again.json.slice(again.tailAt)).toBe(first.json.slice(first.tailAt))
+    expect(textOf(again.body.subarray(again.tailAt))).toBe(textOf(first.body.subarray(first.tailAt)))
     expect(again.heads).toEqual(first.heads)
     expect(again.perScope.map((x) => ({ ...x, stages: null }))).toEqual(first.perScope.map((x) => ({ ...x, stages: null })))
     // another field of the request: not that answer
@@ -266,7 +270,7 @@ describe("a lone search", () => {
         const s0 = await other.run(Effect.flatMap(ReadPool, (p) => p.stats))
         const answer = await one(id, text)
         const s1 = await other.run(Effect.flatMap(ReadPool, (p) => p.stats))
-        return { at: s1.inThread - s0.inThread === 1 && s1.inWorker === s0.inWorker ? "thread" : s1.inWorker - s0.inWorker === 1 ? "worker" : "?", bundles: (JSON.parse(answer.json) as Answer).bundles }
+        return { at: s1.inThread - s0.inThread === 1 && s1.inWorker === s0.inWorker ? "thread" : s1.inWorker - s0.inWorker === 1 ? "worker" : "?", bundles: (JSON.parse(textOf(answer.body)) as Answer).bundles }
       }
       const alone = await where(1)
       expect(alone.at).toBe("thread")

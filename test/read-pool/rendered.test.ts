@@ -1,5 +1,5 @@
 /**
- * renderSearch (src/read-pool/rendered.ts): the text is exactly JSON.stringify's of the response,
+ * renderSearch (src/read-pool/rendered.ts): the bytes are the UTF-8 of exactly JSON.stringify's text of the response,
  * and a bundle object is rendered once (a held answer's bundles are the same objects in every
  * answer that shows them).
  */
@@ -26,12 +26,17 @@ const response = (bundles: ReadonlyArray<Bundle>): SearchResponse => ({
 })
 
 describe("renderSearch", () => {
-  it("gives JSON.stringify's text of the response, with and without bundles", () => {
+  it("gives the UTF-8 of JSON.stringify's text of the response, with and without bundles", () => {
     const some = response([bundle("rule/sales-0001@2", "Rechnungen mit Skonto"), bundle("rule/sales-0002@2", "Zahlungsziel dreißig Tage")])
     const none = response([])
-    for (const r of [some, none]) {
+    // a head with characters past ASCII: the tail's byte is not its character index
+    const wide: SearchResponse = { ...some, stages: { ...some.stages, b: { state: "off", duration_ms: null, reason: "Modell läuft nicht — später" } } }
+    for (const r of [some, none, wide]) {
       expect(responseJson(r)).toBe(JSON.stringify(r))
-      expect(renderSearch({ response: r, perScope: [] }).json).toBe(JSON.stringify(r))
+      const rendered = renderSearch({ response: r, perScope: [] })
+      expect(new TextDecoder().decode(rendered.body)).toBe(JSON.stringify(r))
+      // the tail begins at a byte of its own: the head's bytes decode to the text up to the tail
+      expect(new TextDecoder().decode(rendered.body.subarray(0, rendered.tailAt))).toBe(responseParts(r).json.slice(0, responseParts(r).tailAt))
       expect(JSON.parse(responseJson(r))).toEqual(r)
     }
   })
