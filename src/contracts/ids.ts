@@ -74,7 +74,7 @@ export const manualSourceId = (grantId: string): string => `manual:${grantId}`
  * (RFC 9562 §5.7) — the Unix time in milliseconds (48 bits), the version, then 74 bits of
  * `random` (10 bytes; 6 bits of them are not used). Its text sorts by its time, so a new row goes
  * in at the end of search_log's primary key instead of at a random place in it (docs/decisions.md
- * "search_log ids in time order").
+ * "Search at the speed of the index, session 10").
  */
 export const requestIdAt = (ms: number, random: Uint8Array): string => {
   if (random.length < 10) throw new RangeError("requestIdAt needs 10 random bytes")
