@@ -9,17 +9,17 @@
  * its request comes a second time (the first time only its key is noted, up to MAX_NOTED_KEYS):
  * a stream of requests each asked once (agents rephrasing) would otherwise keep every answer's
  * text alive for a while, and the main thread's garbage collector copied them (scavenges of
- * 11–13 ms every ~100 ms under 16 clients). At most MAX_HELD_TEXTS answers (~32 KB each at 10k
+ * 11–13 ms every ~100 ms under 16 clients). At most MAX_HELD_ANSWERS answers (~32 KB each at 10k
  * rules), then it starts again. A held answer is its head, made anew, and the held tail's bytes
  * copied behind it: nothing is encoded but the head.
  */
 import type { SearchRequest, StageState } from "../domain/search-schemas.js"
 import { headJson, type RenderedSearch, utf8 } from "./rendered.js"
 
-export const MAX_HELD_TEXTS = 200
+export const MAX_HELD_ANSWERS = 200
 export const MAX_NOTED_KEYS = 2_000
 
-export interface HeldText {
+export interface HeldAnswer {
   /** per scope: the stamps its file had when the answer was read */
   readonly stamps: Readonly<Record<string, string>>
   /** the answer's bytes after its head (rendered.ts tailAt) */
@@ -35,7 +35,7 @@ export const heldKey = (
 ): string => JSON.stringify([req, states, today])
 
 /** What of an answer may be held: every scope's stamp known (else nothing). */
-const heldOf = (r: RenderedSearch): HeldText | undefined => {
+const heldOf = (r: RenderedSearch): HeldAnswer | undefined => {
   const stamps: Record<string, string> = {}
   for (const s of r.perScope) {
     if (s.stamp === null) return undefined
@@ -48,7 +48,7 @@ const heldOf = (r: RenderedSearch): HeldText | undefined => {
 const noTime = (s: StageState): StageState => ({ ...s, duration_ms: 0 })
 
 /** The held answer to a new request: its own search_id; stage a took no time. */
-export const answerFrom = (h: HeldText, searchId: string): RenderedSearch => {
+export const answerFrom = (h: HeldAnswer, searchId: string): RenderedSearch => {
   const stages = { ...h.answer.stages, a: noTime(h.answer.stages.a) }
   const head = utf8(headJson({ search_id: searchId, scopes: h.answer.perScope.map((s) => s.scope), stages }))
   const body = new Uint8Array(head.length + h.tail.length)
@@ -63,12 +63,12 @@ export const answerFrom = (h: HeldText, searchId: string): RenderedSearch => {
   }
 }
 
-/** A bounded map of held texts (emptied once it holds MAX_HELD_TEXTS); offer holds an answer the second time its key comes. */
-export const heldTexts = () => {
-  const texts = new Map<string, HeldText>()
+/** A bounded map of held answers (emptied once it holds MAX_HELD_ANSWERS); offer holds an answer the second time its key comes. */
+export const heldAnswers = () => {
+  const answers = new Map<string, HeldAnswer>()
   const noted = new Set<string>()
   return {
-    get: (key: string) => texts.get(key),
+    get: (key: string) => answers.get(key),
     offer: (key: string, answer: RenderedSearch) => {
       if (!noted.has(key)) {
         if (noted.size >= MAX_NOTED_KEYS) noted.clear()
@@ -77,9 +77,9 @@ export const heldTexts = () => {
       }
       const h = heldOf(answer)
       if (h === undefined) return
-      if (texts.size >= MAX_HELD_TEXTS) texts.clear()
-      texts.set(key, h)
+      if (answers.size >= MAX_HELD_ANSWERS) answers.clear()
+      answers.set(key, h)
     },
-    delete: (key: string) => texts.delete(key)
+    delete: (key: string) => answers.delete(key)
   }
 }

@@ -52,7 +52,7 @@ import { search } from "../search/search.js"
 import { availabilityOf, SearchStages, stageNamed } from "../search/stage.js"
 import { dayIn } from "../contracts/time.js"
 import { readStamp } from "../search/lexical/stamp-cache.js"
-import { answerFrom, heldKey, heldTexts } from "./held.js"
+import { answerFrom, heldKey, heldAnswers } from "./held.js"
 import { InFlight } from "./in-flight.js"
 import { type JobValue, plainEnv, type PoolJob, type PoolReply, type WorkerInit } from "./jobs.js"
 import { type RenderedSearch, renderSearch } from "./rendered.js"
@@ -194,7 +194,7 @@ export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPo
     /** scope files whose lexical build the writer has checked (a worker's connection cannot rebuild it) */
     const built = new Set<string>()
     /** the workers' answers held on this thread (held.ts) */
-    const held = heldTexts()
+    const held = heldAnswers()
     let answeredHeld = 0
 
     const dispatch = () => {
