@@ -1,8 +1,8 @@
 /**
  * found_via, coverage and matched_terms of one hit (architecture.md §7 steps 6 and 6a), read
  * from the hit's indexed rows, so the comparison uses the index's own normalization. The folded
- * tokens of a row are kept in the connection's stamp cache (stamp-cache.ts): a row changes only
- * with a write, and a search explains up to 50 hits.
+ * columns of a row are kept, as one line (RowLine), in the connection's stamp cache
+ * (stamp-cache.ts): a row changes only with a write, and a search explains up to 50 hits.
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -23,12 +23,6 @@ export interface Explanation {
   readonly matched_terms: number
 }
 
-/** The folded tokens of a row's columns, and all of them as a set (single-word alternatives look there). */
-export interface Columns {
-  readonly cols: ReadonlyArray<ReadonlyArray<string>>
-  readonly all: ReadonlySet<string>
-}
-
 type LexTable = "lex_word" | "lex_stem" | "lex_tri"
 
 interface IndexedRow {
@@ -43,24 +37,33 @@ const PART = "explain"
 /** rows held per connection and stamp before the part starts again */
 const MAX_ROWS = 60_000
 
+/**
+ * A row's folded columns as one string: each column's tokens (single-spaced, as the index
+ * stores them) between spaces, the columns apart by COLUMN_BREAK. A token is then " t " in it, a
+ * prefix " p", a phrase its tokens space-joined — never across two columns. One string per row
+ * is what a held row costs (the tokens' arrays and sets it replaced were ten times that; every
+ * new word's hits were held so, and a young generation's collection copies what is held).
+ */
+type RowLine = string
+
+const COLUMN_BREAK = "\n"
+
 interface ExplainPart {
-  readonly rows: Record<LexTable, Map<number, { readonly folded: ReadonlyArray<string>; readonly columns: Columns }>>
+  readonly rows: Record<LexTable, Map<number, RowLine>>
   held: number
 }
 
 const emptyPart = (): ExplainPart => ({ rows: { lex_word: new Map(), lex_stem: new Map(), lex_tri: new Map() }, held: 0 })
 
-const split = (cols: ReadonlyArray<string>): Columns => {
-  const toks = cols.map((c) => c.split(" ").filter((t) => t.length > 0))
-  return { cols: toks, all: new Set(toks.flat()) }
-}
+/** The line of a row's folded columns (see RowLine). */
+export const rowLine = (folded: ReadonlyArray<string>): RowLine => ` ${folded.join(` ${COLUMN_BREAK} `)} `
 
-/** The folded column texts (and their tokens) of the given rows of one lex table, by seq. */
-const columnsOf = (sql: SqlClient, table: LexTable, seqs: ReadonlyArray<number>) =>
+/** The folded column texts of the given rows of one lex table as lines, by seq. */
+const linesOf = (sql: SqlClient, table: LexTable, seqs: ReadonlyArray<number>) =>
   Effect.gen(function*() {
     const part = boundedPart(sql, PART, emptyPart, (p) => p.held, MAX_ROWS)
     const known = part?.rows[table]
-    const out = new Map<number, { readonly folded: ReadonlyArray<string>; readonly columns: Columns }>()
+    const out = new Map<number, RowLine>()
     const missing: Array<number> = []
     for (const seq of seqs) {
       const row = known?.get(seq)
@@ -73,42 +76,36 @@ const columnsOf = (sql: SqlClient, table: LexTable, seqs: ReadonlyArray<number>)
       [JSON.stringify(missing)]
     )
     for (const r of rows) {
-      const folded = [r.keywords, r.statement, r.relations, r.quote].map(fold)
-      const row = { folded, columns: split(folded) }
-      out.set(Number(r.rowid), row)
-      known?.set(Number(r.rowid), row)
+      const line = rowLine([fold(r.keywords), fold(r.statement), fold(r.relations), fold(r.quote)])
+      out.set(Number(r.rowid), line)
+      known?.set(Number(r.rowid), line)
     }
     if (part !== undefined) part.held += rows.length
     return out
   })
 
-const foldedTokens = new WeakMap<Alt, ReadonlyArray<string>>()
-const tokensOf = (a: Alt): ReadonlyArray<string> => {
-  const known = foldedTokens.get(a)
+/** What an alternative looks for in a line (see RowLine); null when one of its tokens is empty. */
+const needles = new WeakMap<Alt, string | null>()
+const needleOf = (a: Alt): string | null => {
+  const known = needles.get(a)
   if (known !== undefined) return known
-  const folded = a.tokens.map(fold)
-  foldedTokens.set(a, folded)
-  return folded
+  const q = a.tokens.map(fold)
+  const needle = q.some((t) => t.length === 0) ? null : ` ${q.join(" ")}${a.prefix ? "" : " "}`
+  needles.set(a, needle)
+  return needle
 }
 
-/** Mirrors FTS5 MATCH of one alternative: consecutive tokens, the last one a prefix if marked. */
-export const altMatches = (a: Alt, row: Columns): boolean => {
-  const q = tokensOf(a)
-  const n = q.length
-  if (n === 0) return false
-  if (n === 1 && !a.prefix) return row.all.has(q[0] ?? "")
-  if (n === 1) {
-    const want = q[0] ?? ""
-    for (const t of row.all) if (t.startsWith(want)) return true
-    return false
-  }
-  return row.cols.some((toks) => {
-    for (let i = 0; i + n <= toks.length; i++) {
+/** altMatches token by token, for an alternative with an empty token (the analysis makes none). */
+const tokenMatches = (a: Alt, line: RowLine): boolean => {
+  const q = a.tokens.map(fold)
+  const cols = line.split(COLUMN_BREAK).map((c) => c.split(" ").filter((t) => t.length > 0))
+  return cols.some((toks) => {
+    for (let i = 0; i + q.length <= toks.length; i++) {
       let ok = true
-      for (let j = 0; j < n && ok; j++) {
+      for (let j = 0; j < q.length && ok; j++) {
         const d = toks[i + j] ?? ""
         const want = q[j] ?? ""
-        ok = j === n - 1 && a.prefix ? d.startsWith(want) : d === want
+        ok = j === q.length - 1 && a.prefix ? d.startsWith(want) : d === want
       }
       if (ok) return true
     }
@@ -116,8 +113,27 @@ export const altMatches = (a: Alt, row: Columns): boolean => {
   })
 }
 
-const anyMatch = (alts: ReadonlyArray<Alt>, cols: Columns | null): boolean => cols !== null && alts.some((a) => altMatches(a, cols))
-const matched = (xs: ReadonlyArray<Expansion>, cols: Columns | null): Array<Expansion> => xs.filter((x) => anyMatch(x.alts, cols))
+/**
+ * Whether one of the line's columns holds `text`: in the line itself unless `text` could reach
+ * past a column (a space at either end, or the column break in it).
+ */
+const inAColumn = (line: RowLine, text: string): boolean =>
+  text.length > 0 && !text.startsWith(" ") && !text.endsWith(" ") && !text.includes(COLUMN_BREAK)
+    ? line.includes(text)
+    : line.split(COLUMN_BREAK).some((c) => c.slice(1, -1).includes(text))
+
+/**
+ * Mirrors FTS5 MATCH of one alternative in a row's line: its tokens consecutive in one column,
+ * the last one a prefix if marked.
+ */
+export const altMatches = (a: Alt, line: RowLine): boolean => {
+  if (a.tokens.length === 0) return false
+  const needle = needleOf(a)
+  return needle === null ? tokenMatches(a, line) : line.includes(needle)
+}
+
+const anyMatch = (alts: ReadonlyArray<Alt>, line: RowLine | null): boolean => line !== null && alts.some((a) => altMatches(a, line))
+const matched = (xs: ReadonlyArray<Expansion>, line: RowLine | null): Array<Expansion> => xs.filter((x) => anyMatch(x.alts, line))
 
 const NOTHING: Explanation = { found_via: [], coverage: 0, matched_terms: 0 }
 
@@ -125,14 +141,14 @@ const NOTHING: Explanation = { found_via: [], coverage: 0, matched_terms: 0 }
 const explainRow = (
   a: Analysis,
   weights: ReadonlyArray<number>,
-  words: Columns,
-  stems: Columns | null,
-  tri: ReadonlyArray<string> | null
+  words: RowLine,
+  stems: RowLine | null,
+  tri: RowLine | null
 ): Explanation => {
   const found = new Set<string>()
   const share = a.terms.map((t) => {
     const whole = anyMatch(t.word, words) || anyMatch(t.stem, stems) ||
-      (tri !== null && t.tri.some((x) => tri.some((c) => c.includes(fold(x)))))
+      (tri !== null && t.tri.some((x) => inAColumn(tri, fold(x))))
     if (whole) {
       found.add(t.text)
       return 1
@@ -175,9 +191,9 @@ export const explainMany = (
   Effect.gen(function*() {
     const out = new Map<number, Explanation>()
     if (seqs.length === 0) return out
-    const words = yield* columnsOf(sql, "lex_word", seqs)
-    const stems = storesStems(o) ? yield* columnsOf(sql, "lex_stem", seqs) : null
-    const tris = o.features.trigram ? yield* columnsOf(sql, "lex_tri", seqs) : null
+    const words = yield* linesOf(sql, "lex_word", seqs)
+    const stems = storesStems(o) ? yield* linesOf(sql, "lex_stem", seqs) : null
+    const tris = o.features.trigram ? yield* linesOf(sql, "lex_tri", seqs) : null
     const weights = a.terms.length === 0 ? [] : yield* termWeights(sql, a, o)
     for (const seq of seqs) {
       const w = words.get(seq)
@@ -185,8 +201,7 @@ export const explainMany = (
         out.set(seq, NOTHING)
         continue
       }
-      const st = stems?.get(seq)
-      out.set(seq, explainRow(a, weights, w.columns, st === undefined ? null : st.columns, tris?.get(seq)?.folded ?? null))
+      out.set(seq, explainRow(a, weights, w, stems?.get(seq) ?? null, tris?.get(seq) ?? null))
     }
     return out
   })
