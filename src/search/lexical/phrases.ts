@@ -188,7 +188,12 @@ const detached = (u: Union): Union =>
 /** Indices of the `n` best rows by (score, seq), in that order (all rows when there are fewer). */
 const best = (u: Union, n: number): Array<number> => {
   const { seqs, scores, size } = u
-  const order = (i: number, j: number) => (scores[i] as number) - (scores[j] as number) || (seqs[i] as number) - (seqs[j] as number)
+  // −1, 1 or the seqs' difference (small integers), never a fraction: a comparator's fraction is a new heap number at each call
+  const order = (i: number, j: number) => {
+    const a = scores[i] as number
+    const b = scores[j] as number
+    return a < b ? -1 : a > b ? 1 : (seqs[i] as number) - (seqs[j] as number)
+  }
   const chosen: Array<number> = []
   if (size <= n) {
     for (let i = 0; i < size; i++) chosen.push(i)

@@ -275,7 +275,8 @@ const rank = (fused: Map<number, Fused>, o: LexicalOptions, day: string, n: numb
     const bound = -kthSmallest(all.map((x) => -x.value), all.length, n - 1)
     all = all.filter((x) => x.value >= bound)
   }
-  return all.sort((x, y) => y.value - x.value || x.row.seq - y.row.seq).slice(0, n)
+  // −1, 1 or the seqs' difference, never a fraction (see phrases.ts's best)
+  return all.sort((x, y) => (y.value < x.value ? -1 : y.value > x.value ? 1 : x.row.seq - y.row.seq)).slice(0, n)
 }
 
 /** The pool: top 200 by fused value (ties by seq), rank_a rounded to 4 decimals. */
