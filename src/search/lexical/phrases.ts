@@ -68,31 +68,26 @@ export const keepsPhraseRows = (sql: SqlClient): boolean => cachePart(sql, PART,
 
 /**
  * Whether a sub-query is answered from phrase rows (subQueryRows): on a connection that keeps them,
- * when each of its phrases is held or was asked before under this stamp, or when one of them is
- * held already. The first time FTS5 answers and the phrases are marked: reading a phrase's rows
- * costs about 1.5× FTS5's own pass, so a text searched once under a stamp (possible_duplicates
- * right after its proposal was written, a search after each write) costs what it did, and a text
- * asked again is read once and then added up in memory. A sub-query with a phrase held (a new
- * word beside words searched before) reads only its new phrases' rows: less than FTS5's pass over
- * all of them, the held ones' rows included.
+ * unless every one of its phrases is new under this stamp — neither held nor asked before. Then
+ * FTS5 answers and the phrases are marked: reading a phrase's rows costs about 1.5× FTS5's own
+ * pass, so a text searched once under a stamp (possible_duplicates right after its proposal was
+ * written, a search after each write) costs what it did. A sub-query with a phrase asked before
+ * reads the rows of its phrases not held yet, and from then on they are added up in memory: a
+ * text asked again, and — what an agent does — a new text beside words searched before (a held
+ * answer answers the text asked again, so waiting until each phrase of a sub-query had been asked
+ * would leave a new word's sub-query to FTS5's pass over every row of the words beside it).
  */
 export const answersFromPhraseRows = (sql: SqlClient, table: LexFtsTable, phrases: ReadonlyArray<string>, weights: ReadonlyArray<number>): boolean => {
   const part = cachePart(sql, PART, emptyPart)
   if (part === undefined) return false
   if (part.seen.size > MAX_SEEN) part.seen.clear()
-  let ready = true
-  let held = false
+  let known = false
   for (const phrase of phrases) {
     const key = keyOf(table, weights, phrase)
-    if (part.phrases.has(key)) {
-      held = true
-      continue
-    }
-    if (part.seen.has(key)) continue
-    part.seen.add(key)
-    ready = false
+    if (part.phrases.has(key) || part.seen.has(key)) known = true
+    else part.seen.add(key)
   }
-  return ready || held
+  return known
 }
 
 const PHRASE_SQL: Record<LexFtsTable, string> = {
