@@ -130,7 +130,8 @@ const main = Effect.gen(function*() {
 
 /**
  * BENCH_ONLY=proposals,http,search,approval runs only the named parts (default all four);
- * BENCH_SEARCH_SIZES=1000,10000 picks the rows of the search part (default 1k, 10k, 100k);
+ * BENCH_SEARCH_SIZES=1000,10000 picks the rows of the search part (default 1k, 10k, 100k), BENCH_SEARCH_WARM
+ * its rounds of JIT warm-up before the counted ones (default 30; 0: a process just started);
  * the part graph (entity resolve, tree, move) runs by default too, BENCH_GRAPH_SIZES picks its
  * sizes (default 1k, 10k, 100k entities) and BENCH_GRAPH_MOVES its moves (default 5); the part mcp
  * (search_rules over the SDK client next to POST /v1/search, BENCH_MCP_RULES rules, default 10k) too,

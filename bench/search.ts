@@ -3,15 +3,17 @@
  * floor measured in the same run: one raw `rule_fts MATCH … ORDER BY bm25 LIMIT 10` for the same
  * query terms. Goals (issue 14): median ≤ 5× the floor at 10k and at 100k; p95 ≤ 15 ms at 10k and
  * ≤ 3× the floor's p95 at 100k — one goal line each for the sizes measured. The goals are measured
- * in steady state (two warm-up rounds: the phrase rows of stage a are read on a query's second
- * search under a stamp); the first and second search after a write are printed beside them.
+ * in steady state: first the JIT's warm-up (BENCH_SEARCH_WARM rounds, printed, not counted), then
+ * a write that empties every cache, then two rounds not counted (the phrase rows of stage a are
+ * read on a query's second search under a stamp); the first and second search after a write are
+ * printed beside them.
  * Stage a's answer to an input is held under the stamp (stage-a.ts), and a scope's answer under
  * the stamp and the content stamp (search.ts), so a query asked again is answered from memory:
  * every goal is printed three times — for the queries asked again; for new inputs, the same query
  * with trailing spaces added (an input not asked before with the same analysis: analysed, then
- * the held answer); and for new words, the query and one more word of the vocabulary, never asked
- * before in the run (nothing held for it: stage a, the heads and the bundles run, with the
- * index's caches warm), measured against its own floor (the raw FTS5 query of its terms).
+ * the held answer); and for new words, the query and one more word drawn from the vocabulary
+ * (Zipf: most of them not asked since the write; no answer held for the text: stage a, the heads
+ * and the bundles run), measured against its own floor (the raw FTS5 query of its terms).
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -51,6 +53,76 @@ const seedRules = (sql: SqlClient, n: number) =>
     })
   }))
 
+/** The searches of each round, by kind: what runAt counts. */
+interface Samples {
+  readonly full: Array<number>
+  readonly fresh: Array<number>
+  readonly novel: Array<number>
+  readonly novelFloor: Array<number>
+  readonly a: Array<number>
+  readonly floor: Array<number>
+  readonly bundles: Array<number>
+}
+
+const samples = (): Samples => ({ full: [], fresh: [], novel: [], novelFloor: [], a: [], floor: [], bundles: [] })
+
+/**
+ * Rounds of the JIT's warm-up before the counted ones (BENCH_SEARCH_WARM, default 30: 300 searches
+ * of each kind); 0 measures a process just started.
+ */
+const WARM_ROUNDS = Number(process.env.BENCH_SEARCH_WARM ?? 30)
+
+/**
+ * One round: each query asked again, as a new input (trailing spaces, as many as round + 1), with
+ * a new word; its bundles; stage a of the new input; the floors.
+ */
+const oneRound = (sql: SqlClient, round: number, into: Samples) =>
+  Effect.gen(function*() {
+    for (const text of QUERIES) {
+      const s0 = performance.now()
+      const { response } = yield* search({ scopes: ["bench"], cross_scope: false, text, as_of: null, include_proposals: false, limit: 10 }, "00000000-0000-4000-8000-000000000000")
+      into.full.push(performance.now() - s0)
+      // a new input: stage a's answer is not held for it
+      const n0 = performance.now()
+      yield* search({ scopes: ["bench"], cross_scope: false, text: `${text}${" ".repeat(round + 1)}`, as_of: null, include_proposals: false, limit: 10 }, "00000000-0000-4000-8000-000000000000")
+      into.fresh.push(performance.now() - n0)
+      // new words: the query and one more word of the vocabulary (no answer held for the text),
+      // next to its own floor (the raw FTS5 query of its terms, the extra word's included)
+      const novelText = `${text} ${word()}`
+      const w0 = performance.now()
+      const novelAnswer = yield* search({ scopes: ["bench"], cross_scope: false, text: novelText, as_of: null, include_proposals: false, limit: 10 }, "00000000-0000-4000-8000-000000000000")
+      into.novel.push(performance.now() - w0)
+      const novelQuery = novelAnswer.response.query.terms.map((t) => ftsLiteral(t)).join(" OR ")
+      const nf0 = performance.now()
+      if (novelQuery.length > 0) yield* sql`SELECT rowid FROM rule_fts WHERE rule_fts MATCH ${novelQuery} ORDER BY bm25(rule_fts) LIMIT 10`
+      into.novelFloor.push(performance.now() - nf0)
+      // the bundles of the answer alone (their head rows read before the clock starts)
+      const heads: Array<RuleVersionRow> = []
+      for (const b of response.bundles) {
+        const ref = parseRuleRef(b.head.ref)
+        if (ref === null) continue
+        const rows = yield* sql<RuleVersionRow>`SELECT * FROM rule_version WHERE rule_id = ${ref.id} AND version = ${ref.version ?? 1}`
+        if (rows[0] !== undefined) heads.push(rows[0])
+      }
+      const b0 = performance.now()
+      // as search() builds them: buildBundles over the heads of the answer
+      yield* sql.withTransaction(buildBundles(sql, heads.map((version) => ({
+        version, scope: "bench", rank: { a: null, b: null, rrf: null, reranker: null }, found_via: [], coverage: null, matched_terms: null
+      })), {
+        zone: "Europe/Berlin", recheckAfterDays: 180, nowMs: Date.now(), targetDay: "2026-06-01", includeProposals: false
+      }))
+      into.bundles.push(performance.now() - b0)
+      const a0 = performance.now()
+      // stage a of a new input (the answer of the same text is held)
+      const result = yield* stageA(sql, { text: ` ${text}${" ".repeat(round + 1)}` }, { includeProposals: false, targetDay: "2026-06-01" })
+      into.a.push(performance.now() - a0)
+      const query = result.terms.map((t) => ftsLiteral(t)).join(" OR ")
+      const f0 = performance.now()
+      if (query.length > 0) yield* sql`SELECT rowid FROM rule_fts WHERE rule_fts MATCH ${query} ORDER BY bm25(rule_fts) LIMIT 10`
+      into.floor.push(performance.now() - f0)
+    }
+  })
+
 const runAt = (n: number) =>
   Effect.gen(function*() {
     const store = yield* ScopeStore
@@ -63,61 +135,17 @@ const runAt = (n: number) =>
     const t1 = performance.now()
     yield* sql.withTransaction(lex.rebuild(sql))
     const rebuilt = performance.now() - t1
-    const full: Array<number> = []
-    const fresh: Array<number> = []
-    const novel: Array<number> = []
-    const novelFloor: Array<number> = []
-    const a: Array<number> = []
-    const floor: Array<number> = []
-    const bundles: Array<number> = []
-    // rounds 0 and 1 warm up and are not counted: prepared statements, JIT, page cache; the first
+    const counted = samples()
+    // the JIT's warm-up, not counted: V8 goes on compiling (and re-compiling) the search's code for
+    // some hundred new words' searches (helper threads' CPU per search 4.4 ms in the first 300, 2.2
+    // over 1,500); a server runs long past that. Then a write: a new stamp, every cache of the file
+    // empty, so the rounds below find the caches as a process just started would
+    const warm = samples()
+    for (let round = 0; round < WARM_ROUNDS; round++) yield* oneRound(sql, round + 7, warm)
+    if (WARM_ROUNDS > 0) yield* sql.withTransaction(lex.reindexRule(sql, formatRuleId("bench", QUERIES.length + 1)))
+    // rounds 0 and 1 warm up and are not counted: prepared statements, page cache; the first
     // asks FTS5 for each sub-query and marks its phrases, the second reads their rows (phrases.ts)
-    for (let round = 0; round <= 6; round++) {
-      const counted = round > 1
-      for (const text of QUERIES) {
-        const s0 = performance.now()
-        const { response } = yield* search({ scopes: ["bench"], cross_scope: false, text, as_of: null, include_proposals: false, limit: 10 }, "00000000-0000-4000-8000-000000000000")
-        if (counted) full.push(performance.now() - s0)
-        // a new input: stage a's answer is not held for it
-        const n0 = performance.now()
-        yield* search({ scopes: ["bench"], cross_scope: false, text: `${text}${" ".repeat(round + 1)}`, as_of: null, include_proposals: false, limit: 10 }, "00000000-0000-4000-8000-000000000000")
-        if (counted) fresh.push(performance.now() - n0)
-        // new words: the query and one more word of the vocabulary, never asked (nothing held for
-        // it), next to its own floor (the raw FTS5 query of its terms, the extra word's included)
-        const novelText = `${text} ${word()}`
-        const w0 = performance.now()
-        const novelAnswer = yield* search({ scopes: ["bench"], cross_scope: false, text: novelText, as_of: null, include_proposals: false, limit: 10 }, "00000000-0000-4000-8000-000000000000")
-        if (counted) novel.push(performance.now() - w0)
-        const novelQuery = novelAnswer.response.query.terms.map((t) => ftsLiteral(t)).join(" OR ")
-        const nf0 = performance.now()
-        if (novelQuery.length > 0) yield* sql`SELECT rowid FROM rule_fts WHERE rule_fts MATCH ${novelQuery} ORDER BY bm25(rule_fts) LIMIT 10`
-        if (counted) novelFloor.push(performance.now() - nf0)
-        // the bundles of the answer alone (their head rows read before the clock starts)
-        const heads: Array<RuleVersionRow> = []
-        for (const b of response.bundles) {
-          const ref = parseRuleRef(b.head.ref)
-          if (ref === null) continue
-          const rows = yield* sql<RuleVersionRow>`SELECT * FROM rule_version WHERE rule_id = ${ref.id} AND version = ${ref.version ?? 1}`
-          if (rows[0] !== undefined) heads.push(rows[0])
-        }
-        const b0 = performance.now()
-        // as search() builds them: buildBundles over the heads of the answer
-        yield* sql.withTransaction(buildBundles(sql, heads.map((version) => ({
-          version, scope: "bench", rank: { a: null, b: null, rrf: null, reranker: null }, found_via: [], coverage: null, matched_terms: null
-        })), {
-          zone: "Europe/Berlin", recheckAfterDays: 180, nowMs: Date.now(), targetDay: "2026-06-01", includeProposals: false
-        }))
-        if (counted) bundles.push(performance.now() - b0)
-        const a0 = performance.now()
-        // stage a of a new input (the answer of the same text is held)
-        const result = yield* stageA(sql, { text: ` ${text}${" ".repeat(round + 1)}` }, { includeProposals: false, targetDay: "2026-06-01" })
-        if (counted) a.push(performance.now() - a0)
-        const query = result.terms.map((t) => ftsLiteral(t)).join(" OR ")
-        const f0 = performance.now()
-        if (query.length > 0) yield* sql`SELECT rowid FROM rule_fts WHERE rule_fts MATCH ${query} ORDER BY bm25(rule_fts) LIMIT 10`
-        if (counted) floor.push(performance.now() - f0)
-      }
-    }
+    for (let round = 0; round <= 6; round++) yield* oneRound(sql, round, round > 1 ? counted : samples())
     // the first and the second search of each query after a write to the scope (a rule re-indexed:
     // a new stamp, every cache empty): FTS5 answers the first, the second is stage a's held answer
     const cold: Array<number> = []
@@ -131,7 +159,9 @@ const runAt = (n: number) =>
       }
     }
     return {
-      n, seeded, rebuilt, full: stats(full), fresh: stats(fresh), novel: stats(novel), novelFloor: stats(novelFloor), a: stats(a), floor: stats(floor), bundles: stats(bundles), cold: stats(cold), second: stats(second)
+      n, seeded, rebuilt, full: stats(counted.full), fresh: stats(counted.fresh), novel: stats(counted.novel), novelFloor: stats(counted.novelFloor),
+      a: stats(counted.a), floor: stats(counted.floor), bundles: stats(counted.bundles), cold: stats(cold), second: stats(second),
+      warm: { full: stats(warm.full), fresh: stats(warm.fresh), novel: stats(warm.novel), searches: warm.novel.length }
     }
   })
 
@@ -152,6 +182,10 @@ export const searchBench = async (sizes: ReadonlyArray<number> = [1_000, 10_000,
         n, median: r.full.median, p95: r.full.p95, freshMedian: r.fresh.median, freshP95: r.fresh.p95, novelMedian: r.novel.median, novelP95: r.novel.p95,
         novelFloor: r.novelFloor.median, novelFloorP95: r.novelFloor.p95, a: r.a.median, floor: r.floor.median, floorP95: r.floor.p95
       })
+      if (r.warm.searches > 0) {
+        const w = r.warm
+        console.log(`JIT warm-up at ${n} rules, not counted (${w.searches} searches of each kind, then a write empties the caches): asked again ${w.full.median.toFixed(1)} / ${w.full.p95.toFixed(1)} ms, new input ${w.fresh.median.toFixed(1)} / ${w.fresh.p95.toFixed(1)} ms, new words ${w.novel.median.toFixed(1)} / ${w.novel.p95.toFixed(1)} ms`)
+      }
       console.log(`${String(n).padEnd(7)} | ${r.full.median.toFixed(1).padStart(10)} / ${r.full.p95.toFixed(1).padStart(9)} | ${r.fresh.median.toFixed(1).padStart(11)} / ${r.fresh.p95.toFixed(1).padStart(9)} | ${r.novel.median.toFixed(1).padStart(11)} / ${r.novel.p95.toFixed(1).padStart(9)} (${r.novelFloor.median.toFixed(2)} / ${r.novelFloor.p95.toFixed(2)}) | ${r.a.median.toFixed(1).padStart(9)} / ${r.a.p95.toFixed(1).padStart(9)} | ${r.bundles.median.toFixed(1).padStart(12)} / ${r.bundles.p95.toFixed(1).padStart(11)} | ${r.floor.median.toFixed(2).padStart(9)} / ${r.floor.p95.toFixed(2).padStart(7)} | ${(r.full.median / Math.max(r.floor.median, 0.01)).toFixed(1).padStart(25)} | ${r.cold.median.toFixed(1).padStart(21)} / ${r.second.median.toFixed(1).padStart(17)} | ${(r.rebuilt / 1000).toFixed(1).padStart(9)}`)
     } finally {
       // BENCH_KEEP=1 keeps the data dir (for EXPLAIN QUERY PLAN and profiling by hand)
