@@ -90,10 +90,27 @@ export const answersFromPhraseRows = (sql: SqlClient, table: LexFtsTable, phrase
   return known
 }
 
-const PHRASE_SQL: Record<LexFtsTable, string> = {
-  lex_word: "SELECT rowid, bm25(lex_word, ?, ?, ?, ?) FROM lex_word WHERE lex_word MATCH ?",
-  lex_stem: "SELECT rowid, bm25(lex_stem, ?, ?, ?, ?) FROM lex_stem WHERE lex_stem MATCH ?",
-  lex_tri: "SELECT rowid, bm25(lex_tri, ?, ?, ?, ?) FROM lex_tri WHERE lex_tri MATCH ?"
+/**
+ * A phrase's rows as two JSON arrays in one row: the rowids and their bm25, in the order FTS5
+ * gives them (both aggregates read the same rows, one after the other). Not a row per match: at
+ * 10k rules a common word's phrase has ~6k rows, and a JS array for each (what the driver makes
+ * of a row) was what a young generation's collection found alive when it fell in that read (8 ms
+ * a collection). SQLite writes a REAL in JSON with the digits that read back to the same double
+ * (the test compares the sums with FTS5's own, bit for bit). `LIMIT -1` keeps bm25 in the inner
+ * query, where FTS5 computes it.
+ */
+const phraseSql = (table: LexFtsTable): string =>
+  `SELECT json_group_array(rowid), json_group_array(score) FROM
+    (SELECT rowid, bm25(${table}, ?, ?, ?, ?) AS score FROM ${table} WHERE ${table} MATCH ? LIMIT -1)`
+const PHRASE_SQL: Record<LexFtsTable, string> = { lex_word: phraseSql("lex_word"), lex_stem: phraseSql("lex_stem"), lex_tri: phraseSql("lex_tri") }
+
+/** The typed arrays of a phrase's two JSON arrays (terms negated: −bm25). */
+const phraseArrays = (rowids: unknown, scores: unknown): PhraseRows => {
+  const ids = JSON.parse(typeof rowids === "string" ? rowids : "[]") as Array<number>
+  const bm25 = JSON.parse(typeof scores === "string" ? scores : "[]") as Array<number>
+  const terms = new Float64Array(bm25.length)
+  for (let i = 0; i < bm25.length; i++) terms[i] = -(bm25[i] as number)
+  return { seqs: Int32Array.from(ids), terms }
 }
 
 const phraseRows = (
@@ -107,19 +124,13 @@ const phraseRows = (
   const known = part.phrases.get(key)
   if (known !== undefined) return Effect.succeed(known)
   return Effect.map(sql.unsafe(PHRASE_SQL[table], [...weights, phrase]).values, (rows) => {
-    const seqs = new Int32Array(rows.length)
-    const terms = new Float64Array(rows.length)
-    rows.forEach((r, i) => {
-      seqs[i] = Number(r[0])
-      terms[i] = -Number(r[1])
-    })
-    if (part.held + rows.length > MAX_HELD) {
+    const found = phraseArrays(rows[0]?.[0], rows[0]?.[1])
+    if (part.held + found.seqs.length > MAX_HELD) {
       part.phrases.clear()
       part.held = 0
     }
-    const found = { seqs, terms }
     part.phrases.set(key, found)
-    part.held += rows.length
+    part.held += found.seqs.length
     return found
   })
 }
