@@ -314,11 +314,16 @@ export const searchScope = (sql: SqlClient, scope: string, req: SearchRequest, t
       // fusion; coverage, matched_terms and found_via for the first 50 heads
       const ranked = rankHeads(first.heads, bHeads)
       type Explained = Ranked & { readonly e: { found_via: Array<string>; coverage: number; matched_terms: number } | null }
-      // the first 50 heads explained together, in one read per table (stage b's own heads too)
-      const firstSeqs = ranked.slice(0, COVERAGE_CANDIDATES).map((x) => x.c.hitSeq)
+      // the first 50 heads explained together, in one read per table (stage b's own heads too) —
+      // where something reads their coverage past the heads shown: min_coverage's filter and the
+      // best coverage of an abstained answer, stage c. Else the first `limit` (≤ 50) are all that
+      // is shown and all that is explained: the heads shown carry the same explanation either way
+      const minCoverage = config.file.search.min_coverage
+      const explainedCount = runC !== null || minCoverage > 0 ? COVERAGE_CANDIDATES : Math.min(req.limit, COVERAGE_CANDIDATES)
+      const firstSeqs = ranked.slice(0, explainedCount).map((x) => x.c.hitSeq)
       const explanations = yield* tx(explainHits(sql, a, firstSeqs))
       const explained: Array<Explained> = ranked.map((x, i) =>
-        ({ c: x.c, rank: x.rank, onlyB: x.onlyB, e: i < COVERAGE_CANDIDATES ? explanations.get(x.c.hitSeq) ?? null : null }))
+        ({ c: x.c, rank: x.rank, onlyB: x.onlyB, e: i < explainedCount ? explanations.get(x.c.hitSeq) ?? null : null }))
       const bestCoverage = explained.reduce<number | null>((best, x) => (x.e === null ? best : Math.max(best ?? 0, x.e.coverage)), null)
       const rows = new Map<string, RuleVersionRow>()
       const rowOf = (c: Candidate) => c.row ?? rows.get(keyOf(c.ruleId, c.version)) ?? missingRow(c)
@@ -344,7 +349,6 @@ export const searchScope = (sql: SqlClient, scope: string, req: SearchRequest, t
         })
         belowThreshold = sent.length > 0 && passing.length === 0
       } else {
-        const minCoverage = config.file.search.min_coverage
         passing = minCoverage > 0 ? explained.filter((x) => x.e !== null && x.e.coverage >= minCoverage) : explained
       }
 

@@ -6,6 +6,7 @@
 import { Effect, Schema, TestClock, TestContext } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { ScopeStore } from "../../src/db/scope-store.js"
+import { parseRuleRef } from "../../src/contracts/ids.js"
 import { decide } from "../../src/decision/decide.js"
 import { SearchRequest } from "../../src/domain/search-schemas.js"
 import { propose } from "../../src/domain/proposals.js"
@@ -115,6 +116,28 @@ describe("search", () => {
     const r = await searchAt(req({ text: "the and of" }))
     expect(r.response.bundles).toEqual([])
     expect(r.response.stages.a.state).toBe("ran")
+  })
+  it("min_coverage reads the coverage of the first 50 heads, not only of those a limit shows", async () => {
+    await run(config, at(Effect.gen(function*() {
+      // the first head matches one word (three times); the second both
+      const rules: Array<[string, Array<string>]> = [
+        ["Gantry gantry gantry inspections are monthly", ["Gantry"]],
+        ["The vendor services the crane and the gantry after every long shift in the yard, at the quay and in the depot, and writes a report", []],
+        ...["checks", "logs", "keys", "locks", "paint", "oil"].map((w): [string, Array<string>] => [`Crane ${w} are looked at by the day shift`, []])
+      ]
+      for (const [statement, keywords] of rules) {
+        const { ref } = yield* propose(manualProposal(statement, { keywords, relations: [] }), agent)
+        yield* decide(parseRuleRef(ref)?.id ?? ref, { decision: "confirm", version: 1 }, person)
+      }
+    })))
+    const all = await searchAt(req({ text: "gantry crane" }))
+    const coverages = all.response.bundles.map((b) => b.head.coverage)
+    expect(coverages[0]).toBeLessThan(0.99)
+    expect(coverages[1]).toBe(1)
+    const second = heads(all)[1]
+    // with min_coverage 0.99 the second head passes, though limit 1 shows one head
+    const strict = await run(testConfig(dir, { search: { min_coverage: 0.99 } }), at(search(req({ text: "gantry crane", limit: 1 }), "00000000-0000-4000-8000-000000000001")))
+    expect(heads(strict)).toEqual([second])
   })
 })
 
