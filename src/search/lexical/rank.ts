@@ -212,29 +212,52 @@ export const validityFactor = (r: Pick<Row, "status" | "valid_from" | "valid_unt
   return proposed * (1 + bonus)
 }
 
-interface Fused {
-  readonly row: Row
-  value: number
+/**
+ * The fused rows: each row once (the first sub-query's row of its seq) and its fusion value, at
+ * the same index. Arrays, not a map of objects: a new word's pool fuses ~2,000 rows, and what a
+ * pool holds while it runs is what a young generation's collection that falls in it copies.
+ */
+export interface Fusion {
+  readonly rows: ReadonlyArray<Row>
+  readonly values: Float64Array
 }
 
+/** Index + 1 of a seq's row in the fusion being made, 0 for none (scratch, left all 0). */
+let slotOf = new Int32Array(1024)
+
 /** score: Σ sub_weight × (−bm25 / best −bm25); one sub-query alone keeps −bm25. rrf: Σ sub_weight / (k + rank). */
-export const fuse = (results: ReadonlyArray<readonly [SubQueryName, ReadonlyArray<Row>]>, o: LexicalOptions): Map<number, Fused> => {
-  const out = new Map<number, Fused>()
+export const fuse = (results: ReadonlyArray<readonly [SubQueryName, ReadonlyArray<Row>]>, o: LexicalOptions): Fusion => {
+  let maxSeq = 0
+  let total = 0
+  for (const [, rows] of results) {
+    total += rows.length
+    for (const r of rows) if (r.seq > maxSeq) maxSeq = r.seq
+  }
+  if (slotOf.length <= maxSeq) slotOf = new Int32Array(Math.max(maxSeq + 1, slotOf.length * 2))
+  const fusedRows: Array<Row> = []
+  const values = new Float64Array(total)
   const single = results.length === 1
   for (const [name, rows] of results) {
     const w = o.subWeights[name]
-    const best = Math.max(0, ...rows.map((r) => -r.score))
+    let best = 0
+    for (const r of rows) if (-r.score > best) best = -r.score
     rows.forEach((r, i) => {
       let v: number
       if (o.fusion === "rrf") v = w / (o.rrfK + i + 1)
       else if (single) v = -r.score
       else v = w * (best > 0 ? -r.score / best : 1)
-      const have = out.get(r.seq)
-      if (have === undefined) out.set(r.seq, { row: r, value: v })
-      else have.value += v
+      const at = slotOf[r.seq] as number
+      if (at === 0) {
+        fusedRows.push(r)
+        values[fusedRows.length - 1] = v
+        slotOf[r.seq] = fusedRows.length
+      } else {
+        values[at - 1] = (values[at - 1] as number) + v
+      }
     })
   }
-  return out
+  for (const r of fusedRows) slotOf[r.seq] = 0
+  return { rows: fusedRows, values: values.subarray(0, fusedRows.length) }
 }
 
 const PRF_DOCS = 5
@@ -269,14 +292,29 @@ const prfQuery = (sql: SqlClient, a: Analysis, o: LexicalOptions, top: ReadonlyA
   })
 
 /** The best `n` of the fused rows by value (validity applied), ties by seq; the others are not sorted. */
-const rank = (fused: Map<number, Fused>, o: LexicalOptions, day: string, n: number) => {
-  let all = [...fused.values()].map((f) => ({ row: f.row, value: o.features.validity ? f.value * validityFactor(f.row, day) : f.value }))
-  if (all.length > n) {
-    const bound = -kthSmallest(all.map((x) => -x.value), all.length, n - 1)
-    all = all.filter((x) => x.value >= bound)
+const rank = (fused: Fusion, o: LexicalOptions, day: string, n: number): Array<{ readonly row: Row; readonly value: number }> => {
+  const { rows } = fused
+  const values = new Float64Array(rows.length)
+  rows.forEach((row, i) => {
+    const v = fused.values[i] as number
+    values[i] = o.features.validity ? v * validityFactor(row, day) : v
+  })
+  let chosen: Array<number> = []
+  if (rows.length > n) {
+    const bound = -kthSmallest(values.map((v) => -v), rows.length, n - 1)
+    values.forEach((v, i) => {
+      if (v >= bound) chosen.push(i)
+    })
+  } else {
+    chosen = rows.map((_, i) => i)
   }
   // −1, 1 or the seqs' difference, never a fraction (see phrases.ts's best)
-  return all.sort((x, y) => (y.value < x.value ? -1 : y.value > x.value ? 1 : x.row.seq - y.row.seq)).slice(0, n)
+  chosen.sort((x, y) => {
+    const a = values[x] as number
+    const b = values[y] as number
+    return b < a ? -1 : b > a ? 1 : (rows[x] as Row).seq - (rows[y] as Row).seq
+  })
+  return chosen.slice(0, n).map((i) => ({ row: rows[i] as Row, value: values[i] as number }))
 }
 
 /** The pool: top 200 by fused value (ties by seq), rank_a rounded to 4 decimals. */
