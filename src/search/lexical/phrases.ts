@@ -20,6 +20,7 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import type { LexFtsTable } from "./schema.js"
+import { grown } from "./scratch.js"
 import { kthSmallest } from "./select.js"
 import { cachePart } from "./stamp-cache.js"
 
@@ -145,9 +146,6 @@ let sums = new Float64Array(1024)
 let marks = new Uint8Array(1024)
 let unionSeqs = new Int32Array(1024)
 let unionScores = new Float64Array(1024)
-
-const grown = <T extends Float64Array | Int32Array | Uint8Array>(buf: T, n: number, make: (n: number) => T): T =>
-  n <= buf.length ? buf : make(Math.max(n, buf.length * 2))
 
 interface Union {
   readonly seqs: Int32Array

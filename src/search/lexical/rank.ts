@@ -9,6 +9,7 @@ import { storesStems } from "./document.js"
 import type { LexicalOptions, SubQueryName } from "./options.js"
 import { POOL_SIZE } from "./options.js"
 import { type Alt, orPhrases } from "./match.js"
+import { grown } from "./scratch.js"
 import { kthSmallest } from "./select.js"
 import { answersFromPhraseRows, type IndexedStatus, subQueryRows, type SubQueryRow } from "./phrases.js"
 import type { Analysis } from "./query.js"
@@ -233,7 +234,7 @@ export const fuse = (results: ReadonlyArray<readonly [SubQueryName, ReadonlyArra
     total += rows.length
     for (const r of rows) if (r.seq > maxSeq) maxSeq = r.seq
   }
-  if (slotOf.length <= maxSeq) slotOf = new Int32Array(Math.max(maxSeq + 1, slotOf.length * 2))
+  slotOf = grown(slotOf, maxSeq + 1, (n) => new Int32Array(n))
   const fusedRows: Array<Row> = []
   const values = new Float64Array(total)
   const single = results.length === 1

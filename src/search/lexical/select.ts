@@ -2,12 +2,13 @@
  * The k-th smallest of a list of numbers in linear time (quickselect on a reused copy): stage a
  * keeps the best rows of a sub-query and the best 200 of the pool without sorting every row.
  */
+import { grown } from "./scratch.js"
 
 let scratch = new Float64Array(1024)
 
 /** The k-th smallest (0-based) of xs[0..n); xs is left as it was. */
 export const kthSmallest = (xs: ArrayLike<number>, n: number, k: number): number => {
-  if (scratch.length < n) scratch = new Float64Array(Math.max(n, scratch.length * 2))
+  scratch = grown(scratch, n, (m) => new Float64Array(m))
   const a = scratch
   for (let i = 0; i < n; i++) a[i] = xs[i] as number
   let lo = 0
