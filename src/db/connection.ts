@@ -5,8 +5,10 @@
  */
 import { closeSync, existsSync, openSync, readSync } from "node:fs"
 import * as Reactivity from "@effect/experimental/Reactivity"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
 import { SqliteClient } from "@effect/sql-sqlite-node"
-import { Effect, type Scope } from "effect"
+import { Effect, Scope } from "effect"
 import { StoreOpenError } from "./errors.js"
 
 export const PRAGMAS = [
@@ -57,4 +59,31 @@ export const openConnection = (
       )
     }
     return client
+  })
+
+/**
+ * `sql.withTransaction` that begins IMMEDIATE: the transaction takes the file's write lock at its
+ * start (waiting up to busy_timeout for it), not at its first write. A DEFERRED transaction that
+ * reads and then writes fails at once with SQLITE_BUSY_SNAPSHOT, which busy_timeout does not wait
+ * out, when another connection to the file committed in between: Litestream writing its own
+ * tables, a CLI process, a second server. Every transaction that writes goes through here;
+ * nested in another transaction on the connection it is a savepoint, as withTransaction's. When
+ * the lock stays taken past busy_timeout, it fails with the BEGIN's SqlError (SQLITE_BUSY).
+ */
+export const writeTransaction = (sql: SqlClient.SqlClient): <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError, R> =>
+  SqlClient.makeWithTransaction({
+    transactionTag: SqlClient.TransactionConnection,
+    spanAttributes: [["db.system.name", "sqlite"]],
+    acquireConnection: Effect.flatMap(Scope.make(), (scope) =>
+      Effect.map(Scope.extend(sql.reserve, scope), (conn) => [scope, conn] as const)),
+    begin: (conn) => conn.executeUnprepared("BEGIN IMMEDIATE", [], undefined),
+    savepoint: (conn, id) => conn.executeUnprepared(`SAVEPOINT effect_sql_${id}`, [], undefined),
+    commit: (conn) => conn.executeUnprepared("COMMIT", [], undefined),
+    // a BEGIN IMMEDIATE that found the lock taken after busy_timeout left no transaction to end:
+    // its SqlError (SQLITE_BUSY) is the answer, not a defect of the rollback
+    rollback: (conn) =>
+      conn.executeUnprepared("ROLLBACK", [], undefined).pipe(
+        Effect.catchIf((e) => /no transaction is active/.test(String(e.cause)), () => Effect.succeed([]))
+      ),
+    rollbackSavepoint: (conn, id) => conn.executeUnprepared(`ROLLBACK TO SAVEPOINT effect_sql_${id}`, [], undefined)
   })

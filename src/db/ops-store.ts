@@ -20,7 +20,7 @@ import {
   RIGHTS_ORDER
 } from "../contracts/grants.js"
 import { nowInstant } from "../contracts/time.js"
-import { openConnection } from "./connection.js"
+import { openConnection, writeTransaction } from "./connection.js"
 import { StoreOpenError } from "./errors.js"
 import { createPrivateFile, ensurePrivateDir } from "./files.js"
 import { migrate } from "./migrate.js"
@@ -171,6 +171,8 @@ export class OpsStore extends Effect.Service<OpsStore>()("Groundnote/OpsStore", 
       return yield* new StoreOpenError({ file, reason: `quick_check: ${check.map((r) => r.quick_check).join("; ")}` })
     }
     yield* migrate(sql, file, OPS_MIGRATIONS, { scope: null, now: yield* nowInstant })
+    /** a transaction that writes: the CLI and the server write this file from two processes */
+    const tx = writeTransaction(sql)
 
     const grantRows = (where: "all" | "id", id?: string) =>
       where === "all"
@@ -227,7 +229,7 @@ export class OpsStore extends Effect.Service<OpsStore>()("Groundnote/OpsStore", 
       const v = yield* validate(input)
       const token = input.auth === "bearer" ? newBearerToken() : null
       const now = yield* nowInstant
-      const row = yield* sql.withTransaction(insertGrant({
+      const row = yield* tx(insertGrant({
         kind: input.kind,
         auth: input.auth,
         identity: token !== null ? hashBearer(token) : (v.identity as string),
@@ -247,7 +249,7 @@ export class OpsStore extends Effect.Service<OpsStore>()("Groundnote/OpsStore", 
 
     const disableGrant = Effect.fn("OpsStore.disableGrant")(function*(id: string) {
       const now = yield* nowInstant
-      return yield* sql.withTransaction(Effect.gen(function*() {
+      return yield* tx(Effect.gen(function*() {
         const rows = yield* grantRows("id", id)
         const row = rows[0]
         if (row === undefined) return yield* new NotFound({ message: `no grant ${id}` })
@@ -261,7 +263,7 @@ export class OpsStore extends Effect.Service<OpsStore>()("Groundnote/OpsStore", 
     const renameGrant = Effect.fn("OpsStore.renameGrant")(function*(id: string, label: string) {
       if (label.length < 1 || label.length > 200) return yield* invalid("label", "1 to 200 characters")
       const now = yield* nowInstant
-      return yield* sql.withTransaction(Effect.gen(function*() {
+      return yield* tx(Effect.gen(function*() {
         const rows = yield* grantRows("id", id)
         const row = rows[0]
         if (row === undefined || row.active !== 1) return yield* new NotFound({ message: `no active grant ${id}` })
@@ -332,7 +334,7 @@ export class OpsStore extends Effect.Service<OpsStore>()("Groundnote/OpsStore", 
 
     /** One backup_run row (architecture.md §4.2): the answer of a backup run or probe. Returns its seq. */
     const recordBackupRun = (run: BackupRunRecord): Effect.Effect<number, SqlError> =>
-      sql.withTransaction(Effect.gen(function*() {
+      tx(Effect.gen(function*() {
         const next = yield* sql<{ seq: number }>`SELECT coalesce(max(seq), 0) + 1 AS seq FROM backup_run`
         const seq = next[0]?.seq ?? 1
         yield* sql`INSERT INTO backup_run (seq, kind, backup_kind, started_at, finished_at, ok, result)
@@ -375,7 +377,7 @@ export class OpsStore extends Effect.Service<OpsStore>()("Groundnote/OpsStore", 
     const endSession = Effect.fn("OpsStore.endSession")(function*(sid: string, exp: number) {
       const now = yield* nowInstant
       const nowSeconds = Math.floor(Date.parse(now) / 1000)
-      yield* sql.withTransaction(Effect.gen(function*() {
+      yield* tx(Effect.gen(function*() {
         // the trigger refuses deleting a row that is not expired by the file's own clock either
         yield* sql`DELETE FROM ended_session WHERE exp <= ${nowSeconds} AND exp <= CAST(strftime('%s', 'now') AS INTEGER)`.raw
         yield* sql`INSERT INTO ended_session (sid, exp, ended_at) VALUES (${sid}, ${exp}, ${now}) ON CONFLICT (sid) DO NOTHING`.raw

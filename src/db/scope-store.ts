@@ -12,7 +12,7 @@ import { Cause, Effect, Exit, Option, Scope, ExecutionStrategy } from "effect"
 import { AppConfig } from "../config/config.js"
 import { ScopeExists, ScopeLocked, ValidationFailed } from "../contracts/errors.js"
 import { nowInstant } from "../contracts/time.js"
-import { looksLikeSqlite, openConnection } from "./connection.js"
+import { looksLikeSqlite, openConnection, writeTransaction } from "./connection.js"
 import { StoreOpenError, UnknownSchemaVersion } from "./errors.js"
 import { createPrivateFile, ensurePrivateDir } from "./files.js"
 import { latestVersion, migrate, schemaVersion } from "./migrate.js"
@@ -155,13 +155,14 @@ export class ScopeStore extends Effect.Service<ScopeStore>()("Groundnote/ScopeSt
       })
 
     /**
-     * Runs `f` in one transaction on the scope's connection; after the commit the version
-     * count is raised in ops.sqlite. A failure rolls everything back.
+     * Runs `f` in one transaction on the scope's connection, holding the file's write lock from
+     * its start (writeTransaction: Litestream commits on its own connection); after the commit the
+     * version count is raised in ops.sqlite. A failure rolls everything back.
      */
     const write = <A, E, R>(scope: string, f: (h: ScopeHandle) => Effect.Effect<A, E, R>) =>
       Effect.gen(function*() {
         const h = yield* use(scope)
-        const result = yield* h.sql.withTransaction(f(h))
+        const result = yield* writeTransaction(h.sql)(f(h))
         yield* recordCount(h).pipe(Effect.orDie)
         return result
       })

@@ -43,6 +43,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import { Clock, Context, Effect, Layer } from "effect"
 import { AppConfig } from "../config/config.js"
 import { typeScriptExecArgv } from "../backup/worker-loader.js"
+import { writeTransaction } from "../db/connection.js"
 import { ScopeStore } from "../db/scope-store.js"
 import type { SearchRequest, StageState } from "../domain/search-schemas.js"
 import { exportArchive as archiveOf } from "../export/archive.js"
@@ -319,7 +320,7 @@ export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPo
           files[s] = h.file
           handles.push([s, h.sql])
           if (!built.has(h.file)) {
-            yield* h.sql.withTransaction(lexical.ensureBuild(h.sql))
+            yield* writeTransaction(h.sql)(lexical.ensureBuild(h.sql))
             built.add(h.file)
           }
         }

@@ -1,5 +1,7 @@
+import { spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect, Exit, Option } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
@@ -18,6 +20,7 @@ beforeEach(() => {
 afterEach(() => cleanup())
 
 const ops = OpsStore
+const ROOT = fileURLToPath(new URL("../..", import.meta.url))
 
 describe("grants", () => {
   it("creates a person grant with a lowercased e-mail and canonical rights", async () => {
@@ -96,6 +99,39 @@ describe("grants", () => {
     expect(all.map((x) => [x.id, x.active, x.label])).toEqual([["service:1", false, "old"], ["service:2", true, "new name"]])
     expect((await runFail(config, Effect.flatMap(ops, (o) => o.renameGrant("service:1", "x"))))._tag).toBe("NotFound")
     expect((await runFail(config, Effect.flatMap(ops, (o) => o.disableGrant("service:9"))))._tag).toBe("NotFound")
+  })
+})
+
+describe("two processes writing ops.sqlite (the CLI beside the server)", () => {
+  it("grant writes that read before they write never fail while another process commits in between", async () => {
+    await run(config, Effect.flatMap(ops, (o) => o.listGrants()))
+    const file = join(dir, "ops.sqlite")
+    // the other process commits as fast as it can until told to stop; it waits for the lock when it is taken
+    const script = `const Database = require("better-sqlite3"); const db = new Database(${JSON.stringify(file)});
+      db.pragma("busy_timeout = 5000"); db.exec("CREATE TABLE IF NOT EXISTS _other_process (x)");
+      const add = db.prepare("INSERT INTO _other_process VALUES (1)"); let n = 0; let stop = false;
+      process.stdin.on("data", () => { stop = true }); process.stdout.write("ready\\n");
+      const loop = () => { const end = Date.now() + 20; while (Date.now() < end) { add.run(); n++ }
+        if (stop) { process.stdout.write(n + "\\n"); db.close(); process.exit(0) } setImmediate(loop) }; loop()`
+    const child = spawn(process.execPath, ["-e", script], { cwd: ROOT, stdio: ["pipe", "pipe", "inherit"] })
+    const lines: Array<string> = []
+    const line = () => new Promise<string>((resolve) => {
+      const check = () => (lines.length > 0 ? resolve(lines.shift() as string) : setTimeout(check, 5))
+      check()
+    })
+    child.stdout.on("data", (b: Buffer) => lines.push(...b.toString().split("\n").filter((l) => l !== "")))
+    expect(await line()).toBe("ready")
+    const outcomes = await run(config, Effect.flatMap(ops, (o) => Effect.forEach(Array.from({ length: 40 }, (_, i) => i), (i) =>
+      Effect.either(Effect.gen(function*() {
+        const g = yield* o.createGrant({ kind: "service", auth: "bearer", scopes: ["sales"], rights: ["read"], label: `feeder ${i}` })
+        yield* o.renameGrant(g.id, `feeder ${i} renamed`)
+        return yield* o.disableGrant(g.id)
+      })).pipe(Effect.map((e) => (e._tag === "Right" ? "ok" : String((e.left as { cause?: unknown }).cause ?? e.left)))))))
+    child.stdin.end("stop\n")
+    const committed = Number(await line())
+    // the other process did commit meanwhile, and every grant write still went through
+    expect(committed).toBeGreaterThan(0)
+    expect(outcomes.filter((o) => o !== "ok")).toEqual([])
   })
 })
 
