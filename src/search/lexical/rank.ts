@@ -302,7 +302,8 @@ const rank = (fused: Fusion, o: LexicalOptions, day: string, n: number): Array<{
   })
   let chosen: Array<number> = []
   if (rows.length > n) {
-    const bound = -kthSmallest(values.map((v) => -v), rows.length, n - 1)
+    // the n-th largest is the (length − n)-th smallest (0-based): no negated copy
+    const bound = kthSmallest(values, rows.length, rows.length - n)
     values.forEach((v, i) => {
       if (v >= bound) chosen.push(i)
     })

@@ -107,6 +107,24 @@ describe("sub-queries rank in the FTS table first, then read lex_doc", () => {
   }, 60_000)
 })
 
+describe("the pool keeps the best 200", () => {
+  it("of more rows with distinct scores: exactly 200, the reference's (no tie fills the last place)", async () => {
+    // 260 rules, each with its own (occurrences of the word, length): each row's bm25 differs; 300
+    // rules without the word keep its IDF above FTS5's floor
+    await bulk([
+      ...Array.from({ length: 260 }, (_, i): BulkRule => ({
+        statement: [...Array.from({ length: 1 + (i % 5) }, () => "hakenleiste"), ...Array.from({ length: Math.floor(i / 5) }, (_, j) => `w${j}`)].join(" "),
+        status: "confirmed"
+      })),
+      ...Array.from({ length: 300 }, (_, i): BulkRule => ({ statement: `lieferzeit z${i}`, status: "confirmed" }))
+    ])
+    const r = await poolAndReference("hakenleiste", "\"hakenleiste\" *", false)
+    expect(r.pool).toHaveLength(200)
+    expect(r.pool).toEqual(r.reference)
+    expect(new Set(r.pool.map(([, v]) => v)).size).toBeGreaterThan(100)
+  }, 60_000)
+})
+
 describe("a word in half of the rows or more", () => {
   const rules = (rare: number) => [
     // "alpha" in every rule, "beta" in `rare` of 1,400 (under half); the same length everywhere
