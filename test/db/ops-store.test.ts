@@ -120,15 +120,21 @@ describe("two processes writing ops.sqlite (the CLI beside the server)", () => {
       check()
     })
     child.stdout.on("data", (b: Buffer) => lines.push(...b.toString().split("\n").filter((l) => l !== "")))
-    expect(await line()).toBe("ready")
-    const outcomes = await run(config, Effect.flatMap(ops, (o) => Effect.forEach(Array.from({ length: 40 }, (_, i) => i), (i) =>
-      Effect.either(Effect.gen(function*() {
-        const g = yield* o.createGrant({ kind: "service", auth: "bearer", scopes: ["sales"], rights: ["read"], label: `feeder ${i}` })
-        yield* o.renameGrant(g.id, `feeder ${i} renamed`)
-        return yield* o.disableGrant(g.id)
-      })).pipe(Effect.map((e) => (e._tag === "Right" ? "ok" : String((e.left as { cause?: unknown }).cause ?? e.left)))))))
-    child.stdin.end("stop\n")
-    const committed = Number(await line())
+    let committed: number
+    let outcomes: Array<string>
+    try {
+      expect(await line()).toBe("ready")
+      outcomes = await run(config, Effect.flatMap(ops, (o) => Effect.forEach(Array.from({ length: 40 }, (_, i) => i), (i) =>
+        Effect.either(Effect.gen(function*() {
+          const g = yield* o.createGrant({ kind: "service", auth: "bearer", scopes: ["sales"], rights: ["read"], label: `feeder ${i}` })
+          yield* o.renameGrant(g.id, `feeder ${i} renamed`)
+          return yield* o.disableGrant(g.id)
+        })).pipe(Effect.map((e) => (e._tag === "Right" ? "ok" : String((e.left as { cause?: unknown }).cause ?? e.left)))))))
+      child.stdin.end("stop\n")
+      committed = Number(await line())
+    } finally {
+      child.kill()
+    }
     // the other process did commit meanwhile, and every grant write still went through
     expect(committed).toBeGreaterThan(0)
     expect(outcomes.filter((o) => o !== "ok")).toEqual([])
