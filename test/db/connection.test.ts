@@ -1,19 +1,10 @@
-import { createRequire } from "node:module"
 import { join } from "node:path"
 import { Effect, Either } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { openConnection, writeTransaction } from "../../src/db/connection.js"
 import { createPrivateFile } from "../../src/db/files.js"
 import { tempDir } from "../support/env.js"
-
-/** the driver under @effect/sql-sqlite-node, used here as another process would use the file */
-interface Db {
-  exec(sql: string): void
-  pragma(sql: string): unknown
-  prepare(sql: string): { get(): unknown }
-  close(): void
-}
-const Database = createRequire(import.meta.url)("better-sqlite3") as new (file: string) => Db
+import { Database, type OtherConnection, otherConnection, tryCommit } from "../support/other-connection.js"
 
 let dir: string
 let cleanup: () => void
@@ -30,19 +21,8 @@ beforeEach(() => {
 afterEach(() => cleanup())
 
 /** A second connection to the file, as Litestream or a CLI process would hold; it never waits for a lock. */
-const other = () => {
-  const db = new Database(file)
-  db.pragma("busy_timeout = 0")
-  return db
-}
-const tryWrite = (db: Db): string => {
-  try {
-    db.exec("INSERT INTO t VALUES (100)")
-    return "committed"
-  } catch (e) {
-    return (e as { code?: string }).code ?? String(e)
-  }
-}
+const other = () => otherConnection(file)
+const tryWrite = (db: OtherConnection): string => tryCommit(db, "INSERT INTO t VALUES (100)")
 
 describe("writeTransaction (BEGIN IMMEDIATE)", () => {
   it("holds the write lock from its start: a commit by another connection between its read and its write cannot fail it", async () => {

@@ -1,5 +1,4 @@
 import { closeSync, copyFileSync, existsSync, openSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs"
-import { createRequire } from "node:module"
 import { join } from "node:path"
 import { Effect, Fiber, Option } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
@@ -10,18 +9,12 @@ import { decide } from "../../src/decision/decide.js"
 import { propose } from "../../src/domain/proposals.js"
 import { storeSource } from "../../src/domain/sources.js"
 import { tempDir, testConfig } from "../support/env.js"
+import { otherConnection, tryCommit } from "../support/other-connection.js"
 import { mailProposal, mailSource, manualProposal } from "../support/fixtures.js"
 import { captureLogs } from "../support/logs.js"
 import { fileHash, run, runFail } from "../support/run.js"
 import { latestVersion } from "../../src/db/migrate.js"
 import { SCOPE_MIGRATIONS } from "../../src/db/migrations/scope/index.js"
-
-/** the driver under @effect/sql-sqlite-node, used here as another process would use the file */
-const Database = createRequire(import.meta.url)("better-sqlite3") as new (file: string) => {
-  exec(sql: string): void
-  pragma(sql: string): unknown
-  close(): void
-}
 
 let dir: string
 let cleanup: () => void
@@ -123,20 +116,14 @@ describe("write holds the file's write lock from its start", () => {
   it("a commit by another connection (Litestream, a CLI) between a write's read and its first write cannot fail it", async () => {
     await run(config, Effect.flatMap(ScopeStore, (s) => s.create("sales")))
     // another process's connection; it never waits for a lock
-    const other = new Database(scopeFile(dir, "sales"))
-    other.pragma("busy_timeout = 0")
+    const other = otherConnection(scopeFile(dir, "sales"))
     const attempts: Array<string> = []
     const rows = await run(config, Effect.gen(function*() {
       const store = yield* ScopeStore
       yield* store.write("sales", ({ sql }) => Effect.gen(function*() {
         // the transaction's first read (as decide reads the rule), then another connection commits, then it writes
         yield* sql`SELECT count(*) AS n FROM search_log`
-        try {
-          other.exec("CREATE TABLE IF NOT EXISTS _other_process (x)")
-          attempts.push("committed")
-        } catch (e) {
-          attempts.push((e as { code?: string }).code ?? String(e))
-        }
+        attempts.push(tryCommit(other, "CREATE TABLE IF NOT EXISTS _other_process (x)"))
         yield* writeSearchLog(sql, {
           id: "00000000-0000-4000-8000-00000000000a", at: "2026-12-01T16:00:00.000Z", grantId: "service:1", channel: "api",
           operation: "search", outcome: 200, crossScope: false, refs: [], terms: [], variants: {}, stages: {}, inputSha256: null
