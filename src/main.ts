@@ -79,8 +79,10 @@ export const serve = (options: ServeOptions) =>
     yield* checkOpsSocketPath(config.env.dataDir)
     const backupWarnings = yield* checkBackupDirectory(config.file, config.env)
     const { host, port } = config.env
-    // The ops listener first: a socket served by another process refuses start before any port opens.
-    const app = Layer.merge(OpsListenerLive, publicListener(host, port)).pipe(
+    // The ops listener first: a socket served by another process refuses start before any port
+    // opens. Layer.merge would build the two at once, and a taken port could answer first.
+    const app = publicListener(host, port).pipe(
+      Layer.provideMerge(OpsListenerLive),
       Layer.provideMerge(ServicesLive(config))
     )
     yield* Effect.gen(function*() {

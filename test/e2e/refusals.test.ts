@@ -81,11 +81,18 @@ const CASES: ReadonlyArray<[string, string, RegExp, () => Record<string, string>
     mkdirSync(long, { mode: 0o700 })
     return { ...env, GROUNDNOTE_DATA_DIR: long }
   }],
-  ["a regular file at ops.sock", "ops-socket-unavailable", /ops\.sock/, () => setup(baseConfigJson(), devEnv, (d) => writeFileSync(join(d, "ops.sock"), "", { mode: 0o600 }))],
-  ["an ops.sock served by another process", "ops-socket-unavailable", /ops\.sock/, () => setup(baseConfigJson(), devEnv, (d) => {
-    const server = createServer((c) => c.end())
-    server.listen(join(d, "ops.sock"))
-    sockets.push(server)
+  // the port is taken too: the ops socket is checked first, so its refusal is the one printed
+  ["a regular file at ops.sock", "ops-socket-unavailable", /ops\.sock/, () => ({
+    ...setup(baseConfigJson(), devEnv, (d) => writeFileSync(join(d, "ops.sock"), "", { mode: 0o600 })),
+    GROUNDNOTE_PORT: String(takenPort)
+  })],
+  ["an ops.sock served by another process", "ops-socket-unavailable", /ops\.sock/, () => ({
+    ...setup(baseConfigJson(), devEnv, (d) => {
+      const server = createServer((c) => c.end())
+      server.listen(join(d, "ops.sock"))
+      sockets.push(server)
+    }),
+    GROUNDNOTE_PORT: String(takenPort)
   })],
   ["an invalid groundnote.json", "config-invalid", /search\.nope: unknown key/, () => setup({ ...baseConfigJson(), search: { nope: 1 } }, devEnv)],
   ["a misspelt key", "config-invalid", /\n {2}serach: unknown key — did you mean search\?/, () => setup({ ...baseConfigJson(), serach: {} }, devEnv)],
