@@ -18,8 +18,7 @@ import { HttpServer } from "@effect/platform"
 import { Effect, Layer, Logger, LogLevel, ManagedRuntime } from "effect"
 import { OpsStore } from "../src/db/ops-store.js"
 import { ScopeStore } from "../src/db/scope-store.js"
-import { OpsListenerLive } from "../src/http/ops-listener.js"
-import { publicListener } from "../src/http/server.js"
+import { serviceListeners } from "../src/http/listeners.js"
 import { ServicesLive } from "../src/services.js"
 import { seedRules } from "./backup.js"
 import { benchConfig } from "./config.js"
@@ -109,7 +108,7 @@ export const backupListenerBench = async (rules = Number(process.env.BENCH_LISTE
     backup: { kind: "copy", directory: backupDir, deadman_url: "http://127.0.0.1:9/x", export_directory: exportDir },
     limits: { requests_per_minute: 100_000 }
   }, 0)
-  const runtime = ManagedRuntime.make(Layer.merge(OpsListenerLive, publicListener("127.0.0.1", 0)).pipe(
+  const runtime = ManagedRuntime.make(serviceListeners("127.0.0.1", 0).pipe(
     Layer.provideMerge(ServicesLive(config)),
     Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
   ))

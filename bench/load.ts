@@ -38,8 +38,7 @@ import type { AppConfigShape } from "../src/config/config.js"
 import { formatRuleId } from "../src/contracts/ids.js"
 import { OpsStore } from "../src/db/ops-store.js"
 import { ScopeStore } from "../src/db/scope-store.js"
-import { OpsListenerLive } from "../src/http/ops-listener.js"
-import { publicListener } from "../src/http/server.js"
+import { serviceListeners } from "../src/http/listeners.js"
 import { ReadPool, ReadPoolInThread, readPoolLayer } from "../src/read-pool/pool.js"
 import { LexicalIndex } from "../src/search/lexical/index.js"
 import { type ServiceOverrides, ServicesLive } from "../src/services.js"
@@ -183,7 +182,7 @@ export const seedRules = (sql: SqlClient, scope: string, n: number) =>
 // The server and the clients
 
 export const serverRuntime = (config: AppConfigShape, overrides: ServiceOverrides) =>
-  ManagedRuntime.make(Layer.merge(OpsListenerLive, publicListener("127.0.0.1", 0)).pipe(
+  ManagedRuntime.make(serviceListeners("127.0.0.1", 0).pipe(
     Layer.provideMerge(ServicesLive(config, overrides)),
     Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
   ))

@@ -71,20 +71,16 @@ const isServeError = (e: unknown): e is HttpServerError.ServeError =>
 export const serve = (options: ServeOptions) =>
   Effect.gen(function*() {
     const env = process.env
-    const [{ confirmDemoRule, DEMO_EMAIL, DEMO_SCOPE, keepFeederToken, prepareDemoDir, seedDemo }, { publicListener }, { OpsListenerLive }, { ServicesLive }, { warnWhenNotReady }] = yield* Effect.promise(() =>
-      Promise.all([import("./demo.js"), import("./http/server.js"), import("./http/ops-listener.js"), import("./services.js"), import("./start-warnings.js")]))
+    const [{ confirmDemoRule, DEMO_EMAIL, DEMO_SCOPE, keepFeederToken, prepareDemoDir, seedDemo }, { serviceListeners }, { ServicesLive }, { warnWhenNotReady }] = yield* Effect.promise(() =>
+      Promise.all([import("./demo.js"), import("./http/listeners.js"), import("./services.js"), import("./start-warnings.js")]))
     const demo = options.demo ? prepareDemoDir(env, process.cwd()) : null
     const config = yield* loadConfig(env, process.cwd())
     yield* checkDataDirPermissions(config.env.dataDir)
     yield* checkOpsSocketPath(config.env.dataDir)
     const backupWarnings = yield* checkBackupDirectory(config.file, config.env)
     const { host, port } = config.env
-    // The ops listener first: a socket served by another process refuses start before any port
-    // opens. Layer.merge would build the two at once, and a taken port could answer first.
-    const app = publicListener(host, port).pipe(
-      Layer.provideMerge(OpsListenerLive),
-      Layer.provideMerge(ServicesLive(config))
-    )
+    // the ops listener first: a socket served by another process refuses start before any port opens
+    const app = serviceListeners(host, port).pipe(Layer.provideMerge(ServicesLive(config)))
     yield* Effect.gen(function*() {
       if (demo !== null) {
         const seeded = yield* seedDemo
