@@ -4,17 +4,18 @@
  * maxActive requests served at once, a bounded queue fair per grant behind them, and beyond it
  * 503 `overloaded` with Retry-After and the JSON ErrorBody at once. GET /healthz and the
  * protected-resource document never wait at the gate. Each request's steps run from macrotasks
- * (transport/interleave.ts), so the event loop reads its sockets between them. main.ts runs it
+ * (transport/interleave.ts), so the event loop reads its sockets between them; a request waiting
+ * at the gate waits there too. main.ts (through listeners.ts) runs it
  * with the configured host and port over ServicesLive; tests run it on a free loopback port with
  * their own layers.
  */
 import { createServer } from "node:http"
 import { HttpLayerRouter, HttpServerRequest, type HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer, NodeHttpServerRequest } from "@effect/platform-node"
-import { Effect, Layer, Option } from "effect"
-import { InFlight } from "../read-pool/in-flight.js"
-import { Admission, admissionKey, makeGate } from "../transport/admission.js"
-import { interleaved } from "../transport/interleave.js"
+import { Effect, FiberRef, Layer, Option } from "effect"
+import { InFlight, type InFlightShape } from "../read-pool/in-flight.js"
+import { Admission, admissionKey, type Gate, makeGate } from "../transport/admission.js"
+import { interleaved, requestScheduler } from "../transport/interleave.js"
 import { errorResponse } from "../transport/responses.js"
 import { AppRoutes } from "./app.js"
 
@@ -32,34 +33,46 @@ export const overloadedResponse = (retryAfterSeconds: number): HttpServerRespons
     message: `the service is serving as many requests as it can; try again in ${retryAfterSeconds} s`
   }, { "retry-after": String(retryAfterSeconds) })
 
-/** The admission gate of this listener, around every route (a global middleware: it answers the 503 itself). */
-const AdmissionGate = HttpLayerRouter.middleware(
-  Effect.map(Admission, ({ options, observe }) => {
-    if (options === null) return (effect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>) => effect
-    const gate = makeGate(options)
-    observe?.(gate)
-    const refused = Effect.sync(() => overloadedResponse(options.retryAfterSeconds))
-    return (effect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>) =>
-      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-        UNGATED.has(pathOf(request.url))
-          ? effect
-          // the connection is the flow whose served count decides turns within a grant
-          : gate.admit(admissionKey(request.headers, Option.getOrUndefined(request.remoteAddress)), NodeHttpServerRequest.toIncomingMessage(request).socket, effect, refused))
+/**
+ * What runs around every request, in this order: counted (read-pool/in-flight.ts: the read pool's
+ * lone searches) from its start to its response; its steps scheduled by the request scheduler
+ * (transport/interleave.ts: macrotasks, the sockets polled between them); inside that, the
+ * admission gate (null: none), except for the UNGATED paths. The gate's wait is inside the
+ * interleaved region, so a request woken at the gate resumes from a slice of the request
+ * scheduler. Outside it (three middlewares, built at once, in no fixed order) the wake-up ran on
+ * Effect's default scheduler, in the microtask queue of the request that left, and each request
+ * woken there ran step 1 before the event loop polled again.
+ */
+const aroundRequest = (gate: Gate | null, refused: Effect.Effect<HttpServerResponse.HttpServerResponse>, inFlight: InFlightShape) =>
+<E, R>(effect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest>) => {
+  const gated = gate === null
+    ? effect
+    : Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+      UNGATED.has(pathOf(request.url))
+        ? effect
+        // the connection is the flow whose served count decides turns within a grant
+        : gate.admit(admissionKey(request.headers, Option.getOrUndefined(request.remoteAddress)), NodeHttpServerRequest.toIncomingMessage(request).socket, effect, refused))
+  return Effect.ensuring(Effect.zipRight(Effect.sync(inFlight.enter), interleaved(gated)), Effect.sync(inFlight.leave))
+}
+
+/** The listener's one global middleware: aroundRequest with this listener's gate (one per listener). */
+const AroundRequest = HttpLayerRouter.middleware(
+  Effect.map(Effect.all([Admission, InFlight]), ([{ options, observe }, inFlight]) => {
+    const gate = options === null ? null : makeGate(options)
+    if (gate !== null) observe?.(gate)
+    return aroundRequest(gate, Effect.sync(() => overloadedResponse(options?.retryAfterSeconds ?? 1)), inFlight)
   }),
   { global: true }
 )
 
-/** Every request's steps run from macrotasks, so sockets are polled between them (transport/interleave.ts). */
-const Interleave = HttpLayerRouter.middleware((effect) => interleaved(effect), { global: true })
-
-/** Every request is counted from its start to its response (read-pool/in-flight.ts: the read pool's lone searches). */
-const Counted = HttpLayerRouter.middleware(
-  Effect.map(InFlight, (inFlight) => (effect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>) =>
-    Effect.ensuring(Effect.zipRight(Effect.sync(inFlight.enter), effect), Effect.sync(inFlight.leave))),
-  { global: true }
-)
-
+/**
+ * The routes behind AroundRequest on host:port. The request fibers start with the request
+ * scheduler too (the handler's runtime is captured with it), so also the steps outside the
+ * middleware (the response written, the fiber's end) run from its slices, never from the
+ * microtask queue.
+ */
 export const publicListener = (host: string, port: number) =>
-  HttpLayerRouter.serve(Layer.mergeAll(AppRoutes, AdmissionGate, Interleave, Counted), { disableLogger: true, disableListenLog: true }).pipe(
+  HttpLayerRouter.serve(Layer.merge(AppRoutes, AroundRequest), { disableLogger: true, disableListenLog: true }).pipe(
+    Layer.locally(FiberRef.currentScheduler, requestScheduler),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { host, port }))
   )

@@ -16,9 +16,13 @@ export interface SalesSearchServer {
   readonly close: () => Promise<void>
 }
 
-export const salesSearchServer = async (prefix: string, readPool: NonNullable<ServiceOverrides["readPool"]>): Promise<SalesSearchServer> => {
+export const salesSearchServer = async (
+  prefix: string,
+  readPool: NonNullable<ServiceOverrides["readPool"]>,
+  services: Omit<ServiceOverrides, "readPool"> = {}
+): Promise<SalesSearchServer> => {
   const t = tempDir(prefix)
-  const server = await startServer(testConfig(t.dir), { services: { readPool } })
+  const server = await startServer(testConfig(t.dir), { services: { ...services, readPool } })
   const token = await server.run(Effect.gen(function*() {
     yield* Effect.flatMap(ScopeStore, (s) => s.create("sales"))
     const grant = yield* Effect.flatMap(OpsStore, (ops) => ops.createGrant({ kind: "service", auth: "bearer", scopes: ["sales"], rights: ["read"] }))
