@@ -12,10 +12,10 @@
 import { createServer } from "node:http"
 import { HttpLayerRouter, HttpServerRequest, type HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer, NodeHttpServerRequest } from "@effect/platform-node"
-import { Effect, FiberRef, Layer, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { InFlight, type InFlightShape } from "../read-pool/in-flight.js"
 import { Admission, admissionKey, type Gate, makeGate } from "../transport/admission.js"
-import { interleaved, requestScheduler } from "../transport/interleave.js"
+import { interleaved } from "../transport/interleave.js"
 import { errorResponse } from "../transport/responses.js"
 import { AppRoutes } from "./app.js"
 
@@ -66,13 +66,12 @@ const AroundRequest = HttpLayerRouter.middleware(
 )
 
 /**
- * The routes behind AroundRequest on host:port. The request fibers start with the request
- * scheduler too (the handler's runtime is captured with it), so also the steps outside the
- * middleware (the response written, the fiber's end) run from its slices, never from the
- * microtask queue.
+ * The routes behind AroundRequest on host:port. Only the request's steps inside AroundRequest run
+ * from the request scheduler: one started on it (Layer.locally on this layer) would have the
+ * router built from macrotasks too, and a connection accepted between the listen and the
+ * handler's attachment waited for ever (docs/decisions.md, session 13).
  */
 export const publicListener = (host: string, port: number) =>
   HttpLayerRouter.serve(Layer.merge(AppRoutes, AroundRequest), { disableLogger: true, disableListenLog: true }).pipe(
-    Layer.locally(FiberRef.currentScheduler, requestScheduler),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { host, port }))
   )
