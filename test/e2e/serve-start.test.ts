@@ -3,7 +3,8 @@
  * scope file or grant logs one warning naming the commands that fix it; after running them the
  * next start is quiet. backup.directory (kind copy) is checked at start as config/README.md says:
  * inside the data dir refuses start (backup-directory-invalid), missing or mode other than 0700
- * is a warning with the fix (backup run refuses it until then).
+ * is a warning with the fix (backup run refuses it until then). A probe from the first moment is
+ * refused until the port listens and answered after: no connection is left waiting.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs"
@@ -142,5 +143,25 @@ describe("backup.directory at start (kind copy)", () => {
     const r = await serve(env)
     expect(warnings(r.logs()).find((m) => m.startsWith("backup.directory"))).toMatch(/mode 0755, it must be 0700: chmod 700 .*backup/)
     await stop(r.child)
+  }, 60_000)
+})
+
+describe("the first moments of serve", () => {
+  it("a /healthz probe from the spawn on is refused until the port listens, then answered: none waits", async () => {
+    const env = await setup(privateDir)
+    const port = env.GROUNDNOTE_PORT ?? ""
+    const child = spawn(process.execPath, [CLI, "serve"], { env, stdio: "ignore" })
+    running.push(child)
+    const outcomes: Array<string> = []
+    const until = Date.now() + 40_000
+    // a new connection every few milliseconds, so one lands between the listen and the router
+    while (Date.now() < until && !outcomes.includes("200")) {
+      outcomes.push(await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(3000), headers: { connection: "close" } })
+        .then((r) => String(r.status), (e: unknown) => (e instanceof Error && e.name === "TimeoutError" ? "waited" : "refused")))
+      await new Promise((r) => setTimeout(r, 5))
+    }
+    await stop(child)
+    expect(outcomes.at(-1)).toBe("200")
+    expect(outcomes.filter((o) => o !== "refused" && o !== "200")).toEqual([])
   }, 60_000)
 })
