@@ -156,7 +156,7 @@ describe("the first moments of serve", () => {
     const until = Date.now() + 40_000
     // a new connection every few milliseconds, so one lands between the listen and the router
     while (Date.now() < until && !outcomes.includes("200")) {
-      outcomes.push(await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(3000), headers: { connection: "close" } })
+      outcomes.push(await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(10_000), headers: { connection: "close" } })
         .then((r) => String(r.status), (e: unknown) => (e instanceof Error && e.name === "TimeoutError" ? "waited" : "refused")))
       await new Promise((r) => setTimeout(r, 5))
     }
