@@ -64,7 +64,9 @@ export const prepareDemoDir = (env: Record<string, string | undefined>, cwd: str
       `GROUNDNOTE_DEV_MCP_TOKEN=${secret()}`,
       `GROUNDNOTE_DEV_APPROVAL_TOKEN=${secret()}`,
       `GROUNDNOTE_DEV_API_TOKEN=${secret()}`,
-      `GROUNDNOTE_DEV_EMAIL=${DEMO_EMAIL}`
+      `GROUNDNOTE_DEV_EMAIL=${DEMO_EMAIL}`,
+      "# the ops CLI (npx groundnote status, backup, doctor, grants …) reads the data dir and GROUNDNOTE_OPS_TOKEN",
+      `GROUNDNOTE_DATA_DIR=${dataDir}`
     ]
     writeFileSync(envFile, `${lines.join("\n")}\n`, { mode: 0o600 })
   }

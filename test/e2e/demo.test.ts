@@ -97,6 +97,13 @@ describe("npm start's demo", () => {
     expect(viaCli.code).toBe(0)
     expect((json(viaCli) as unknown as SearchAnswer).bundles[0]?.head.ref).toBe(head?.ref)
 
+    // the ops CLI with nothing but demo.env (as the start output says): the data dir and the ops token are in it
+    expect(kept.GROUNDNOTE_DATA_DIR).toBe(dataDir)
+    const opsStatus = await cli(["status", "--json"], { ...cleanEnv(), ...kept })
+    expect(opsStatus.code, opsStatus.stderr).toBe(0)
+    expect(JSON.stringify(json(opsStatus))).toContain('"demo"')
+    expect(r.stderr()).toContain(`ops (CLI)         set -a; . ${dataDir}/demo.env; set +a; npx groundnote status`)
+
     // a second start seeds nothing and confirms nothing again; demo.env stays as it was
     await stop(r)
     const before = readFileSync(join(dataDir, "demo.env"), "utf8")
