@@ -65,8 +65,9 @@ export const prepareDemoDir = (env: Record<string, string | undefined>, cwd: str
       `GROUNDNOTE_DEV_APPROVAL_TOKEN=${secret()}`,
       `GROUNDNOTE_DEV_API_TOKEN=${secret()}`,
       `GROUNDNOTE_DEV_EMAIL=${DEMO_EMAIL}`,
-      "# the ops CLI (npx groundnote status, backup, doctor, grants …) reads the data dir and GROUNDNOTE_OPS_TOKEN",
-      `GROUNDNOTE_DATA_DIR=${dataDir}`
+      "# the ops CLI (npx groundnote status, backup, doctor, grants …) reads the data dir, the config and GROUNDNOTE_OPS_TOKEN",
+      `GROUNDNOTE_DATA_DIR=${dataDir}`,
+      `GROUNDNOTE_CONFIG=${configPath}`
     ]
     writeFileSync(envFile, `${lines.join("\n")}\n`, { mode: 0o600 })
   }

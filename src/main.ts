@@ -112,7 +112,7 @@ export const serve = (options: ServeOptions) =>
           `  approval login    ${url}/approval/login`,
           `  API               ${url}/v1/status  (Authorization: Bearer <API bearer>)  ·  ${url}/openapi.json`,
           `  MCP (agents)      ${url}/mcp  (Streamable HTTP, Authorization: Bearer <MCP bearer>; see docs/agents.md)`,
-          `  ops (CLI)         set -a; . ${demo.dataDir}/demo.env; set +a; npx groundnote status  (demo.env sets GROUNDNOTE_DATA_DIR and GROUNDNOTE_OPS_TOKEN)`,
+          `  ops (CLI)         set -a; . ${demo.dataDir}/demo.env; set +a; npx groundnote status  (demo.env sets GROUNDNOTE_DATA_DIR, GROUNDNOTE_CONFIG and GROUNDNOTE_OPS_TOKEN)`,
           `  search (CLI)      set -a; . ${demo.dataDir}/demo.env; set +a; npx groundnote search --scope ${DEMO_SCOPE} --text "offer"`,
           ...(confirmed === null ? [] : [`  confirmed rule    ${url}/approval/rules/${confirmed} (confirmed by ${DEMO_EMAIL} on the approval channel)`]),
           ...secrets

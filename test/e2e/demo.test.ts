@@ -102,6 +102,11 @@ describe("npm start's demo", () => {
     const opsStatus = await cli(["status", "--json"], { ...cleanEnv(), ...kept })
     expect(opsStatus.code, opsStatus.stderr).toBe(0)
     expect(JSON.stringify(json(opsStatus))).toContain('"demo"')
+    // doctor reads the demo's groundnote.json through demo.env's GROUNDNOTE_CONFIG
+    expect(kept.GROUNDNOTE_CONFIG).toBe(join(dataDir, "groundnote.json"))
+    const doctor = await cli(["doctor", "--json"], { ...cleanEnv(), ...kept })
+    const checks = JSON.parse(doctor.stdout) as ReadonlyArray<{ id: string; status: string }>
+    expect(checks.find((c) => c.id === "config-valid")?.status).toBe("ok")
     expect(r.stderr()).toContain(`ops (CLI)         set -a; . ${dataDir}/demo.env; set +a; npx groundnote status`)
 
     // a second start seeds nothing and confirms nothing again; demo.env stays as it was
