@@ -13,22 +13,13 @@ import { ConfigFile } from "./schema.js"
 const EXPECTED_RE = /^Expected (.+), actual ([\s\S]+)$/
 
 /**
- * Makes the schema's issues readable: drops the "Expected undefined" echo of every optional key
- * (JSON has no undefined), merges the alternatives of a literal union into one line, and
+ * Makes the schema's issues readable (issuesOf has dropped the "Expected undefined" echo of
+ * every optional key already): merges the alternatives of a literal union into one line, and
  * shortens struct descriptions to "an object".
  */
 export const tidyIssues = (issues: ReadonlyArray<Issue>): Array<Issue> => {
-  const under = (parent: string, child: string) =>
-    parent === "(root)" ||
-    child === parent ||
-    child.startsWith(`${parent}.`) ||
-    child.startsWith(`${parent}[`)
-  const kept = issues.filter((issue, index) => {
-    if (!issue.message.startsWith("Expected undefined, actual ")) return true
-    return !issues.some((other, j) => j !== index && !other.message.startsWith("Expected undefined, actual ") && under(issue.path, other.path))
-  })
   const out: Array<Issue> = []
-  for (const issue of kept) {
+  for (const issue of issues) {
     const message = issue.message === "is missing"
       ? "is missing (add it)"
       : issue.message.replace(/^Expected (?:\{[\s\S]*\}|Struct \(Encoded side\)), actual /, "Expected an object, actual ")

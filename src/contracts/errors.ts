@@ -319,9 +319,23 @@ export const QUOTED_VALUE_CHARS = 100
 /** An error body names at most this many issues (and how many more there were): it stays a few KB. */
 export const MAX_ISSUES = 20
 
+const isUndefinedEcho = (i: ParseResult.ArrayFormatterIssue) => i.message.startsWith("Expected undefined")
+const within = (parent: ReadonlyArray<PropertyKey>, child: ReadonlyArray<PropertyKey>) =>
+  parent.length <= child.length && parent.every((p, k) => p === child[k])
+
+/**
+ * The issues of a parse error, one per problem: without the "Expected undefined" echo of an
+ * optional key (the other member of its union; JSON has no undefined) when a real issue names
+ * that key or a path below it.
+ */
+export const schemaIssues = (error: ParseResult.ParseError): Array<ParseResult.ArrayFormatterIssue> => {
+  const all = ParseResult.ArrayFormatter.formatErrorSync(error)
+  return all.filter((issue) => !isUndefinedEcho(issue) || !all.some((other) => !isUndefinedEcho(other) && within(issue.path, other.path)))
+}
+
 /** Turns a schema parse error into issues that name the path of every problem (the first MAX_ISSUES of them). */
 export const issuesOf = (error: ParseResult.ParseError): Array<Issue> => {
-  const all = ParseResult.ArrayFormatter.formatErrorSync(error)
+  const all = schemaIssues(error)
   const issues = all.slice(0, MAX_ISSUES).map((i) => ({ path: pathText(i.path), message: issueMessage(i, QUOTED_VALUE_CHARS) }))
   if (all.length > MAX_ISSUES) issues.push({ path: "(more)", message: `${all.length - MAX_ISSUES} more issues not listed` })
   return issues

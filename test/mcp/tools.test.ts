@@ -170,6 +170,32 @@ describe("search_rules", () => {
       expect(textOf(r)).toContain("Input validation error")
     }
   })
+  it("a refusal names each problem in the contract's words: the member of a union the input chose, no echo of an optional key", async () => {
+    const typed = textOf(await mcp.call("search_rules", { scopes: ["sales"], text: 5 }))
+    expect(typed).toContain("Expected string at text")
+    expect(typed).not.toContain("Expected undefined")
+    expect(textOf(await mcp.call("search_rules", { scopes: ["sales"], text: "x", extra: 1 }))).toContain("unknown key (remove it) at extra")
+    // a key is foreign text: at most 100 characters of it are named
+    const long = textOf(await mcp.call("list_scopes", { ["k".repeat(300)]: 1 }))
+    expect(long).toContain(`unknown key (remove it) at ${"k".repeat(100)}…`)
+    expect(long).not.toContain("k".repeat(101))
+    // a meeting's quote without its timestamp: zod alone said "Invalid input at source"
+    const source = { kind: "jamie", id: "jamie:weekly-1", quote: "Black hook rails are ordered only with a delivery time" }
+    const union = await mcp.call("propose_rule", { ...mailProposal(), source })
+    expect(union.isError).toBe(true)
+    expect(textOf(union)).toContain("Input validation error")
+    expect(textOf(union)).toContain("is missing at source.timestamp_s")
+    expect(textOf(union)).not.toContain("Invalid input at source")
+  })
+  it("tools/list shows each contract schema with its references inlined and one-value enums as const", async () => {
+    const propose = (await mcp.client.listTools()).tools.find((t) => t.name === "propose_rule")
+    const listed = JSON.stringify(propose?.inputSchema)
+    expect(listed).not.toContain("$ref")
+    expect(listed).not.toContain("$defs")
+    const members = (propose?.inputSchema.properties?.source as { anyOf: Array<{ properties: { kind: unknown }; required: Array<string> }> }).anyOf
+    expect(members.map((m) => m.properties.kind)).toEqual([{ type: "string", const: "jamie" }, { type: "string", const: "mail" }, { type: "string", const: "manual" }])
+    expect(members[0]?.required).toEqual(["kind", "id", "quote", "timestamp_s"])
+  })
 })
 
 describe("read_rule", () => {
