@@ -21,7 +21,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import type { LexFtsTable } from "./schema.js"
 import { grown } from "./scratch.js"
-import { kthSmallest } from "./select.js"
+import { bestIndices } from "./select.js"
 import { cachePart } from "./stamp-cache.js"
 
 export type IndexedStatus = "confirmed" | "superseded" | "proposed"
@@ -189,23 +189,10 @@ const addUp = (lists: ReadonlyArray<PhraseRows>): Union => {
 const detached = (u: Union): Union =>
   u.seqs === unionSeqs ? { seqs: u.seqs.slice(0, u.size), scores: u.scores.slice(0, u.size), size: u.size } : u
 
-/** Indices of the `n` best rows by (score, seq), in that order (all rows when there are fewer). */
+/** Indices of the `n` best rows by (score, seq), in that order (all rows when there are fewer): bm25, the smallest first. */
 const best = (u: Union, n: number): Array<number> => {
-  const { seqs, scores, size } = u
-  // −1, 1 or the seqs' difference (small integers), never a fraction: a comparator's fraction is a new heap number at each call
-  const order = (i: number, j: number) => {
-    const a = scores[i] as number
-    const b = scores[j] as number
-    return a < b ? -1 : a > b ? 1 : (seqs[i] as number) - (seqs[j] as number)
-  }
-  const chosen: Array<number> = []
-  if (size <= n) {
-    for (let i = 0; i < size; i++) chosen.push(i)
-    return chosen.sort(order)
-  }
-  const bound = kthSmallest(scores, size, n - 1)
-  for (let i = 0; i < size; i++) if ((scores[i] as number) <= bound) chosen.push(i)
-  return chosen.sort(order).slice(0, n)
+  const { seqs } = u
+  return bestIndices(u.scores, (i) => seqs[i] as number, u.size, n, "ascending")
 }
 
 /** The rows of the ordered union entries that pass the filter, at most filter.limit (a function of its own: V8 optimizes it once). */

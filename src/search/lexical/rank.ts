@@ -10,7 +10,7 @@ import type { LexicalOptions, SubQueryName } from "./options.js"
 import { POOL_SIZE } from "./options.js"
 import { type Alt, orPhrases } from "./match.js"
 import { grown } from "./scratch.js"
-import { kthSmallest } from "./select.js"
+import { bestIndices } from "./select.js"
 import { answersFromPhraseRows, type IndexedStatus, subQueryRows, type SubQueryRow } from "./phrases.js"
 import type { Analysis } from "./query.js"
 import type { LexFtsTable } from "./schema.js"
@@ -300,23 +300,7 @@ const rank = (fused: Fusion, o: LexicalOptions, day: string, n: number): Array<{
     const v = fused.values[i] as number
     values[i] = o.features.validity ? v * validityFactor(row, day) : v
   })
-  let chosen: Array<number> = []
-  if (rows.length > n) {
-    // the n-th largest is the (length − n)-th smallest (0-based): no negated copy
-    const bound = kthSmallest(values, rows.length, rows.length - n)
-    values.forEach((v, i) => {
-      if (v >= bound) chosen.push(i)
-    })
-  } else {
-    chosen = rows.map((_, i) => i)
-  }
-  // −1, 1 or the seqs' difference, never a fraction (see phrases.ts's best)
-  chosen.sort((x, y) => {
-    const a = values[x] as number
-    const b = values[y] as number
-    return b < a ? -1 : b > a ? 1 : (rows[x] as Row).seq - (rows[y] as Row).seq
-  })
-  return chosen.slice(0, n).map((i) => ({ row: rows[i] as Row, value: values[i] as number }))
+  return bestIndices(values, (i) => (rows[i] as Row).seq, rows.length, n, "descending").map((i) => ({ row: rows[i] as Row, value: values[i] as number }))
 }
 
 /** The pool: top 200 by fused value (ties by seq), rank_a rounded to 4 decimals. */

@@ -1,6 +1,8 @@
 /**
- * The k-th smallest of a list of numbers in linear time (quickselect on a reused copy): stage a
- * keeps the best rows of a sub-query and the best 200 of the pool without sorting every row.
+ * The best `n` of a list of scored rows without sorting every row: the k-th smallest in linear
+ * time (quickselect on a reused copy) bounds them, and only those are sorted. Stage a keeps the
+ * best rows of a sub-query (bm25: the smallest first) and the best 200 of the pool (fused
+ * values: the largest first) with it.
  */
 import { grown } from "./scratch.js"
 
@@ -33,4 +35,38 @@ export const kthSmallest = (xs: ArrayLike<number>, n: number, k: number): number
     else return a[k] as number
   }
   return a[k] as number
+}
+
+/**
+ * Indices of the `n` best of values[0..size), best first: the smallest values ("ascending") or
+ * the largest ("descending"), ties by seqOf ascending; all of them when there are fewer.
+ */
+export const bestIndices = (
+  values: ArrayLike<number>,
+  seqOf: (i: number) => number,
+  size: number,
+  n: number,
+  direction: "ascending" | "descending"
+): Array<number> => {
+  const sign = direction === "ascending" ? 1 : -1
+  // −1, 1 or the seqs' difference (small integers), never a fraction: a comparator's fraction is a new heap number at each call
+  const order = (i: number, j: number) => {
+    const a = values[i] as number
+    const b = values[j] as number
+    return a < b ? -sign : a > b ? sign : seqOf(i) - seqOf(j)
+  }
+  const chosen: Array<number> = []
+  if (size <= n) {
+    for (let i = 0; i < size; i++) chosen.push(i)
+    return chosen.sort(order)
+  }
+  if (direction === "ascending") {
+    const bound = kthSmallest(values, size, n - 1)
+    for (let i = 0; i < size; i++) if ((values[i] as number) <= bound) chosen.push(i)
+  } else {
+    // the n-th largest is the (size − n)-th smallest (0-based): no negated copy
+    const bound = kthSmallest(values, size, size - n)
+    for (let i = 0; i < size; i++) if ((values[i] as number) >= bound) chosen.push(i)
+  }
+  return chosen.sort(order).slice(0, n)
 }

@@ -1,7 +1,7 @@
-/** kthSmallest against a full sort, on random lists with many ties, negative numbers and zeros. */
+/** kthSmallest and bestIndices against a full sort, on random lists with many ties, negative numbers and zeros. */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { kthSmallest } from "../../../src/search/lexical/select.js"
+import { bestIndices, kthSmallest } from "../../../src/search/lexical/select.js"
 
 describe("kthSmallest", () => {
   it("is the k-th of the sorted list, and leaves the list as it was", () => {
@@ -14,6 +14,25 @@ describe("kthSmallest", () => {
         const sorted = [...xs].sort((a, b) => a - b)
         expect(kthSmallest(xs, xs.length, k)).toBe(sorted[k])
         expect(xs).toEqual(before)
+      }
+    ), { numRuns: 300, seed: 14 })
+  })
+})
+
+describe("bestIndices", () => {
+  it("is the first n of a full sort by value (either direction), ties by seq", () => {
+    fc.assert(fc.property(
+      fc.array(fc.record({ value: fc.integer({ min: -4, max: 4 }), seq: fc.integer({ min: 0, max: 10_000 }) }), { maxLength: 600 }),
+      fc.integer({ min: 1, max: 250 }),
+      fc.constantFrom("ascending" as const, "descending" as const),
+      (rows, n, direction) => {
+        const values = new Float64Array(rows.map((r) => r.value))
+        const sign = direction === "ascending" ? 1 : -1
+        const sorted = rows.map((_, i) => i).sort((i, j) => sign * ((rows[i]?.value ?? 0) - (rows[j]?.value ?? 0)) || (rows[i]?.seq ?? 0) - (rows[j]?.seq ?? 0))
+        const got = bestIndices(values, (i) => rows[i]?.seq ?? 0, rows.length, n, direction)
+        // indices of equal (value, seq) pairs may come in either order: compare what they name
+        const named = (ix: ReadonlyArray<number>) => ix.map((i) => [rows[i]?.value, rows[i]?.seq])
+        expect(named(got)).toEqual(named(sorted.slice(0, n)))
       }
     ), { numRuns: 300, seed: 14 })
   })
