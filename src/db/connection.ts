@@ -70,7 +70,20 @@ export const openConnection = (
  * nested in another transaction on the connection it is a savepoint, as withTransaction's. When
  * the lock stays taken past busy_timeout, it fails with the BEGIN's SqlError (SQLITE_BUSY).
  */
-export const writeTransaction = (sql: SqlClient.SqlClient): <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError, R> =>
+export const writeTransaction = (sql: SqlClient.SqlClient): WithWriteTransaction => {
+  const known = writeTransactions.get(sql)
+  if (known !== undefined) return known
+  const made = withWriteTransaction(sql)
+  writeTransactions.set(sql, made)
+  return made
+}
+
+type WithWriteTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError, R>
+
+/** writeTransaction of each connection, made once (not at every write). */
+const writeTransactions = new WeakMap<SqlClient.SqlClient, WithWriteTransaction>()
+
+const withWriteTransaction = (sql: SqlClient.SqlClient): WithWriteTransaction =>
   SqlClient.makeWithTransaction({
     transactionTag: SqlClient.TransactionConnection,
     spanAttributes: [["db.system.name", "sqlite"]],
