@@ -4,7 +4,9 @@
  * a person reads, so `groundnote <command> --help` never shows the parser's built-ins (--wizard,
  * --completions, --log-level) or a bare usage line.
  */
+import { nearestKey } from "../contracts/nearest.js"
 import { VERSION } from "../version.js"
+import { terminalSafe } from "./cli-output.js"
 
 export interface CommandDoc {
   /** the words after `groundnote`, e.g. "backup probe" */
@@ -372,5 +374,25 @@ export const helpRequest = (args: ReadonlyArray<string>): HelpRequest => {
   if (group !== undefined && command === undefined && words.length === 1 && head.length === 1) {
     return { kind: "usage", text: groupHelp(group), message: null }
   }
+  // a command that does not exist: the parser's own message lists the root's commands even for a
+  // group's ("grants lst"), so it is named here with the nearest command and its list
+  if (command === undefined && words[0] !== undefined && head[0] === words[0]) {
+    if (group === undefined) return { kind: "usage", text: rootHelp(), message: unknownCommand(words[0], TOP_WORDS, "") }
+    const second = words[1]
+    if (second !== undefined && head[1] === second) {
+      const own = COMMANDS.filter((c) => c.path.startsWith(`${group.path} `)).map((c) => c.path.slice(group.path.length + 1))
+      return { kind: "usage", text: groupHelp(group), message: unknownCommand(second, own, `${group.path} `) }
+    }
+  }
   return { kind: "none" }
+}
+
+/** The first word of every command and group (what may follow `groundnote`). */
+const TOP_WORDS: ReadonlyArray<string> = [...new Set([...COMMANDS, ...GROUPS].map((c) => c.path.split(" ")[0] ?? c.path))]
+
+/** "unknown command: grants lst (did you mean grants list?)": the word as given, cut to 40 characters, terminal-safe. */
+const unknownCommand = (word: string, known: ReadonlyArray<string>, prefix: string): string => {
+  const shown = word.length > 40 ? `${word.slice(0, 40)}…` : word
+  const near = nearestKey(word, known)
+  return `unknown command: ${prefix}${terminalSafe(shown)}${near === null ? "" : ` (did you mean ${prefix}${near}?)`}`
 }

@@ -1,7 +1,7 @@
 /** An unknown key of groundnote.json names the nearest known key of its object (issue 16 item 3). */
 import { Effect, Either } from "effect"
 import { describe, expect, it } from "vitest"
-import { editDistance, nearestKey, parseConfigFile } from "../../src/config/file.js"
+import { parseConfigFile } from "../../src/config/file.js"
 import { baseConfigJson } from "../support/env.js"
 
 const problems = (json: unknown) => {
@@ -11,24 +11,6 @@ const problems = (json: unknown) => {
 }
 
 describe("did you mean …?", () => {
-  it("measures edits with adjacent transpositions as one", () => {
-    expect(editDistance("serach", "search")).toBe(1)
-    expect(editDistance("directry", "directory")).toBe(1)
-    expect(editDistance("foo", "prf")).toBe(3)
-    expect(editDistance("", "abc")).toBe(3)
-  })
-
-  it("suggests within 1 edit for short keys, 2 for longer ones, a prefix of 4+, case ignored; else nothing", () => {
-    const keys = ["search", "scopes", "backup", "limits", "graph", "deadman_url", "directory"]
-    expect(nearestKey("serach", keys)).toBe("search")
-    expect(nearestKey("Search", keys)).toBe("search")
-    expect(nearestKey("grpah", keys)).toBe("graph")
-    expect(nearestKey("deadman", keys)).toBe("deadman_url")
-    expect(nearestKey("limts", keys)).toBe("limits")
-    expect(nearestKey("colour", keys)).toBeNull()
-    expect(nearestKey("foo", ["stem", "prf", "fuzzy"])).toBeNull()
-  })
-
   it("names the nearest key of the object the unknown one is in, at every depth; a message of lines", () => {
     const base = baseConfigJson()
     const e = problems({

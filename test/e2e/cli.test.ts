@@ -62,6 +62,12 @@ describe("groundnote CLI", () => {
   it("an unknown command is a usage error: exit 2", () => {
     const r = spawnSync(process.execPath, [cli, "no-such-command"], { env: cleanEnv() })
     expect(r.status).toBe(2)
+    // a group's unknown command is named as such, with the nearest one and the group's list
+    const sub = spawnSync(process.execPath, [cli, "grants", "lst"], { env: cleanEnv() })
+    expect(sub.status).toBe(2)
+    expect(sub.stdout.toString()).toBe("")
+    expect(sub.stderr.toString()).toMatch(/^groundnote: usage: unknown command: grants lst \(did you mean grants list\?\)\n/)
+    expect(sub.stderr.toString()).toContain("grants disable")
   })
 
   it("serve refuses to start with GROUNDNOTE_OPS_PORT set: exit 1 and one line naming the code", () => {

@@ -70,6 +70,20 @@ describe("help", () => {
     expect(helpRequest(["grants", "list"])).toEqual({ kind: "none" })
   })
 
+  it("an unknown command, or an unknown command of a group, is named with the nearest one and its list", () => {
+    expect(helpRequest(["grants", "lst"])).toEqual({
+      kind: "usage", text: groupHelp(GROUPS.find((g) => g.path === "grants") ?? GROUPS[0]!), message: "unknown command: grants lst (did you mean grants list?)"
+    })
+    expect(helpRequest(["serch", "--scope", "demo"])).toEqual({ kind: "usage", text: rootHelp(), message: "unknown command: serch (did you mean search?)" })
+    expect(helpRequest(["backup", "frobnicate"])).toMatchObject({ kind: "usage", message: "unknown command: backup frobnicate" })
+    expect(helpRequest(["x".repeat(60)])).toMatchObject({ message: `unknown command: ${"x".repeat(40)}…` })
+    expect(helpRequest(["gr\u001b[2Jants"])).toMatchObject({ message: "unknown command: gr\\u001b[2Jants" })
+    // every command of the help table, with its positionals and option values, is left to the parser
+    // (config init takes no arguments at all: the secrets come from stdin)
+    for (const doc of COMMANDS.filter((c) => c.path !== "config init")) expect(helpRequest([...doc.path.split(" "), "--scope", "demo", "x"]), doc.path).toEqual({ kind: "none" })
+    expect(helpRequest(["backup", "--json", "run"])).toEqual({ kind: "none" })
+  })
+
   it("docs/cli.md documents every command", () => {
     const doc = readFileSync(join(import.meta.dirname, "..", "..", "docs", "cli.md"), "utf8")
     for (const path of GAPS_COMMANDS) expect(doc, path).toContain(`groundnote ${path}`)
