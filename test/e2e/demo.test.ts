@@ -97,7 +97,7 @@ describe("npm start's demo", () => {
     expect(viaCli.code).toBe(0)
     expect((json(viaCli) as unknown as SearchAnswer).bundles[0]?.head.ref).toBe(head?.ref)
 
-    // the ops CLI with nothing but demo.env (as the start output says): the data dir and the ops token are in it
+    // the ops CLI with nothing but demo.env (as the start output says): the data dir, the config and the ops token are in it
     expect(kept.GROUNDNOTE_DATA_DIR).toBe(dataDir)
     const opsStatus = await cli(["status", "--json"], { ...cleanEnv(), ...kept })
     expect(opsStatus.code, opsStatus.stderr).toBe(0)
