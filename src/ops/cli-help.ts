@@ -396,3 +396,18 @@ const unknownCommand = (word: string, known: ReadonlyArray<string>, prefix: stri
   const near = nearestKey(word, known)
   return `unknown command: ${prefix}${terminalSafe(shown)}${near === null ? "" : ` (did you mean ${prefix}${near}?)`}`
 }
+
+/**
+ * The parser's "Received unknown argument: '<arg>'" as the CLI's usage line: an option is named
+ * with the nearest option of its command's help page and where to read them all; a stray word is
+ * named as an argument. The parser has refused already: the help page's options only suggest.
+ */
+export const unknownArgument = (args: ReadonlyArray<string>, arg: string): string => {
+  const words = args.filter((a) => !a.startsWith("-"))
+  const doc = [2, 1].map((n) => COMMANDS.find((c) => c.path === words.slice(0, n).join(" "))).find((c) => c !== undefined)
+  const shown = terminalSafe(arg.length > 40 ? `${arg.slice(0, 40)}…` : arg)
+  if (!arg.startsWith("-")) return `unknown argument: ${shown}${doc === undefined ? "" : ` (groundnote ${doc.path} --help shows its usage)`}`
+  const flags = (doc?.options ?? []).map(([flag]) => flag.split(" ")[0] ?? flag)
+  const near = nearestKey(arg.split("=")[0] ?? arg, flags)
+  return `unknown option ${shown}${near === null ? "" : ` (did you mean ${near}?)`}${doc === undefined ? "" : `: groundnote ${doc.path} --help lists its options`}`
+}

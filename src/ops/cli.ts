@@ -22,7 +22,7 @@ import { apiCommands } from "./cli-api-commands.js"
 import { backup, doctor, restore } from "./cli-backup.js"
 import { exitCodeOf, failureLine, opsCommands } from "./cli-commands.js"
 import { config } from "./cli-config.js"
-import { helpRequest } from "./cli-help.js"
+import { helpRequest, unknownArgument } from "./cli-help.js"
 import type { CliHost } from "./cli-host.js"
 
 const main = Effect.promise(() => import("../main.js"))
@@ -40,6 +40,9 @@ const root = Command.make("groundnote").pipe(Command.withSubcommands([
 
 const cli = Command.run(root, { name: "groundnote", version: VERSION })
 
+/** What @effect/cli prints for a word or option no command takes (cliApp.ts), before it fails. */
+const UNKNOWN_ARGUMENT = /^Received unknown argument: '([\s\S]*)'\s*$/
+
 const asked = helpRequest(process.argv.slice(2))
 if (asked.kind === "help") {
   process.stdout.write(`${asked.text}\n`)
@@ -48,9 +51,21 @@ if (asked.kind === "help") {
   if (asked.text !== "") process.stderr.write(`${asked.text}\n`)
   process.exitCode = 2
 } else {
-  cli(process.argv).pipe(
+  // the parser's "Received unknown argument" is kept back and said as the CLI's usage line
+  let unknown: string | null = null
+  const parsing = Console.consoleWith((console) =>
+    Console.withConsole(cli(process.argv), {
+      ...console,
+      error: (...parts: ReadonlyArray<unknown>) => {
+        const m = parts.length === 1 && typeof parts[0] === "string" ? UNKNOWN_ARGUMENT.exec(parts[0]) : null
+        if (m === null) return console.error(...parts)
+        unknown = m[1] ?? ""
+        return Effect.void
+      }
+    }))
+  parsing.pipe(
     Effect.tapErrorCause((cause) => {
-      const line = failureLine(cause)
+      const line = unknown !== null ? `groundnote: usage: ${unknownArgument(process.argv.slice(2), unknown)}` : failureLine(cause)
       return line === null ? Effect.void : Console.error(line)
     }),
     Effect.provide(NodeContext.layer),

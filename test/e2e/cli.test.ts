@@ -70,6 +70,16 @@ describe("groundnote CLI", () => {
     expect(sub.stderr.toString()).toContain("grants disable")
   })
 
+  it("an unknown option or a stray word is one usage line naming it (and the nearest option): exit 2", () => {
+    const option = spawnSync(process.execPath, [cli, "search", "--scop", "demo", "--text", "x"], { env: cleanEnv() })
+    expect(option.status).toBe(2)
+    expect(option.stdout.toString()).toBe("")
+    expect(option.stderr.toString()).toBe("groundnote: usage: unknown option --scop (did you mean --scope?): groundnote search --help lists its options\n")
+    const word = spawnSync(process.execPath, [cli, "status", "extra"], { env: cleanEnv() })
+    expect(word.status).toBe(2)
+    expect(word.stderr.toString()).toBe("groundnote: usage: unknown argument: extra (groundnote status --help shows its usage)\n")
+  })
+
   it("serve refuses to start with GROUNDNOTE_OPS_PORT set: exit 1 and one line naming the code", () => {
     const { dir, cleanup } = tempDir()
     try {
