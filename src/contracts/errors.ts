@@ -289,7 +289,7 @@ export const graphErrorBody = (e: GraphRefusal): GraphErrorBody => toErrorBody(e
 // Validation issues
 
 /** A key is named with at most QUOTED_VALUE_CHARS characters (a key is foreign text of any length). */
-const keyText = (p: PropertyKey): string => {
+export const keyText = (p: PropertyKey): string => {
   const k = String(p)
   return k.length > QUOTED_VALUE_CHARS ? `${k.slice(0, QUOTED_VALUE_CHARS)}…` : k
 }

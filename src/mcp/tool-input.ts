@@ -9,19 +9,13 @@
  */
 import { JSONSchema, Schema, SchemaAST } from "effect"
 import * as z from "zod"
-import { issueMessage, QUOTED_VALUE_CHARS, schemaIssues } from "../contracts/errors.js"
+import { issueMessage, keyText, schemaIssues } from "../contracts/errors.js"
 import { STRICT } from "../contracts/schemas.js"
 
 const made = new WeakMap<object, z.ZodType>()
 
-/** A key is foreign text of any length: at most QUOTED_VALUE_CHARS of it are named. */
-const keyOf = (p: PropertyKey): string => {
-  const k = String(p)
-  return k.length > QUOTED_VALUE_CHARS ? `${k.slice(0, QUOTED_VALUE_CHARS)}…` : k
-}
-
 const pathOf = (path: ReadonlyArray<PropertyKey>): Array<string | number> =>
-  path.map((p) => (typeof p === "number" ? p : keyOf(p)))
+  path.map((p) => (typeof p === "number" ? p : keyText(p)))
 
 /** The zod schema of an Effect schema (memoised per schema object). */
 export const toolInput = (schema: Schema.Schema.AnyNoContext): z.ZodType => {
@@ -38,7 +32,7 @@ export const toolInput = (schema: Schema.Schema.AnyNoContext): z.ZodType => {
   // any object passes zod; every rule is the Effect schema's
   const zod = z.looseObject({}).superRefine((value, ctx) => {
     if (none) {
-      for (const key of Object.keys(value)) ctx.addIssue({ code: "custom", path: [keyOf(key)], message: "unknown key (remove it)" })
+      for (const key of Object.keys(value)) ctx.addIssue({ code: "custom", path: [keyText(key)], message: "unknown key (remove it)" })
       return
     }
     const decoded = decode(value)

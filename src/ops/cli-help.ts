@@ -338,6 +338,16 @@ export type HelpRequest =
 
 const HELP_FLAGS = new Set(["--help", "-h"])
 
+/** The words of argv (options and their values aside: an option's value is a word too). */
+const wordsOf = (args: ReadonlyArray<string>): Array<string> => args.filter((a) => !a.startsWith("-"))
+
+/** The command its first two words name, else its first word, else none. */
+const commandNamed = (words: ReadonlyArray<string>): CommandDoc | undefined =>
+  [2, 1].map((n) => COMMANDS.find((c) => c.path === words.slice(0, n).join(" "))).find((c) => c !== undefined)
+
+/** A word of argv as a message shows it: at most 40 characters, terminal-safe. */
+const shownWord = (word: string): string => terminalSafe(word.length > 40 ? `${word.slice(0, 40)}…` : word)
+
 /** A word that is neither an option nor the value of one of `valued`. */
 const strayArgument = (args: ReadonlyArray<string>, valued: ReadonlyArray<string>): boolean => {
   for (let i = 0; i < args.length; i++) {
@@ -360,10 +370,9 @@ export const helpRequest = (args: ReadonlyArray<string>): HelpRequest => {
     // a secret given as an argument is never echoed (the parser would quote it)
     return { kind: "usage", text: "", message: "config init takes no arguments: the secrets come from stdin, one line per --credential (never from argv)" }
   }
-  const words = head.filter((a) => !a.startsWith("-"))
-  const find = (n: number): string => words.slice(0, n).join(" ")
-  const command = [2, 1].map(find).map((p) => COMMANDS.find((c) => c.path === p)).find((c) => c !== undefined)
-  const group = GROUPS.find((g) => g.path === find(1))
+  const words = wordsOf(head)
+  const command = commandNamed(words)
+  const group = GROUPS.find((g) => g.path === words[0])
   if (head.some((a) => HELP_FLAGS.has(a))) {
     if (command !== undefined) return { kind: "help", text: commandHelp(command) }
     if (group !== undefined) return { kind: "help", text: groupHelp(group) }
@@ -392,9 +401,8 @@ const TOP_WORDS: ReadonlyArray<string> = [...new Set([...COMMANDS, ...GROUPS].ma
 
 /** "unknown command: grants lst (did you mean grants list?)": the word as given, cut to 40 characters, terminal-safe. */
 const unknownCommand = (word: string, known: ReadonlyArray<string>, prefix: string): string => {
-  const shown = word.length > 40 ? `${word.slice(0, 40)}…` : word
   const near = nearestKey(word, known)
-  return `unknown command: ${prefix}${terminalSafe(shown)}${near === null ? "" : ` (did you mean ${prefix}${near}?)`}`
+  return `unknown command: ${prefix}${shownWord(word)}${near === null ? "" : ` (did you mean ${prefix}${near}?)`}`
 }
 
 /**
@@ -403,9 +411,8 @@ const unknownCommand = (word: string, known: ReadonlyArray<string>, prefix: stri
  * named as an argument. The parser has refused already: the help page's options only suggest.
  */
 export const unknownArgument = (args: ReadonlyArray<string>, arg: string): string => {
-  const words = args.filter((a) => !a.startsWith("-"))
-  const doc = [2, 1].map((n) => COMMANDS.find((c) => c.path === words.slice(0, n).join(" "))).find((c) => c !== undefined)
-  const shown = terminalSafe(arg.length > 40 ? `${arg.slice(0, 40)}…` : arg)
+  const doc = commandNamed(wordsOf(args))
+  const shown = shownWord(arg)
   if (!arg.startsWith("-")) return `unknown argument: ${shown}${doc === undefined ? "" : ` (groundnote ${doc.path} --help shows its usage)`}`
   const flags = (doc?.options ?? []).map(([flag]) => flag.split(" ")[0] ?? flag)
   const near = nearestKey(arg.split("=")[0] ?? arg, flags)
