@@ -9,11 +9,15 @@
  * is asked twice in a run), and the 16-client goals are printed for it too.
  *
  * Each variant starts a service of its own (new worker threads), and its rows are measured after a
- * warm-up of BENCH_LOAD_WARM seconds of the 16-client load (new inputs padded with tabs for
- * "fresh", so the run's own inputs are still new), printed but not counted: a worker's JIT compiles
- * ~1,200 functions over its first ~20 s under this load, on V8's helper threads, which took ~1.4 ms
- * of CPU per search from the two cores the searches share (docs/decisions.md "Search at the speed
- * of the index, session 10").
+ * warm-up of the 16-client load, printed but not counted: a worker's JIT compiles ~1,200 functions
+ * over its first ~20 s under this load, on V8's helper threads, which took ~1.4 ms of CPU per
+ * search from the two cores the searches share (docs/decisions.md "Search at the speed of the
+ * index", sessions 10 and 15). The warm-up runs in windows of WARM_WINDOW_S seconds until the
+ * server's CPU per search stops falling (a window no more than 5 % below the lowest before it:
+ * support.ts settled), BENCH_LOAD_WARM seconds at least and BENCH_LOAD_WARM_MAX at most: on a
+ * slow machine the same seconds answer fewer searches, and after 10 s a new input's search still
+ * cost 40 % more than once settled. "fresh" pads each window's new inputs with a tab and as many
+ * spaces as windows before it, so neither the next window's inputs nor the run's were asked before.
  *
  * The scopes are loaded through /v1 as a client would: one mail source, POST /v1/proposals quoting
  * it, and each proposal confirmed with POST /v1/rules/:id/decision by a person with an approval
@@ -22,7 +26,8 @@
  *
  *   BENCH_LOAD_BIG (10000)  BENCH_LOAD_SMALL (2000)   rules of the two scopes
  *   BENCH_LOAD_SECONDS (20)                           per scenario and variant
- *   BENCH_LOAD_WARM (10)                              the warm-up of each variant, seconds (0: none)
+ *   BENCH_LOAD_WARM (10)                              the warm-up of each variant, seconds at least (0: none)
+ *   BENCH_LOAD_WARM_MAX (60)                          and at most, until it settled (see above)
  *   BENCH_LOAD_DIR                                    keep (or reuse) the loaded data dir there
  *   BENCH_LOAD_POOL (default: the pool's default size)
  */
@@ -43,6 +48,7 @@ import { ReadPool, ReadPoolInThread, readPoolLayer } from "../src/read-pool/pool
 import { LexicalIndex } from "../src/search/lexical/index.js"
 import { type ServiceOverrides, ServicesLive } from "../src/services.js"
 import { AdmissionLive, AdmissionOff } from "../src/transport/admission.js"
+import { settled } from "./support.js"
 import { benchConfig } from "./config.js"
 import type { ProbeJob, ProbeReport, SearchJob, SearchReport } from "./load-client.js"
 
@@ -50,6 +56,9 @@ const BIG = Number(process.env.BENCH_LOAD_BIG ?? 10_000)
 const SMALL = Number(process.env.BENCH_LOAD_SMALL ?? 2_000)
 const SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 20)
 const WARM = Number(process.env.BENCH_LOAD_WARM ?? 10)
+const WARM_MAX = Math.max(WARM, Number(process.env.BENCH_LOAD_WARM_MAX ?? 60))
+/** the warm-up's windows, seconds */
+const WARM_WINDOW_S = 5
 const POOL = process.env.BENCH_LOAD_POOL === undefined ? undefined : Number(process.env.BENCH_LOAD_POOL)
 const APPROVAL_TOKEN = "a".repeat(40)
 const OPS_TOKEN = "o".repeat(40)
@@ -341,9 +350,18 @@ export const loadBench = async (): Promise<void> => {
         }
         const socket = join(dataDir, "ops.sock")
         if (WARM > 0) {
-          // the 16-client load on the big scope, not counted: the workers' JIT warms up (see the top)
-          const w = (await scenario(variant, url, bearer, socket, "big", BIG, 16, WARM, variant === "fresh", "\t")).row
-          console.log(`warm-up, not counted: ${variant}, 16 clients, ${WARM} s: ${w.perSecond.toFixed(1)} searches/s, p99 ${f1(w.p99)} ms, /healthz p99 ${f1(w.healthzP99)} ms`)
+          // the 16-client load on the big scope, not counted, until the server's CPU per search settles (see the top)
+          const costs: Array<number> = []
+          let last: Row | undefined
+          while (costs.length * WARM_WINDOW_S < WARM_MAX && !settled(costs, Math.ceil(WARM / WARM_WINDOW_S))) {
+            const cpu = process.cpuUsage()
+            const w = await scenario(variant, url, bearer, socket, "big", BIG, 16, WARM_WINDOW_S, variant === "fresh", `\t${" ".repeat(costs.length)}`)
+            const used = process.cpuUsage(cpu)
+            costs.push((used.user + used.system) / 1000 / Math.max(1, w.search.ok.length))
+            last = w.row
+          }
+          const how = settled(costs, Math.ceil(WARM / WARM_WINDOW_S)) ? "settled" : "not settled"
+          console.log(`warm-up, not counted: ${variant}, 16 clients, ${costs.length * WARM_WINDOW_S} s (server CPU a search by ${WARM_WINDOW_S} s: ${costs.map((c) => c.toFixed(2)).join(", ")} ms, ${how}); last ${WARM_WINDOW_S} s: ${f1(last?.perSecond ?? Number.NaN)} searches/s, p99 ${f1(last?.p99 ?? Number.NaN)} ms, /healthz p99 ${f1(last?.healthzP99 ?? Number.NaN)} ms`)
         }
         for (const [scope, rules, clients] of [["big", BIG, 16], ["small", SMALL, 200]] as const) {
           if (variant === "fresh" && clients !== 16) continue

@@ -142,6 +142,19 @@ export const timed = <A, E, R>(e: Effect.Effect<A, E, R>): Effect.Effect<number,
   })
 
 /** A goal line: "goal <what>: met|missed (<figures>)". */
+/**
+ * Whether a warm-up has settled: at least `minWindows` windows run, and the cost of the last one
+ * (the server's CPU per answer) no longer below the lowest before it by more than `tolerance`:
+ * the cost stopped falling. A service just started pays for its JIT and its caches in its first
+ * tens of seconds under load (docs/decisions.md, session 15); a bench that measures the steady
+ * state waits for this, up to a limit of its own.
+ */
+export const settled = (costs: ReadonlyArray<number>, minWindows: number, tolerance = 0.05): boolean => {
+  if (costs.length < Math.max(2, minWindows) || !costs.every((c) => Number.isFinite(c) && c > 0)) return false
+  const last = costs[costs.length - 1] as number
+  return last >= (1 - tolerance) * Math.min(...costs.slice(0, -1))
+}
+
 export const goalLine = (what: string, met: boolean, figures: string): string => `goal ${what}: ${met ? "met" : "missed"} (${figures})`
 
 /** A free TCP port on loopback. */
