@@ -339,14 +339,14 @@ export type HelpRequest =
 const HELP_FLAGS = new Set(["--help", "-h"])
 
 /** The words of argv (options and their values aside: an option's value is a word too). */
-const wordsOf = (args: ReadonlyArray<string>): Array<string> => args.filter((a) => !a.startsWith("-"))
+export const wordsOf = (args: ReadonlyArray<string>): Array<string> => args.filter((a) => !a.startsWith("-"))
 
 /** The command its first two words name, else its first word, else none. */
-const commandNamed = (words: ReadonlyArray<string>): CommandDoc | undefined =>
+export const commandNamed = (words: ReadonlyArray<string>): CommandDoc | undefined =>
   [2, 1].map((n) => COMMANDS.find((c) => c.path === words.slice(0, n).join(" "))).find((c) => c !== undefined)
 
 /** A word of argv as a message shows it: at most 40 characters, terminal-safe. */
-const shownWord = (word: string): string => terminalSafe(word.length > 40 ? `${word.slice(0, 40)}…` : word)
+export const shownWord = (word: string): string => terminalSafe(word.length > 40 ? `${word.slice(0, 40)}…` : word)
 
 /** A word that is neither an option nor the value of one of `valued`. */
 const strayArgument = (args: ReadonlyArray<string>, valued: ReadonlyArray<string>): boolean => {
@@ -403,18 +403,4 @@ const TOP_WORDS: ReadonlyArray<string> = [...new Set([...COMMANDS, ...GROUPS].ma
 const unknownCommand = (word: string, known: ReadonlyArray<string>, prefix: string): string => {
   const near = nearestKey(word, known)
   return `unknown command: ${prefix}${shownWord(word)}${near === null ? "" : ` (did you mean ${prefix}${near}?)`}`
-}
-
-/**
- * The parser's "Received unknown argument: '<arg>'" as the CLI's usage line: an option is named
- * with the nearest option of its command's help page and where to read them all; a stray word is
- * named as an argument. The parser has refused already: the help page's options only suggest.
- */
-export const unknownArgument = (args: ReadonlyArray<string>, arg: string): string => {
-  const doc = commandNamed(wordsOf(args))
-  const shown = shownWord(arg)
-  if (!arg.startsWith("-")) return `unknown argument: ${shown}${doc === undefined ? "" : ` (groundnote ${doc.path} --help shows its usage)`}`
-  const flags = (doc?.options ?? []).map(([flag]) => flag.split(" ")[0] ?? flag)
-  const near = nearestKey(arg.split("=")[0] ?? arg, flags)
-  return `unknown option ${shown}${near === null ? "" : ` (did you mean ${near}?)`}${doc === undefined ? "" : `: groundnote ${doc.path} --help lists its options`}`
 }

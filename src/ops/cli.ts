@@ -11,7 +11,8 @@
  *                     dynamic import of src/ops/**, ../main.js, brings the service and the CLI
  *                     host (cli-host.ts)
  *
- * --help is ours (cli-help.ts): plain text, one example per command.
+ * --help is ours (cli-help.ts): plain text, one example per command. What the parser says when it
+ * refuses the arguments is said in the CLI's words (cli-usage.ts): `groundnote: usage: …`, exit 2.
  */
 import { Command, Options } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
@@ -22,8 +23,9 @@ import { apiCommands } from "./cli-api-commands.js"
 import { backup, doctor, restore } from "./cli-backup.js"
 import { exitCodeOf, failureLine, opsCommands } from "./cli-commands.js"
 import { config } from "./cli-config.js"
-import { helpRequest, unknownArgument } from "./cli-help.js"
+import { helpRequest } from "./cli-help.js"
 import type { CliHost } from "./cli-host.js"
+import { parserUsage } from "./cli-usage.js"
 
 const main = Effect.promise(() => import("../main.js"))
 const host: Effect.Effect<CliHost> = Effect.map(main, (m) => m.cliHost)
@@ -40,9 +42,6 @@ const root = Command.make("groundnote").pipe(Command.withSubcommands([
 
 const cli = Command.run(root, { name: "groundnote", version: VERSION })
 
-/** What @effect/cli prints for a word or option no command takes (cliApp.ts), before it fails. */
-const UNKNOWN_ARGUMENT = /^Received unknown argument: '([\s\S]*)'\s*$/
-
 const asked = helpRequest(process.argv.slice(2))
 if (asked.kind === "help") {
   process.stdout.write(`${asked.text}\n`)
@@ -51,22 +50,22 @@ if (asked.kind === "help") {
   if (asked.text !== "") process.stderr.write(`${asked.text}\n`)
   process.exitCode = 2
 } else {
-  // the parser's "Received unknown argument" is kept back and said as the CLI's usage line
-  let unknown: string | null = null
+  // the parser's own sentences are kept back and said as the CLI's usage lines (cli-usage.ts)
+  const usage: Array<string> = []
   const parsing = Console.consoleWith((console) =>
     Console.withConsole(cli(process.argv), {
       ...console,
       error: (...parts: ReadonlyArray<unknown>) => {
-        const m = parts.length === 1 && typeof parts[0] === "string" ? UNKNOWN_ARGUMENT.exec(parts[0]) : null
-        if (m === null) return console.error(...parts)
-        unknown = m[1] ?? ""
+        const lines = parts.length === 1 && typeof parts[0] === "string" ? parserUsage(process.argv.slice(2), parts[0]) : null
+        if (lines === null) return console.error(...parts)
+        usage.push(...lines)
         return Effect.void
       }
     }))
   parsing.pipe(
     Effect.tapErrorCause((cause) => {
-      const line = unknown !== null ? `groundnote: usage: ${unknownArgument(process.argv.slice(2), unknown)}` : failureLine(cause)
-      return line === null ? Effect.void : Console.error(line)
+      const lines = usage.length > 0 ? usage : [failureLine(cause)].filter((l) => l !== null)
+      return lines.length === 0 ? Effect.void : Console.error(lines.join("\n"))
     }),
     Effect.provide(NodeContext.layer),
     NodeRuntime.runMain({

@@ -80,6 +80,28 @@ describe("groundnote CLI", () => {
     expect(word.stderr.toString()).toBe("groundnote: usage: unknown argument: extra (groundnote status --help shows its usage)\n")
   })
 
+  it("the parser's other refusals are usage lines in the CLI's words, naming the option and the help page: exit 2", () => {
+    const run = (...args: Array<string>) => spawnSync(process.execPath, [cli, ...args], { env: cleanEnv() })
+    const integer = run("search", "--scope", "demo", "--limit", "abc", "--text", "x")
+    expect(integer.status).toBe(2)
+    expect(integer.stdout.toString()).toBe("")
+    expect(integer.stderr.toString()).toBe("groundnote: usage: --limit: abc is not an integer (groundnote search --help shows its usage)\n")
+    const several = run("grants", "create", "--right", "rea", "--auth", "bearer")
+    expect(several.status).toBe(2)
+    expect(several.stderr.toString()).toBe([
+      "groundnote: usage: missing option --kind",
+      "groundnote: usage: missing option --scope",
+      "groundnote: usage: --right: rea is not one of read, propose, decide (did you mean read?) (groundnote grants create --help shows its usage)",
+      ""
+    ].join("\n"))
+    const twice = run("search", "--scope", "demo", "--text", "x", "--limit", "5", "--limit", "6")
+    expect(twice.status).toBe(2)
+    expect(twice.stderr.toString()).toBe("groundnote: usage: --limit is given more than once (groundnote search --help shows its usage)\n")
+    const value = run("restore", "--to")
+    expect(value.status).toBe(2)
+    expect(value.stderr.toString()).toBe("groundnote: usage: --to needs a value (groundnote restore --help shows its usage)\n")
+  })
+
   it("serve refuses to start with GROUNDNOTE_OPS_PORT set: exit 1 and one line naming the code", () => {
     const { dir, cleanup } = tempDir()
     try {

@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
-import { COMMANDS, commandHelp, GROUPS, groupHelp, helpRequest, rootHelp, unknownArgument } from "../../src/ops/cli-help.js"
+import { COMMANDS, commandHelp, GROUPS, groupHelp, helpRequest, rootHelp } from "../../src/ops/cli-help.js"
 
 const GAPS_COMMANDS = [
   "serve", "version", "config show", "config path", "config init", "status", "scope create",
@@ -82,14 +82,6 @@ describe("help", () => {
     // (config init takes no arguments at all: the secrets come from stdin)
     for (const doc of COMMANDS.filter((c) => c.path !== "config init")) expect(helpRequest([...doc.path.split(" "), "--scope", "demo", "x"]), doc.path).toEqual({ kind: "none" })
     expect(helpRequest(["backup", "--json", "run"])).toEqual({ kind: "none" })
-  })
-
-  it("the parser's unknown argument is named with the nearest option of the command's page", () => {
-    expect(unknownArgument(["search", "--scop", "demo"], "--scop")).toBe("unknown option --scop (did you mean --scope?): groundnote search --help lists its options")
-    expect(unknownArgument(["backup", "probe", "--jsn"], "--jsn")).toBe("unknown option --jsn (did you mean --json?): groundnote backup probe --help lists its options")
-    expect(unknownArgument(["search", "--frobnicate=1"], "--frobnicate=1")).toBe("unknown option --frobnicate=1: groundnote search --help lists its options")
-    expect(unknownArgument(["status", "extra"], "extra")).toBe("unknown argument: extra (groundnote status --help shows its usage)")
-    expect(unknownArgument(["status", "--x\u001b[2J"], "--x\u001b[2J")).toBe("unknown option --x\\u001b[2J: groundnote status --help lists its options")
   })
 
   it("docs/cli.md documents every command", () => {
