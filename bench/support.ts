@@ -141,7 +141,6 @@ export const timed = <A, E, R>(e: Effect.Effect<A, E, R>): Effect.Effect<number,
     return performance.now() - t0
   })
 
-/** A goal line: "goal <what>: met|missed (<figures>)". */
 /**
  * Whether a warm-up has settled: at least `minWindows` windows run, and the cost of the last one
  * (the server's CPU per answer) no longer below the lowest before it by more than `tolerance`:
@@ -155,6 +154,7 @@ export const settled = (costs: ReadonlyArray<number>, minWindows: number, tolera
   return last >= (1 - tolerance) * Math.min(...costs.slice(0, -1))
 }
 
+/** A goal line: "goal <what>: met|missed (<figures>)". */
 export const goalLine = (what: string, met: boolean, figures: string): string => `goal ${what}: ${met ? "met" : "missed"} (${figures})`
 
 /** A free TCP port on loopback. */

@@ -28,16 +28,17 @@ export const unknownArgument = (args: ReadonlyArray<string>, arg: string): strin
   return `unknown option ${shown}${near === null ? "" : ` (did you mean ${near}?)`}${doc === undefined ? "" : `: groundnote ${doc.path} --help lists its options`}`
 }
 
-/** The option `value` was given to in argv ("--limit abc" or "--limit=abc"), if argv shows one. */
+/** The option `value` was given to in argv ("--limit abc" or "--limit=abc"), if argv shows exactly one. */
 const optionOf = (args: ReadonlyArray<string>, value: string): string | undefined => {
+  const options = new Set<string>()
   for (let i = 0; i < args.length; i++) {
     const a = args[i] ?? ""
     const eq = a.indexOf("=")
-    if (a.startsWith("-") && eq > 0 && a.slice(eq + 1) === value) return a.slice(0, eq)
     const before = args[i - 1] ?? ""
-    if (a === value && before.startsWith("-") && !before.includes("=")) return before
+    if (a.startsWith("-") && eq > 0 && a.slice(eq + 1) === value) options.add(a.slice(0, eq))
+    else if (a === value && before.startsWith("-") && !before.includes("=")) options.add(before)
   }
-  return undefined
+  return options.size === 1 ? shownWord([...options][0] as string) : undefined
 }
 
 /** The options whose value in argv is not one of `choices` but near one: "--right: 'rea' … (did you mean read?)". */
@@ -50,7 +51,7 @@ const choiceProblem = (args: ReadonlyArray<string>, list: string): string => {
     const [flag, value] = a.startsWith("-") && eq > 0 ? [a.slice(0, eq), a.slice(eq + 1)] : [args[i - 1] ?? "", a]
     if (!flag.startsWith("-") || value.startsWith("-") || choices.includes(value)) continue
     const nearest = nearestKey(value, choices)
-    if (nearest !== null) near.push(`${flag}: ${shownWord(value)} is not one of ${choices.join(", ")} (did you mean ${nearest}?)`)
+    if (nearest !== null) near.push(`${shownWord(flag)}: ${shownWord(value)} is not one of ${choices.join(", ")} (did you mean ${nearest}?)`)
   }
   return near.length === 1 ? near[0] as string : `expected one of ${choices.join(", ")}`
 }

@@ -40,6 +40,13 @@ describe("the parser's refusals in the CLI's words", () => {
       .toEqual(["groundnote: usage: --limit: 1\\u001b[2J is not an integer (groundnote search --help shows its usage)"])
   })
 
+  it("a value two options were given names neither; an option from argv is shown terminal-safe", () => {
+    expect(parserUsage(["search", "--text", "abc", "--limit", "abc"], "'abc' is not a integer\n"))
+      .toEqual(["groundnote: usage: abc is not an integer (groundnote search --help shows its usage)"])
+    expect(parserUsage(["search", "--li\u001b[2Jmit=abc"], "'abc' is not a integer\n"))
+      .toEqual(["groundnote: usage: --li\\u001b[2Jmit: abc is not an integer (groundnote search --help shows its usage)"])
+  })
+
   it("a text that is not only the parser's sentences is not held back", () => {
     expect(parserUsage(["status"], "groundnote: ops-socket-unavailable: no service")).toBeNull()
     expect(parserUsage(["status"], "Expected to find option: '--kind'\n\nsomething else\n")).toBeNull()
