@@ -352,15 +352,16 @@ export const loadBench = async (): Promise<void> => {
         if (WARM > 0) {
           // the 16-client load on the big scope, not counted, until the server's CPU per search settles (see the top)
           const costs: Array<number> = []
+          const windows = Math.ceil(WARM / WARM_WINDOW_S)
           let last: Row | undefined
-          while (costs.length * WARM_WINDOW_S < WARM_MAX && !settled(costs, Math.ceil(WARM / WARM_WINDOW_S))) {
+          while (costs.length * WARM_WINDOW_S < WARM_MAX && !settled(costs, windows)) {
             const cpu = process.cpuUsage()
             const w = await scenario(variant, url, bearer, socket, "big", BIG, 16, WARM_WINDOW_S, variant === "fresh", `\t${" ".repeat(costs.length)}`)
             const used = process.cpuUsage(cpu)
             costs.push((used.user + used.system) / 1000 / Math.max(1, w.search.ok.length))
             last = w.row
           }
-          const how = settled(costs, Math.ceil(WARM / WARM_WINDOW_S)) ? "settled" : "not settled"
+          const how = settled(costs, windows) ? "settled" : "not settled"
           console.log(`warm-up, not counted: ${variant}, 16 clients, ${costs.length * WARM_WINDOW_S} s (server CPU a search by ${WARM_WINDOW_S} s: ${costs.map((c) => c.toFixed(2)).join(", ")} ms, ${how}); last ${WARM_WINDOW_S} s: ${f1(last?.perSecond ?? Number.NaN)} searches/s, p99 ${f1(last?.p99 ?? Number.NaN)} ms, /healthz p99 ${f1(last?.healthzP99 ?? Number.NaN)} ms`)
         }
         for (const [scope, rules, clients] of [["big", BIG, 16], ["small", SMALL, 200]] as const) {

@@ -7,7 +7,10 @@
  * back (it may be a command's own line), so nothing the parser says is lost.
  */
 import { nearestKey } from "../contracts/nearest.js"
-import { commandNamed, shownWord, wordsOf } from "./cli-help.js"
+import { type CommandDoc, commandNamed, shownWord, wordsOf } from "./cli-help.js"
+
+/** " (groundnote <command> --help shows its usage)", or nothing when argv names no command. */
+const helpPage = (doc: CommandDoc | undefined): string => doc === undefined ? "" : ` (groundnote ${doc.path} --help shows its usage)`
 
 /**
  * The parser's "Received unknown argument: '<arg>'" as the CLI's usage line: an option is named
@@ -18,41 +21,40 @@ import { commandNamed, shownWord, wordsOf } from "./cli-help.js"
 export const unknownArgument = (args: ReadonlyArray<string>, arg: string): string => {
   const doc = commandNamed(wordsOf(args))
   const shown = shownWord(arg)
-  if (!arg.startsWith("-")) return `unknown argument: ${shown}${doc === undefined ? "" : ` (groundnote ${doc.path} --help shows its usage)`}`
+  if (!arg.startsWith("-")) return `unknown argument: ${shown}${helpPage(doc)}`
   const flags = (doc?.options ?? []).map(([flag]) => flag.split(" ")[0] ?? flag)
   const flag = arg.split("=")[0] ?? arg
-  if (flags.includes(flag) && args.filter((a) => a === flag || a.startsWith(`${flag}=`)).length > 1) {
-    return `${flag} is given more than once${doc === undefined ? "" : ` (groundnote ${doc.path} --help shows its usage)`}`
-  }
+  if (flags.includes(flag) && args.filter((a) => a === flag || a.startsWith(`${flag}=`)).length > 1) return `${flag} is given more than once${helpPage(doc)}`
   const near = nearestKey(flag, flags)
   return `unknown option ${shown}${near === null ? "" : ` (did you mean ${near}?)`}${doc === undefined ? "" : `: groundnote ${doc.path} --help lists its options`}`
 }
 
-/** The option `value` was given to in argv ("--limit abc" or "--limit=abc"), if argv shows exactly one. */
-const optionOf = (args: ReadonlyArray<string>, value: string): string | undefined => {
-  const options = new Set<string>()
+/** Every option given a value in argv, as [option, value]: "--limit=abc" or "--limit abc". */
+const optionValues = (args: ReadonlyArray<string>): Array<readonly [string, string]> => {
+  const pairs: Array<readonly [string, string]> = []
   for (let i = 0; i < args.length; i++) {
     const a = args[i] ?? ""
-    const eq = a.indexOf("=")
     const before = args[i - 1] ?? ""
-    if (a.startsWith("-") && eq > 0 && a.slice(eq + 1) === value) options.add(a.slice(0, eq))
-    else if (a === value && before.startsWith("-") && !before.includes("=")) options.add(before)
+    const eq = a.indexOf("=")
+    if (a.startsWith("-") && eq > 0) pairs.push([a.slice(0, eq), a.slice(eq + 1)])
+    else if (!a.startsWith("-") && before.startsWith("-") && !before.includes("=")) pairs.push([before, a])
   }
+  return pairs
+}
+
+/** The option `value` was given to in argv, if argv shows exactly one (terminal-safe). */
+const optionOf = (args: ReadonlyArray<string>, value: string): string | undefined => {
+  const options = new Set(optionValues(args).filter(([, v]) => v === value).map(([o]) => o))
   return options.size === 1 ? shownWord([...options][0] as string) : undefined
 }
 
-/** The options whose value in argv is not one of `choices` but near one: "--right: 'rea' … (did you mean read?)". */
+/** The option whose value in argv is not one of `choices` but near one: "--right: rea … (did you mean read?)". */
 const choiceProblem = (args: ReadonlyArray<string>, list: string): string => {
   const choices = list.split(",").map((c) => c.trim()).filter((c) => c !== "")
-  const near: Array<string> = []
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i] ?? ""
-    const eq = a.indexOf("=")
-    const [flag, value] = a.startsWith("-") && eq > 0 ? [a.slice(0, eq), a.slice(eq + 1)] : [args[i - 1] ?? "", a]
-    if (!flag.startsWith("-") || value.startsWith("-") || choices.includes(value)) continue
+  const near = optionValues(args).filter(([, v]) => !choices.includes(v)).flatMap(([flag, value]) => {
     const nearest = nearestKey(value, choices)
-    if (nearest !== null) near.push(`${shownWord(flag)}: ${shownWord(value)} is not one of ${choices.join(", ")} (did you mean ${nearest}?)`)
-  }
+    return nearest === null ? [] : [`${shownWord(flag)}: ${shownWord(value)} is not one of ${choices.join(", ")} (did you mean ${nearest}?)`]
+  })
   return near.length === 1 ? near[0] as string : `expected one of ${choices.join(", ")}`
 }
 
@@ -97,7 +99,6 @@ export const parserUsage = (args: ReadonlyArray<string>, text: string): Readonly
     if (said === undefined || said === null) return null
     problems.push(said)
   }
-  const doc = commandNamed(wordsOf(args))
-  const where = doc === undefined ? "" : ` (groundnote ${doc.path} --help shows its usage)`
+  const where = helpPage(commandNamed(wordsOf(args)))
   return problems.map((p, i) => `groundnote: usage: ${p}${i === problems.length - 1 ? where : ""}`)
 }
