@@ -45,6 +45,7 @@ export interface IntakeResult {
 export const proposalTexts = (req: ProposalRequest): Array<SecretField> => [
   { field: "statement", text: req.statement },
   { field: "source.quote", text: req.source.quote },
+  ...(typeof req.source.link === "string" ? [{ field: "source.link", text: req.source.link }] : []),
   ...req.keywords.map((text, i) => ({ field: `keywords[${i}]`, text })),
   ...(req.speaker === null ? [] : [{ field: "speaker", text: req.speaker }]),
   ...req.relations.flatMap((r, i) => [

@@ -323,6 +323,19 @@ describe("the secret scan (invariant 12)", () => {
     }
   })
 
+  it("a secret in the proposal's source.link is refused like one in its texts, with only secret_finding rows", async () => {
+    const config = await setup("autonomous")
+    const token = `ghp_${"A1b2C3d4E5".repeat(4)}`
+    const req = quoting(PLAIN[1], { source: { kind: "manual", quote: "in my own words", link: `https://git.acme.example/raw/prices?token=${token}` } })
+    expect(proposalTexts(req).map((f) => f.field)).toEqual(["statement", "source.quote", "source.link"])
+    const before = await run(config, Effect.flatMap(sqlOf("sales"), allRows))
+    const e = await runFail(config, intake(req, feeder))
+    expect(e).toMatchObject({ code: "secret-detected", findings: [{ field: "source.link", kind: "github-token" }] })
+    expect(JSON.stringify(e)).not.toContain(token)
+    const added = addedRows(before, await run(config, Effect.flatMap(sqlOf("sales"), allRows)))
+    expect(Object.keys(added)).toEqual(["secret_finding"])
+  })
+
   it("the secret scan comes before the other checks: an unknown source with a secret is secret-detected", async () => {
     const config = await setup("manual")
     const e = await runFail(config, intake(quoting(PLAIN[1], {
