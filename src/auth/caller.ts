@@ -43,8 +43,8 @@ export interface CallerCheck {
 
 /**
  * Step 1 for one request. A JWKS that cannot be fetched is JwksUnavailable (500 internal, never
- * 401). On mcp a service bearer that names an active grant is a service on a person channel
- * (403), like an Access service token.
+ * 401). On mcp and approval a service bearer that names an active grant is a service on a person
+ * channel (403 channel-not-allowed, as §4.4 says of the export), like an Access service token.
  */
 export const checkCaller = (
   request: HttpServerRequest.HttpServerRequest,
@@ -57,12 +57,12 @@ export const checkCaller = (
     const identity = yield* Effect.either(authenticate(request, channel, config))
     if (identity._tag === "Left") {
       const e = identity.left
-      if (e._tag === "Unauthorized" && channel === "mcp") {
+      if (e._tag === "Unauthorized" && !CHANNEL_KINDS[channel].includes("service")) {
         const bearer = /^Bearer (\S+)$/.exec(request.headers.authorization ?? "")?.[1]
         if (bearer !== undefined && BEARER_RE.test(bearer) && request.headers["cf-access-jwt-assertion"] === undefined) {
           const service = yield* ops.findActiveGrant("bearer", hashBearer(bearer)).pipe(Effect.orDie)
           if (Option.isSome(service)) {
-            return yield* new ChannelNotAllowed({ message: "a service cannot use the mcp channel", reason: "service on mcp", grantId: service.value.id })
+            return yield* new ChannelNotAllowed({ message: `a service cannot use the ${channel} channel`, reason: `service on ${channel}`, grantId: service.value.id })
           }
         }
       }

@@ -84,9 +84,10 @@ describe("step 1: credential → grant", () => {
     expect((await req("GET", "/v1/status", { token: DEV_API })).json()).toMatchObject({ grant: { id: "person:1", kind: "person" } })
     expect((await req("GET", "/v1/status", { token: tokens.feeder })).json()).toMatchObject({ grant: { id: "service:2", kind: "service" } })
   })
-  it("a service cannot use the approval channel: it has no credential there (401)", async () => {
+  it("a service cannot use the approval channel: its bearer there is 403 channel-not-allowed", async () => {
     const r = await req("POST", "/v1/rules/sales-0001/decision", { token: tokens.feeder, body: { decision: "confirm", version: 1 } })
-    expect(r.status).toBe(401)
+    expect(r.status).toBe(403)
+    expect(r.json()).toMatchObject({ error: "channel-not-allowed" })
   })
 })
 
@@ -243,6 +244,15 @@ describe("approval session, CSRF and the decision route", () => {
     const bytes = new Uint8Array(await r.arrayBuffer())
     expect([bytes[0], bytes[1]]).toEqual([0x1f, 0x8b])
     expect((await req("GET", "/v1/export/sales", { token: DEV_API })).status).toBe(401)
+  })
+  it("a service's bearer on the approval channel is 403 channel-not-allowed (§4.4: services get 403); an unknown one 401", async () => {
+    for (const [method, path] of [["GET", "/v1/export/sales"], ["GET", "/v1/rejected?scope=sales"], ["POST", "/v1/rules/sales-0001/decision"]] as const) {
+      const r = await req(method, path, { token: tokens.feeder, ...(method === "POST" ? { body: { decision: "review", version: 2 } } : {}) })
+      expect(r.status, path).toBe(403)
+      expect(r.json(), path).toMatchObject({ error: "channel-not-allowed" })
+      const unknown = await req(method, path, { token: `gn_${"x".repeat(43)}`, ...(method === "POST" ? { body: { decision: "review", version: 2 } } : {}) })
+      expect(unknown.status, path).toBe(401)
+    }
   })
   it("logout needs the csrf token too", async () => {
     expect((await req("POST", "/approval/logout", { headers: { cookie, origin: "http://127.0.0.1:8787" } })).status).toBe(403)
