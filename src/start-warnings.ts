@@ -14,10 +14,12 @@ export const notReadyWarning = (o: {
   readonly dataDir: string
   readonly configured: ReadonlyArray<string>
   readonly created: ReadonlyArray<string>
+  /** scopes locked at start (a lost file: its own error line says to restore it, not to create it) */
+  readonly locked?: ReadonlyArray<string>
   readonly activeGrants: number
 }): string | null => {
-  const missingScopes = o.configured.filter((s) => !o.created.includes(s))
-  const noScope = o.created.length === 0
+  const missingScopes = o.configured.filter((s) => !o.created.includes(s) && !(o.locked ?? []).includes(s))
+  const noScope = o.created.length === 0 && missingScopes.length > 0
   const noGrant = o.activeGrants === 0
   if (!noScope && !noGrant) return null
   const example = o.created[0] ?? o.configured[0] ?? "<scope>"
@@ -45,6 +47,7 @@ export const warnWhenNotReady = (config: AppConfigShape) =>
       dataDir: config.env.dataDir,
       configured: states.map((s) => s.scope),
       created: states.filter((s) => s.created).map((s) => s.scope),
+      locked: states.filter((s) => s.locked).map((s) => s.scope),
       activeGrants: grants.filter((g) => g.active).length
     })
     if (text !== null) yield* Effect.logWarning(text)

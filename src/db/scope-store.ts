@@ -61,6 +61,30 @@ export class ScopeStore extends Effect.Service<ScopeStore>()("Groundnote/ScopeSt
       }
     }
 
+    /**
+     * Why a configured scope without a file is locked, or null when it was never written: a file
+     * ops.sqlite remembers rule versions of is lost (§4.3: the file must exist; invariant 7), not
+     * new, and `scope create` refuses it.
+     */
+    const lostReason = (scope: string): Effect.Effect<string | null> =>
+      Effect.map(Effect.orDie(ops.getBackupState(scope)), (state) =>
+        Option.isSome(state) && state.value.version_count > 0
+          ? `file missing: ops.sqlite remembers ${state.value.version_count} rule versions; restore the file (groundnote restore, docs/backup.md)`
+          : null)
+
+    const markLocked = (scope: string, reason: string) =>
+      Effect.gen(function*() {
+        locks.set(scope, reason)
+        yield* Effect.logError("scope locked").pipe(Effect.annotateLogs({ scope, reason }))
+      })
+
+    // at start, so the log line, `groundnote status` and doctor say it before the first request
+    for (const scope of configured) {
+      if (existsSync(scopeFile(dataDir, scope))) continue
+      const reason = yield* lostReason(scope)
+      if (reason !== null) yield* markLocked(scope, reason)
+    }
+
     const countVersions = (sql: SqlClient) =>
       Effect.map(sql<{ n: number }>`SELECT count(*) AS n FROM rule_version`, (rows) => rows[0]?.n ?? 0)
 
@@ -116,8 +140,7 @@ export class ScopeStore extends Effect.Service<ScopeStore>()("Groundnote/ScopeSt
 
     const lock = (scope: string, reason: string) =>
       Effect.gen(function*() {
-        locks.set(scope, reason)
-        yield* Effect.logError("scope locked").pipe(Effect.annotateLogs({ scope, reason }))
+        yield* markLocked(scope, reason)
         return yield* new ScopeLocked({ scope, message: LOCKED_MESSAGE })
       })
 
@@ -132,8 +155,11 @@ export class ScopeStore extends Effect.Service<ScopeStore>()("Groundnote/ScopeSt
           if (locks.has(scope)) return yield* new ScopeLocked({ scope, message: LOCKED_MESSAGE })
           if (!configured.includes(scope)) return yield* new ScopeLocked({ scope, message: "not a configured scope" })
           const file = scopeFile(dataDir, scope)
-          // A configured scope without a file is 503 but not locked: `groundnote scope create` makes it.
+          // A configured scope without a file is 503 but not locked: `groundnote scope create` makes
+          // it. One whose file ops.sqlite remembers rule versions of is lost: locked.
           if (!existsSync(file)) {
+            const lost = yield* lostReason(scope)
+            if (lost !== null) return yield* lock(scope, lost)
             return yield* new ScopeLocked({ scope, message: "this scope has no file yet; create it with groundnote scope create" })
           }
           const exit = yield* Effect.exit(checkAndOpen(scope, file))

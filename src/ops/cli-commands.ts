@@ -75,7 +75,7 @@ export const renderStatus = (s: StatusView): string => {
     "scopes:"
   ]
   for (const sc of s.scopes) {
-    if (!sc.created) {
+    if (!sc.created && !sc.locked) {
       lines.push(`  ${sc.scope}: no file yet (groundnote scope create ${sc.scope})`)
       continue
     }

@@ -166,6 +166,38 @@ describe("the open check locks a scope (§4.3)", () => {
     }))
   })
 
+  it("a lost file that ops.sqlite remembers rule versions of is locked from the start: error line, status, 503", async () => {
+    cleanupScopeFile("sales")
+    const logs = captureLogs()
+    await run(config, Effect.gen(function*() {
+      const states = yield* Effect.flatMap(ScopeStore, (s) => s.states)
+      expect(states.find((x) => x.scope === "sales")).toEqual({
+        scope: "sales", created: false, locked: true,
+        lock_reason: "file missing: ops.sqlite remembers 1 rule versions; restore the file (groundnote restore, docs/backup.md)"
+      })
+      const e = yield* Effect.flip(use("sales"))
+      expect(e).toMatchObject({ _tag: "ScopeLocked", scope: "sales" })
+      expect(e.message).toBe("this scope is locked; an operator must check its file (see the process log)")
+      // a scope never written is not lost: it waits for `scope create`
+      expect(states.find((x) => x.scope === "ops")).toEqual({ scope: "ops", created: false, locked: false, lock_reason: null })
+      expect((yield* Effect.flip(use("ops"))).message).toContain("groundnote scope create")
+    }), logs.layer)
+    const locked = logs.lines.filter((l) => l.message === "scope locked")
+    expect(locked.map((l) => [l.level, l.annotations.scope])).toEqual([["ERROR", "sales"]])
+    expect(existsSync(scopeFile(dir, "sales"))).toBe(false)
+  })
+
+  it("a file lost while the service runs, before its first use, locks the scope on that use", async () => {
+    const logs = captureLogs()
+    await run(config, Effect.gen(function*() {
+      cleanupScopeFile("sales")
+      expect(yield* Effect.flip(use("sales"))).toMatchObject({ _tag: "ScopeLocked", message: "this scope is locked; an operator must check its file (see the process log)" })
+      const states = yield* Effect.flatMap(ScopeStore, (s) => s.states)
+      expect(states.find((x) => x.scope === "sales")).toMatchObject({ created: false, locked: true })
+    }), logs.layer)
+    expect(logs.lines.filter((l) => l.message === "scope locked").map((l) => l.annotations.scope)).toEqual(["sales"])
+  })
+
   it("a file copied back from an older state locks the scope until restart", async () => {
     const old = join(dir, "old.sqlite")
     copyFileSync(scopeFile(dir, "sales"), old)

@@ -109,6 +109,11 @@ describe("serve without a scope file or a grant", () => {
     const noScope = notReadyWarning({ dataDir: "/d", configured: ["sales"], created: [], activeGrants: 2 }) ?? ""
     expect(noScope).toContain("npx groundnote scope create sales")
     expect(noScope).not.toContain("grants create")
+    // a lost file is locked (its error line says restore): never "scope create", which refuses it
+    expect(notReadyWarning({ dataDir: "/d", configured: ["sales"], created: [], locked: ["sales"], activeGrants: 2 })).toBeNull()
+    const lostAndNew = notReadyWarning({ dataDir: "/d", configured: ["sales", "ops"], created: [], locked: ["sales"], activeGrants: 2 }) ?? ""
+    expect(lostAndNew).toContain("npx groundnote scope create ops")
+    expect(lostAndNew).not.toContain("scope create sales")
   })
 })
 

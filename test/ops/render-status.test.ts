@@ -19,6 +19,19 @@ describe("renderStatus", () => {
     expect(text).toContain("  sales: 9 of 12 rule versions embedded, 3 pending (catching-up)")
     expect(text).toContain("stage c: 1.50 USD spent this month")
   })
+  it("a lost file is LOCKED with its reason, a scope never created says how to create it", () => {
+    const scope = base.scopes[0]
+    const text = renderStatus({
+      ...base,
+      scopes: [
+        { ...scope, created: false, locked: true, lock_reason: "file missing: ops.sqlite remembers 12 rule versions; restore the file (groundnote restore, docs/backup.md)" },
+        { ...scope, scope: "hr", created: false, version_count: null }
+      ]
+    })
+    expect(text).toContain("  sales: LOCKED (file missing: ops.sqlite remembers 12 rule versions; restore the file (groundnote restore, docs/backup.md)), 12 rule versions remembered;")
+    expect(text).not.toContain("scope create sales")
+    expect(text).toContain("  hr: no file yet (groundnote scope create hr)")
+  })
   it("says nothing of stage b when it is off, nor of stage c without spend", () => {
     const text = renderStatus({ ...base, semantic: null, usage: { reranker_month_usd: 0 } })
     expect(text).not.toContain("stage b")
