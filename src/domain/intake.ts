@@ -98,7 +98,7 @@ const repeatAnswer = (sql: SqlClient, ruleId: string, publicUrl: string, today: 
       approval_url: approvalUrl(publicUrl, ruleId),
       adoption: facts.adoption,
       valid: validity(status, cur.valid_from, cur.valid_until, today),
-      marking: status === "confirmed" && facts.adoption.kind === "auto" ? "auto-adopted" : "unconfirmed",
+      marking: status !== "confirmed" ? "unconfirmed" : facts.adoption.kind === "auto" ? "auto-adopted" : "human-confirmed",
       reasons: classified[0] === undefined ? [] : JSON.parse(classified[0].reasons) as Array<string>
     }
     return created

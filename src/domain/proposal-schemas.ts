@@ -58,8 +58,8 @@ export const Validity = Schema.Struct({ from: Day, until: Schema.NullOr(Day), in
 /**
  * The answer of a proposal (architecture.md §6.3, slice A): status proposed, or confirmed when
  * the policy adopted it in the same transaction; adoption (who confirmed it: the policy with its
- * ruleset, or a person — for a proposal: a person decides), valid, marking (auto-adopted or
- * unconfirmed) and the reasons of the classification (why it was adopted or waits for a person).
+ * ruleset, or a person — for a proposal: a person decides), valid, marking (auto-adopted,
+ * unconfirmed, or human-confirmed for an identical repeat of a rule a person confirmed) and the reasons of the classification (why it was adopted or waits for a person).
  */
 export const ProposalCreated = Schema.Struct({
   ref: RuleRef,
@@ -69,7 +69,7 @@ export const ProposalCreated = Schema.Struct({
   approval_url: Schema.String,
   adoption: Adoption,
   valid: Validity,
-  marking: Schema.Literal("auto-adopted", "unconfirmed"),
+  marking: Schema.Literal("auto-adopted", "human-confirmed", "unconfirmed"),
   reasons: Schema.Array(Schema.String)
 })
 export type ProposalCreated = typeof ProposalCreated.Type

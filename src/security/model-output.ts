@@ -121,7 +121,7 @@ const ENUMS = new Set([
   "customer", "product", "supplier",
   "concerns", "belongs_to", "mentions", "same_as", "replies_to", "attachment_of", "sourced_from", "supersedes",
   "ocr", "description", "none", "compact", "full", "email", "bearer", "access-service",
-  "auto-adopted", "grant", "autonomous", "classified",
+  "auto-adopted", "human-confirmed", "grant", "autonomous", "classified",
   "below-min-coverage", "below-reranker-threshold", "no-candidate",
   "validation-failed", "multiple-scopes-without-flag", "source-immutable", "reason-missing", "unauthorized",
   "channel-not-allowed", "scope-not-allowed", "csrf-failed", "not-found", "already-decided", "version-outdated",

@@ -273,6 +273,18 @@ describe("repeats and near duplicates (issue 16 item 10)", () => {
     expect(fresh.created.ref).toMatch(/^rule\/sales-0002@/)
   })
 
+  it("a repeat of a rule a person confirmed answers it confirmed, adopted by a person, marked human-confirmed", async () => {
+    const config = await setup("manual")
+    const first = await propose(config, quoting(PLAIN[1]))
+    expect(first.created).toMatchObject({ status: "proposed", marking: "unconfirmed" })
+    await run(config, decide("sales-0001", { decision: "confirm", version: 1 }, person))
+    const again = await propose(config, quoting(PLAIN[1]))
+    expect(again).toMatchObject({
+      status: 200,
+      created: { ref: "rule/sales-0001@2", status: "confirmed", adoption: { kind: "person" }, marking: "human-confirmed", valid: { in_force: true } }
+    })
+  })
+
   it("a near duplicate (another quote) stays a proposal of its own with possible_duplicates; it is held for a person in mode A", async () => {
     const config = await setup("autonomous")
     await propose(config, quoting(PLAIN[0]))
