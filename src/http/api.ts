@@ -23,7 +23,8 @@ const Json = Schema.Unknown
 
 export class SourcesApi extends HttpApiGroup.make("sources")
   .add(HttpApiEndpoint.post("store", "/v1/sources").setPayload(SourceRequest).addSuccess(SourceStored, { status: 201 })
-    .addError(Err(409)).addError(Err(413)))
+    .addSuccess(SourceStored).addError(Err(409)).addError(Err(413)).addError(Err(422))
+    .annotate(OpenApi.Description, "201: stored (created true); 200: the identical repeat by the same grant, nothing written (created false); 409 source-conflict: anything else under that id; 422 secret-detected (findings name field and kind)"))
   .add(HttpApiEndpoint.get("read", "/v1/sources/:id").setPath(Id).addSuccess(SourceOut).addError(Err(404))
     .annotate(OpenApi.Description, "Query: scope (required), include = comma list of text, attachments"))
 {}
@@ -59,7 +60,7 @@ export class StatusApi extends HttpApiGroup.make("status")
 {}
 
 export class ExportApi extends HttpApiGroup.make("export")
-  .add(HttpApiEndpoint.get("export", "/v1/export/:scope").setPath(ScopePath)
+  .add(HttpApiEndpoint.get("export", "/v1/export/:scope").setPath(ScopePath).addSuccess(HttpApiSchema.Uint8Array({ contentType: "application/gzip" }))
     .annotate(OpenApi.Description, "Approval channel: the scope's Markdown export as .tar.gz (a person with decide)"))
   .add(HttpApiEndpoint.get("rejected", "/v1/rejected").addSuccess(Json)
     .annotate(OpenApi.Description, "Approval channel. Query: scope (required)"))

@@ -39,6 +39,13 @@ describe("/openapi.json", () => {
     expect(result.errors ?? []).toEqual([])
     expect(result.valid).toBe(true)
   })
+  it("says what the routes really answer: the source's 201/200/409/422, the export's gzip body", () => {
+    const op = (method: string, path: string) => (spec.paths[path] as Record<string, Op>)[method] as Op
+    expect(Object.keys(op("post", "/v1/sources").responses)).toEqual(expect.arrayContaining(["200", "201", "409", "413", "422"]))
+    const exported = op("get", "/v1/export/{scope}").responses
+    expect(exported["204"]).toBeUndefined()
+    expect(Object.keys(exported["200"]?.content ?? {})).toEqual(["application/gzip"])
+  })
   it("names this build's version", () => {
     expect(spec.info.version).toBe(VERSION)
   })
