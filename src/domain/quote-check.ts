@@ -92,6 +92,28 @@ const longestSuffixIn = (q: string, text: string): { readonly length: number; re
 }
 
 /**
+ * Where the quote's start falls in the text, counted back from a run that starts at a word of
+ * both: as many words back as the quote has before the run, so a first word of another length
+ * ("nach" for "vor") still starts the source's side at its word; else as many characters back.
+ */
+const alignByWords = (q: string, t: string, run: { readonly at: number; readonly k: number }): number => {
+  // a run that begins with the space before a word begins at that word
+  const k = q[run.k] === " " && t[run.at] === " " ? run.k + 1 : run.k
+  const from = k === run.k ? run.at : run.at + 1
+  const atWordStart = k > 0 && q[k - 1] === " " && from > 0 && t[from - 1] === " "
+  if (!atWordStart) return run.at - run.k
+  let words = 0
+  for (let i = 0; i < k; i++) if (q[i] === " ") words++
+  let at = from
+  while (words > 0 && at > 0) {
+    at-- // onto the space before the word
+    while (at > 0 && t[at - 1] !== " ") at--
+    words--
+  }
+  return words === 0 ? at : run.at - run.k
+}
+
+/**
  * The passage of `text` closest to `quote`, both normalized as the quote check compares them:
  * the quote is anchored where the longest run of it (from its start, from its end, or from one of
  * its first word starts) occurs in the text; the passage runs from where the quote's start fits
@@ -127,7 +149,7 @@ export const closestPassage = (quote: string, text: string): Closest | null => {
   const lead = longestPrefixIn(q, around)
   // a lead of a few characters is chance ("b" of "bitte"), not where the quote starts
   const near = lead.length >= 4 && from0 + lead.at <= best.at
-  const align = near ? from0 + lead.at : best.at - best.k
+  const align = near ? from0 + lead.at : alignByWords(q, t, best)
   let differs = near ? lead.length : 0
   if (!near) while (differs < q.length && align + differs >= 0 && q[differs] === t[align + differs]) differs++
   let start = Math.max(0, Math.min(align, best.at))

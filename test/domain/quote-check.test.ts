@@ -118,6 +118,16 @@ describe("closestPassage (issue 16 item 8): what an agent needs to fix a quote",
     expect(c?.differs_at).toBe(0)
   })
 
+  it("a first word of another length (nach for vor): both sides start at their own first word", () => {
+    for (const [quote, word] of [["Nach", "nach"], ["Bei", "bei"], ["Vorher bei", "vorher bei"]] as const) {
+      const c = closestPassage(`${quote} jeder Bestellung schwarzer Hakenleisten (RAL 9005) fragen wir`, MAIL)
+      expect(c?.differs_at, quote).toBe(0)
+      expect(c?.quote_from.startsWith(`${word} jeder`), quote).toBe(true)
+      expect(c?.source_from.startsWith(quote === "Vorher bei" ? "gilt vor jeder" : "vor jeder"), quote).toBe(true)
+      expect(c?.passage.startsWith(quote === "Vorher bei" ? "gilt vor jeder" : "vor jeder bestellung"), quote).toBe(true)
+    }
+  })
+
   it("the passage, sent as the quote, passes the check; nothing alike is null", () => {
     const c = closestPassage("Vor jeder Bestellung schwarzer Hakenleisten (RAL 9006) fragen wir", MAIL)
     expect(c).not.toBeNull()
