@@ -2,10 +2,11 @@
 import { describe, expect, it } from "vitest"
 import { renderStatus } from "../../src/ops/cli-commands.js"
 
+const sales = { scope: "sales", created: true, locked: false, lock_reason: null as string | null, version_count: 12 as number | null, last_backup_at: null, verified_at: null, verify_ok: null, probed_at: null, probe_ok: null, exported_at: null, export_sha256: null }
 const base = {
   instance: "acme", version: "0.1.0", started_at: "2026-12-01T08:00:00.000Z", now: "2026-12-01T09:00:00.000Z", data_dir: "/srv/gn",
   backup: { kind: "copy", directory: "/backup", export_directory: null, running: null, ops_backup_at: null, last_run: null, last_probe: null },
-  scopes: [{ scope: "sales", created: true, locked: false, lock_reason: null, version_count: 12, last_backup_at: null, verified_at: null, verify_ok: null, probed_at: null, probe_ok: null, exported_at: null, export_sha256: null }]
+  scopes: [sales]
 }
 
 describe("renderStatus", () => {
@@ -20,12 +21,11 @@ describe("renderStatus", () => {
     expect(text).toContain("stage c: 1.50 USD spent this month")
   })
   it("a lost file is LOCKED with its reason, a scope never created says how to create it", () => {
-    const scope = base.scopes[0]
     const text = renderStatus({
       ...base,
       scopes: [
-        { ...scope, created: false, locked: true, lock_reason: "file missing: ops.sqlite remembers 12 rule versions; restore the file (groundnote restore, docs/backup.md)" },
-        { ...scope, scope: "hr", created: false, version_count: null }
+        { ...sales, created: false, locked: true, lock_reason: "file missing: ops.sqlite remembers 12 rule versions; restore the file (groundnote restore, docs/backup.md)" },
+        { ...sales, scope: "hr", created: false, version_count: null }
       ]
     })
     expect(text).toContain("  sales: LOCKED (file missing: ops.sqlite remembers 12 rule versions; restore the file (groundnote restore, docs/backup.md)), 12 rule versions remembered;")
