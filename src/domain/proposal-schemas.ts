@@ -59,7 +59,8 @@ export const Validity = Schema.Struct({ from: Day, until: Schema.NullOr(Day), in
  * The answer of a proposal (architecture.md §6.3, slice A): status proposed, or confirmed when
  * the policy adopted it in the same transaction; adoption (who confirmed it: the policy with its
  * ruleset, or a person — for a proposal: a person decides), valid, marking (auto-adopted,
- * unconfirmed, or human-confirmed for an identical repeat of a rule a person confirmed) and the reasons of the classification (why it was adopted or waits for a person).
+ * unconfirmed, or human-confirmed for an identical repeat of a rule a person confirmed) and the
+ * reasons of the classification (why it was adopted or waits for a person).
  */
 export const ProposalCreated = Schema.Struct({
   ref: RuleRef,
