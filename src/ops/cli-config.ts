@@ -54,7 +54,10 @@ const show = Command.make("show", { json: jsonOption }, ({ json }) =>
     ].join("\n"))
   }).pipe(withJsonError(json)))
 
-const path = Command.make("path", {}, () => Console.log(credentialsPath(process.env, homedir())))
+const path = Command.make("path", { json: jsonOption }, ({ json }) => {
+  const file = credentialsPath(process.env, homedir())
+  return json ? printJson({ path: file }) : Console.log(file)
+})
 
 const KIND_OF: Readonly<Record<string, CredentialKind>> = { "token": "token", "api-access-jwt": "api_access_jwt", "access-jwt": "access_jwt" }
 
@@ -115,12 +118,13 @@ const readSecrets = (kinds: ReadonlyArray<CredentialKind>): Effect.Effect<Readon
   })
 
 const init = Command.make("init", {
+  json: jsonOption,
   url: Options.text("url").pipe(Options.withDescription("the service's address, e.g. https://groundnote.example.com")),
   credentials: Options.choice("credential", ["token", "api-access-jwt", "access-jwt"]).pipe(
     Options.withDescription("token, api-access-jwt or access-jwt; repeat for more; the secrets come from stdin in this order"),
     Options.atLeast(1)
   )
-}, ({ credentials, url }) =>
+}, ({ credentials, json, url }) =>
   Effect.gen(function*() {
     const kinds = credentials.map((c) => KIND_OF[c] ?? "token")
     if (new Set(kinds).size !== kinds.length) return yield* usage("each --credential at most once")
@@ -138,7 +142,8 @@ const init = Command.make("init", {
       content[kind] = secret
     }
     yield* writeCredentialsFile(file, content as CredentialsFile)
+    if (json) return yield* printJson({ written: file, url: base, credentials: kinds })
     yield* say(`wrote ${file} (mode 0600) with url ${base} and ${kinds.join(", ")}; it is never overwritten (remove it to write new credentials)`)
-  }))
+  }).pipe(withJsonError(json)))
 
 export const config = Command.make("config").pipe(Command.withSubcommands([show, path, init]))

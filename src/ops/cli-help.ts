@@ -42,7 +42,8 @@ export const GROUPS: ReadonlyArray<GroupDoc> = [
 export const COMMANDS: ReadonlyArray<CommandDoc> = [
   {
     path: "version", summary: "print the version of this build",
-    usage: "groundnote version", description: "Prints the bare version on stdout.", example: "groundnote version"
+    usage: "groundnote version [--json]", description: "Prints the bare version on stdout (with --json: {\"version\": …}).",
+    options: [JSON_OPT], example: "groundnote version"
   },
   {
     path: "serve", summary: "run the service",
@@ -59,17 +60,18 @@ export const COMMANDS: ReadonlyArray<CommandDoc> = [
   },
   {
     path: "config path", summary: "print the path of the credentials file",
-    usage: "groundnote config path",
-    description: "Prints $XDG_CONFIG_HOME/groundnote/cli.json (default ~/.config/groundnote/cli.json) on stdout.",
-    example: "groundnote config path"
+    usage: "groundnote config path [--json]",
+    description: "Prints $XDG_CONFIG_HOME/groundnote/cli.json (default ~/.config/groundnote/cli.json) on stdout (with --json: {\"path\": …}).",
+    options: [JSON_OPT], example: "groundnote config path"
   },
   {
     path: "config init", summary: "write the credentials file once, the secrets read from stdin",
-    usage: "groundnote config init --url <url> --credential token|api-access-jwt|access-jwt ...",
+    usage: "groundnote config init --url <url> --credential token|api-access-jwt|access-jwt ... [--json]",
     description: "Reads one secret per --credential from stdin (one line each, in the order given; on a terminal it asks without echo) and writes the credentials file with mode 0600. It never overwrites the file: remove it to write new credentials. token and api-access-jwt exclude each other. The URL must be https (http only for a loopback host).",
     options: [
       ["--url <url>", "the service's address, e.g. https://groundnote.example.com"],
-      ["--credential <kind>", "token (a service bearer), api-access-jwt (a person's Access token for the API) or access-jwt (for export); repeat for more"]
+      ["--credential <kind>", "token (a service bearer), api-access-jwt (a person's Access token for the API) or access-jwt (for export); repeat for more"],
+      ["--json", "print only {written, url, credentials} (never a secret), or the error body, on stdout"]
     ],
     example: "printf '%s\\n' \"$TOKEN\" | groundnote config init --url https://groundnote.example.com --credential token"
   },

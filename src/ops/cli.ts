@@ -21,16 +21,17 @@ import { Console, Effect } from "effect"
 import { VERSION } from "../version.js"
 import { apiCommands } from "./cli-api-commands.js"
 import { backup, doctor, restore } from "./cli-backup.js"
-import { exitCodeOf, failureLine, opsCommands } from "./cli-commands.js"
+import { exitCodeOf, failureLine, jsonOption, opsCommands } from "./cli-commands.js"
 import { config } from "./cli-config.js"
 import { helpRequest } from "./cli-help.js"
 import type { CliHost } from "./cli-host.js"
+import { printJson } from "./cli-output.js"
 import { parserUsage } from "./cli-usage.js"
 
 const main = Effect.promise(() => import("../main.js"))
 const host: Effect.Effect<CliHost> = Effect.map(main, (m) => m.cliHost)
 
-const version = Command.make("version", {}, () => Console.log(VERSION))
+const version = Command.make("version", { json: jsonOption }, ({ json }) => (json ? printJson({ version: VERSION }) : Console.log(VERSION)))
 
 const serve = Command.make("serve", {
   demo: Options.boolean("demo").pipe(Options.withDescription("Seed and use a demo data dir (./demo-data) for a first look."))

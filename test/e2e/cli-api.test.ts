@@ -237,6 +237,17 @@ describe("api commands against a real service", { timeout: 240_000 }, () => {
     expect(again.stderr).toMatch(/^groundnote: credentials-file-exists: /)
     expect(argv.code).toBe(2)
     expect(readFileSync(file).equals(written)).toBe(true)
+    // --json everywhere (gaps.md §9): path and init answer JSON on stdout, never a secret
+    const conf2 = join(dir, "conf-json")
+    const env2 = { ...cleanEnv(), XDG_CONFIG_HOME: conf2 }
+    const [pathJson, initJson] = [await cli(["config", "path", "--json"], env2), await cli(["config", "init", "--url", service.url, "--credential", "token", "--json"], env2, { stdin: `${feeder}\n` })]
+    expect(json(pathJson)).toEqual({ path: join(conf2, "groundnote", "cli.json") })
+    expect(initJson.code, initJson.stderr).toBe(0)
+    expect(json(initJson)).toEqual({ written: join(conf2, "groundnote", "cli.json"), url: service.url, credentials: ["token"] })
+    expect(`${initJson.stdout}${initJson.stderr}`).not.toContain(feeder)
+    const initAgain = await cli(["config", "init", "--url", service.url, "--credential", "token", "--json"], env2, { stdin: `${feeder}\n` })
+    expect(initAgain.code).toBe(1)
+    expect(json(initAgain)).toMatchObject({ error: "credentials-file-exists" })
     for (const r of [init, path, show, showJson, again, argv]) expect(`${r.stdout}${r.stderr}`).not.toContain(feeder)
     chmodSync(file, 0o644)
     const open = await cli(["approvals", "open"], env)

@@ -57,6 +57,10 @@ describe("groundnote CLI", () => {
     const r = spawnSync(process.execPath, [cli, "version"], { env: cleanEnv() })
     expect(r.status).toBe(0)
     expect(r.stdout.toString()).toBe(`${JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version}\n`)
+    // --json everywhere (gaps.md §9)
+    const j = spawnSync(process.execPath, [cli, "version", "--json"], { env: cleanEnv() })
+    expect(j.status, j.stderr.toString()).toBe(0)
+    expect(JSON.parse(j.stdout.toString())).toEqual({ version: JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version })
   })
 
   it("an unknown command is a usage error: exit 2", () => {
