@@ -49,8 +49,19 @@ export const selectScopes = (configured: ReadonlyArray<string>, dataDir: string,
       }
       return [named]
     }
-    return configured.filter((s) => existsSync(scopeFile(dataDir, s)))
+    // every scope with a file, and every lost one (no file, but ops.sqlite remembers rule
+    // versions of it): its item fails instead of being left out of the answer
+    const ops = yield* OpsStore
+    const chosen: Array<string> = []
+    for (const s of configured) {
+      if (existsSync(scopeFile(dataDir, s)) || (yield* rememberedVersions(ops, s)) > 0) chosen.push(s)
+    }
+    return chosen
   })
+
+/** The rule versions ops.sqlite remembers of a scope (0 without a backup_state row). */
+const rememberedVersions = (ops: OpsStore, scope: string): Effect.Effect<number> =>
+  Effect.map(Effect.orDie(ops.getBackupState(scope)), Option.match({ onNone: () => 0, onSome: (s) => s.version_count }))
 
 export interface LiveSnapshot {
   readonly checks: ReadonlyArray<Check>
@@ -165,7 +176,11 @@ const probeUnlocked = (options: ScopeOptions) =>
       progress(`probing scope ${scope}`)
       const liveFile = scopeFile(dataDir, scope)
       if (!existsSync(liveFile)) {
-        const item: ProbeScope = { scope, ok: false, checks: [{ check: "scope-created", ok: false, detail: "the scope has no file" }], exceptions: [], export: null }
+        const remembered = yield* rememberedVersions(ops, scope)
+        const detail = remembered > 0
+          ? `the scope's file is missing while ops.sqlite remembers ${remembered} rule versions: restore it (docs/backup.md)`
+          : "the scope has no file"
+        const item: ProbeScope = { scope, ok: false, checks: [{ check: "scope-created", ok: false, detail }], exceptions: [], export: null }
         items.push(item)
         continue
       }

@@ -146,7 +146,9 @@ const runUnlocked = (options: ProgressOptions) =>
 
     const items: Array<RunAnswer["scopes"][number]> = []
     for (const scope of scopes.configured) {
-      if (!existsSync(scopeFile(dataDir, scope))) continue
+      // a scope never created has nothing to copy; a lost one (locked: no file, but ops.sqlite
+      // remembers rule versions of it) fails its item below like every locked scope (§11.1 step 4)
+      if (!existsSync(scopeFile(dataDir, scope)) && (yield* scopes.states).find((s) => s.scope === scope)?.locked !== true) continue
       const target = filePathIn(dir.real, { kind: "scope", scope })
       progress(`copying scope ${scope}`)
       const open = yield* Effect.either(scopes.use(scope))

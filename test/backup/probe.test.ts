@@ -173,6 +173,18 @@ describe("restore probe (copy)", () => {
     expect(leftovers()).toEqual([])
   })
 
+  it("a lost scope file (no file, ops.sqlite remembers its versions) fails the probe; a scope never created is left out", async () => {
+    await runService(env.config, seedScope("sales", 2))
+    await runService(env.config, runBackup())
+    for (const suffix of ["", "-wal", "-shm"]) rmSync(scopeFile(env.dataDir, "sales") + suffix, { force: true })
+    const answer = await runService(env.config, probeBackup())
+    expect(answer.ok).toBe(false)
+    expect(answer.scopes.map((s) => s.scope)).toEqual(["sales"])
+    expect(checkOf(answer, "sales", "scope-created")).toEqual({
+      check: "scope-created", ok: false, detail: "the scope's file is missing while ops.sqlite remembers 3 rule versions: restore it (docs/backup.md)"
+    })
+  })
+
   it("removes the throw-away directory a crashed probe or verify left in the data dir", async () => {
     await runService(env.config, seedScope("sales", 1))
     await runService(env.config, runBackup())

@@ -112,6 +112,18 @@ describe("backup run (copy)", () => {
     expect(fileHash(copyOf("sales"))).toBe(good)
   })
 
+  it("a lost scope file (no file, ops.sqlite remembers its versions) fails its item; its previous copy stays", async () => {
+    await seedBoth()
+    await runService(env.config, runBackup())
+    const good = fileHash(copyOf("sales"))
+    for (const suffix of ["", "-wal", "-shm"]) rmSync(scopeFile(env.dataDir, "sales") + suffix, { force: true })
+    const answer = await runService(env.config, runBackup())
+    expect(answer.ok).toBe(false)
+    expect(answer.scopes.map((s) => [s.scope, s.ok])).toEqual([["sales", false], ["ops", true]])
+    expect(answer.scopes[0]?.detail).toMatch(/^scope-locked: file missing: ops.sqlite remembers 6 rule versions/)
+    expect(fileHash(copyOf("sales"))).toBe(good)
+  })
+
   it("a created scope without a backup_state row is not copied (backup-state-missing)", async () => {
     await runService(env.config, seedScope("sales", 1))
     // a file of the scope "ops" made by another data dir: this ops.sqlite has no row for it

@@ -102,6 +102,18 @@ describe("backup verify", () => {
     rmSync(copyOf("sales"))
   })
 
+  it("a lost scope file (no file, ops.sqlite remembers its versions) fails its live snapshot and keeps the floor", async () => {
+    await runService(env.config, seedScope("sales", 1))
+    await runService(env.config, runBackup())
+    const before = await state("sales")
+    for (const suffix of ["", "-wal", "-shm"]) rmSync(join(env.dataDir, "scopes", `sales.sqlite${suffix}`), { force: true })
+    const answer = await runService(env.config, verifyBackup())
+    expect(answer.ok).toBe(false)
+    expect(answer.scopes.map((s) => [s.scope, s.ok])).toEqual([["sales", false]])
+    expect(answer.scopes[0]?.checks.find((c) => c.check === "live-snapshot")?.ok).toBe(false)
+    expect((await state("sales")).verified_counts).toEqual(before.verified_counts)
+  })
+
   it("shares the lock with run and probe", async () => {
     await runService(env.config, seedScope("sales", 1))
     const runtime = serviceRuntime(env.config)
