@@ -55,7 +55,7 @@ interface StatusView {
   /** stage b: the model's state and the vectors' catch-up per scope (null when stage b is off) */
   readonly semantic?: {
     readonly model: string; readonly state: string; readonly reason: string | null
-    readonly scopes: ReadonlyArray<{ readonly scope: string; readonly state: string; readonly total: number; readonly embedded: number; readonly pending: number }>
+    readonly scopes: ReadonlyArray<{ readonly scope: string; readonly state: string; readonly total: number | null; readonly embedded: number | null; readonly pending: number | null }>
   } | null
   readonly usage?: { readonly reranker_month_usd: number }
 }
@@ -86,7 +86,12 @@ export const renderStatus = (s: StatusView): string => {
   const sem = s.semantic
   if (sem !== undefined && sem !== null) {
     lines.push(`stage b: model ${sem.model} ${sem.state}${sem.reason === null ? "" : ` (${sem.reason})`}`)
-    for (const v of sem.scopes) lines.push(`  ${v.scope}: ${v.embedded} of ${v.total} rule versions embedded${v.pending > 0 ? `, ${v.pending} pending` : ""} (${v.state})`)
+    for (const v of sem.scopes) {
+      // the catch-up has not counted this scope yet (waiting for the model): no figures to show
+      const counted = v.total === null || v.embedded === null ? "rule versions not counted yet"
+        : `${v.embedded} of ${v.total} rule versions embedded${v.pending !== null && v.pending > 0 ? `, ${v.pending} pending` : ""}`
+      lines.push(`  ${v.scope}: ${counted} (${v.state})`)
+    }
   }
   if (s.usage !== undefined && s.usage.reranker_month_usd > 0) lines.push(`stage c: ${s.usage.reranker_month_usd.toFixed(2)} USD spent this month`)
   return lines.map((l) => terminalSafe(l)).join("\n")

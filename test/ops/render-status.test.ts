@@ -32,6 +32,14 @@ describe("renderStatus", () => {
     expect(text).not.toContain("scope create sales")
     expect(text).toContain("  hr: no file yet (groundnote scope create hr)")
   })
+  it("a scope the catch-up has not counted yet (its figures null on /ops/status) says so instead of null of null", () => {
+    const text = renderStatus({
+      ...base,
+      semantic: { model: "bge-m3", state: "loading", reason: null, scopes: [{ scope: "sales", state: "waiting", total: null, embedded: null, pending: null }] }
+    })
+    expect(text).toContain("  sales: rule versions not counted yet (waiting)")
+    expect(text).not.toContain("null")
+  })
   it("says nothing of stage b when it is off, nor of stage c without spend", () => {
     const text = renderStatus({ ...base, semantic: null, usage: { reranker_month_usd: 0 } })
     expect(text).not.toContain("stage b")
