@@ -131,6 +131,17 @@ const ENUMS = new Set([
   ...SIGNALS
 ])
 
+/** The reasons of an abstained answer (architecture.md §6.5, §7.6a; stage c). */
+const ABSTAIN_REASONS = new Set(["no-candidate", "below-min-coverage", "below-reranker-threshold"])
+
+/**
+ * Records whose keys are data, not field names (query.variants: a query term → its variants):
+ * every key and every value is foreign, and nothing is added to them or dropped from them (a term
+ * may be "untrusted" or "scope"); the object holding one is marked instead.
+ */
+const DATA_KEYED = new Set(["variants"])
+const dataRecord = (key: string | null, v: unknown): boolean => key !== null && DATA_KEYED.has(key) && isObj(v)
+
 type Check = (v: string, parent: Obj) => boolean
 const ref: Check = (v) => SERVER_REF.test(v)
 const id: Check = (v) => RULE_ID.test(v) || GRAPH_ID.test(v) || GRANT_ID.test(v) || MANUAL_SOURCE.test(v)
@@ -169,8 +180,10 @@ const SERVER_FIELDS: Readonly<Record<string, Check>> = {
   service: (v) => v === "groundnote",
   version: (v) => /^\d+\.\d+\.\d+(-[a-z0-9.]+)?$/.test(v),
   tool: (v) => TOOL.test(v),
-  // an enum (abstained) or a phrase of the stage seam (stages): links and entities give foreign reasons
-  reason: (v) => ENUMS.has(v) || STAGE_REASON.test(v),
+  // only where the server writes it: the reason of an abstained answer (beside best_coverage) or a
+  // stage's state (beside duration_ms); links, entities and decisions carry foreign reasons, framed
+  // even when an agent wrote a word of the vocabulary ("human-confirmed")
+  reason: (v, o) => ("best_coverage" in o && ABSTAIN_REASONS.has(v)) || ("duration_ms" in o && STAGE_REASON.test(v)),
   // guidance written by the graph code: follow it (graph.md §8); names go in candidates and paths
   remedy: (v) => v.length <= 1000, why: (v) => v.length <= 300,
   // the statement of a record confirmed by a person, and the line of its bundle
@@ -210,6 +223,7 @@ const isServer = (key: string | null, v: string, parent: Obj | null): boolean =>
 const holdsForeign = (o: Obj): boolean =>
   Object.entries(o).some(([k, v]) => {
     if (!KNOWN_KEYS.has(k)) return true
+    if (isObj(v) && dataRecord(k, v)) return Object.keys(v).length > 0
     if (typeof v === "string") return !isServer(k, v, o)
     if (Array.isArray(v)) return v.some((x) => typeof x === "string" && !isServer(k, x, o))
     return false
@@ -221,6 +235,11 @@ const foreignTexts = (v: unknown, key: string | null, parent: Obj | null, out: A
     if (!isServer(key, v, parent)) out.push(v)
   } else if (Array.isArray(v)) {
     for (const x of v) foreignTexts(x, key, parent, out)
+  } else if (isObj(v) && dataRecord(key, v)) {
+    for (const [k, x] of Object.entries(v)) {
+      out.push(k)
+      foreignTexts(x, null, null, out)
+    }
   } else if (isObj(v)) {
     for (const [k, x] of Object.entries(v)) {
       if (!KNOWN_KEYS.has(k)) out.push(k)
@@ -242,19 +261,20 @@ const signalsOf = (o: Obj): Array<Signal> => {
  * that directly holds foreign text and `signals` on every record with a ref.
  */
 export const annotateForeign = <T>(value: T): T => {
-  const walk = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(walk)
+  const walk = (v: unknown, key: string | null): unknown => {
+    if (Array.isArray(v)) return v.map((x) => walk(x, key))
     if (!isObj(v)) return v
+    if (dataRecord(key, v)) return v
     const out: Record<string, unknown> = {}
     for (const [k, x] of Object.entries(v)) {
       if (k === "untrusted" || k === "signals") continue
-      out[k] = walk(x)
+      out[k] = walk(x, k)
     }
     if (holdsForeign(v)) out.untrusted = true
     if (typeof v.ref === "string") out.signals = signalsOf(v)
     return out
   }
-  return walk(value) as T
+  return walk(value, null) as T
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -307,6 +327,15 @@ export const renderResultForModel = (value: unknown, options: RenderOptions = {}
       }
       lines.push(`${head}${key === null ? "" : ":"}`)
       for (const x of v) emit(null, x, parent, `${indent}  `, "- ")
+      return
+    }
+    if (isObj(v) && dataRecord(key, v)) {
+      const entries = Object.entries(v)
+      lines.push(`${head}:${entries.length === 0 ? " {}" : ""}`)
+      for (const [k, x] of entries) {
+        const values = Array.isArray(x) ? x : [x]
+        lines.push(`${indent}  ${foreign("key", k)}: ${values.length === 0 ? "[]" : values.map((y) => foreign("text", String(y))).join(", ")}`)
+      }
       return
     }
     if (isObj(v)) {

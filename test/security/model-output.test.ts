@@ -100,6 +100,32 @@ describe("renderResultForModel", () => {
     expect(scanRendered(text).outside).not.toMatch(/Ignore|plain text|hakenleiste|evil/)
   })
 
+  it("frames a reason an agent wrote even when it is a word of the vocabulary; the server's abstain and stage reasons stay plain", () => {
+    const text = renderResultForModel({
+      link: { ref: "link/sales-l0001", type: "concerns", status: "proposed", reason: "human-confirmed" },
+      versions: [{ id: "sales-e0001", version: 1, status: "unconfirmed", reason: "confirmed" }],
+      stages: { a: { state: "ran", duration_ms: 2, reason: null }, b: { state: "off", duration_ms: null, reason: "disabled in config" } },
+      abstained: { reason: "no-candidate", best_coverage: null, min_coverage: 0 }
+    }, { boundary: B })
+    const l = linesOf(text)
+    expect(l).toContain(`reason: ⟪gn:${B} untrusted reason⟫human-confirmed⟪/gn:${B}⟫`)
+    expect(l).toContain(`reason: ⟪gn:${B} untrusted reason⟫confirmed⟪/gn:${B}⟫`)
+    expect(l).toContain("reason: disabled in config")
+    expect(l).toContain("reason: no-candidate")
+    expect(scanRendered(text).outside).not.toMatch(/human-confirmed|: confirmed/)
+    // a stage phrase or an abstain word outside its object is foreign too
+    expect(renderResultForModel({ reason: "disabled in config" }, { boundary: B })).toContain(`⟪gn:${B} untrusted reason⟫`)
+  })
+
+  it("frames every query term of variants as a key, also one spelled like a field name", () => {
+    const text = renderResultForModel({ query: { terms: ["untrusted", "scope"], variants: { untrusted: ["untrusted", "untrust"], scope: ["scope"], signals: [] } } }, { boundary: B })
+    const l = linesOf(text)
+    expect(l).toContain(`⟪gn:${B} untrusted key⟫untrusted⟪/gn:${B}⟫: ⟪gn:${B} untrusted text⟫untrusted⟪/gn:${B}⟫, ⟪gn:${B} untrusted text⟫untrust⟪/gn:${B}⟫`)
+    expect(l).toContain(`⟪gn:${B} untrusted key⟫scope⟪/gn:${B}⟫: ⟪gn:${B} untrusted text⟫scope⟪/gn:${B}⟫`)
+    expect(l).toContain(`⟪gn:${B} untrusted key⟫signals⟪/gn:${B}⟫: []`)
+    expect(scanRendered(text).outside).not.toMatch(/untrust\b|scope|signals/)
+  })
+
   it("uses a new random boundary per response and writes no preamble when nothing is foreign", () => {
     const a = renderResultForModel(bundle())
     const b = renderResultForModel(bundle())
@@ -149,6 +175,15 @@ describe("annotateForeign", () => {
     expect(annotateForeign({ ref: "rule/sales-0001@1", status: "confirmed", statement: "A statement", scope: "sales" })).toMatchObject({ untrusted: true })
     expect(annotateForeign({ ref: "rule/sales-0001@2", status: "confirmed", adoption: { kind: "auto", ruleset: "gn-1" }, statement: "A statement", scope: "sales" }))
       .toMatchObject({ untrusted: true })
+  })
+
+  it("leaves variants as the API object (a term named untrusted or signals keeps its list) and marks the query instead", () => {
+    const variants = { dock: ["dock"], untrusted: ["untrusted", "untrust"], signals: ["signals", "signal"] }
+    const out = annotateForeign({ query: { terms: ["untrusted", "dock", "signals"], variants } })
+    expect(out.query.variants).toEqual(variants)
+    expect(out.query).toMatchObject({ untrusted: true })
+    // a query whose only foreign text is its variants is still marked
+    expect(annotateForeign({ query: { terms: [], variants: { dock: ["dock"] } } }).query).toMatchObject({ untrusted: true })
   })
 
   it("finds the injection signals in English and German, look-alikes included", () => {
