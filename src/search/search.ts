@@ -135,10 +135,12 @@ const relationMatches = (v: RuleVersionRow, relation: SearchRequest["relation"])
 }
 
 /**
- * The entity filter (graph.md §11, G8): the rule ids with a counted link (G5), open on `day`, to
- * entity `entityId` or to an entity below it (entity_closure). Rule–entity links always end at
- * the entity (gaps.md §6), so the link_to index finds them. An entity unknown in the scope file
- * has no links: no head passes (an empty answer, abstained no-candidate, logged like any search).
+ * The entity filter (graph.md §11, G8; architecture.md §7.5): the rule ids with a counted link
+ * (G5), open on `day`, to entity `entityId` or to one of its ancestors (entity_closure upwards: a
+ * rule filed at the customer's department applies to the customer too). Rule–entity links always
+ * end at the entity (gaps.md §6), so the link_to index finds them. An entity unknown in the scope
+ * file has no links: no head passes (an empty answer, abstained no-candidate, logged like any
+ * search).
  */
 export const rulesOfEntityFilter = (
   sql: SqlClient,
@@ -149,9 +151,9 @@ export const rulesOfEntityFilter = (
   Effect.gen(function*() {
     const rows = yield* sql<LinkRow & { verdict: Verdict | null }>`
       SELECT l.*, w.verdict FROM entity_closure c
-      JOIN link l ON l.to_ref = 'entity/' || c.descendant_id
+      JOIN link l ON l.to_ref = 'entity/' || c.ancestor_id
       LEFT JOIN review w ON w.target = 'link/' || l.id
-      WHERE c.ancestor_id = ${entityId} AND substr(l.from_ref, 1, 5) = 'rule/'`
+      WHERE c.descendant_id = ${entityId} AND substr(l.from_ref, 1, 5) = 'rule/'`
     const out = new Set<string>()
     for (const { verdict, ...l } of rows) {
       const reviews = new Map(verdict === null ? [] : [[`link/${l.id}`, verdict]])
