@@ -72,6 +72,8 @@ interface Candidate {
   readonly version: number
   readonly row: RuleVersionRow | undefined
   readonly hitSeq: number
+  /** the head rule's seq (the lexical index's rowid): the hit's own, or the followed successor's */
+  readonly headSeq: number
   /** the pool's score of the best hit of this head (rank_a, or stage b's cosine) */
   readonly score: number
 }
@@ -106,6 +108,10 @@ const missingRow = (c: { readonly ruleId: string; readonly version: number }): n
 }
 
 const keyOf = (ruleId: string, version: number) => `${ruleId}@${version}`
+
+/** A rule's seq (rowid of the lexical index): read only for a followed successor. */
+const seqOfRule = (sql: SqlClient, ruleId: string) =>
+  Effect.map(sql<{ seq: number }>`SELECT seq FROM rule WHERE id = ${ruleId}`, (rows) => rows[0]?.seq ?? -1)
 
 /** The matched versions of the pool in one read, keyed "<rule_id>@<version>". */
 const versionsOf = (sql: SqlClient, pool: ReadonlyArray<{ readonly rule_id: string; readonly version: number }>) =>
@@ -194,7 +200,8 @@ const headsOf = <H extends Hit>(sql: SqlClient, hits: ReadonlyArray<H>, scoreOf:
       const score = scoreOf(hit)
       const known = byHead.get(head.rule_id)
       if (known === undefined || score > known.score) {
-        byHead.set(head.rule_id, { ruleId: head.rule_id, version: head.version, row, hitSeq: hit.seq, score })
+        const headSeq = head.rule_id === hit.rule_id ? hit.seq : known?.headSeq ?? (yield* seqOfRule(sql, head.rule_id))
+        byHead.set(head.rule_id, { ruleId: head.rule_id, version: head.version, row, hitSeq: hit.seq, headSeq, score })
       }
     }
     return [...byHead.values()].sort((x, y) => y.score - x.score || x.hitSeq - y.hitSeq)
@@ -322,10 +329,18 @@ export const searchScope = (sql: SqlClient, scope: string, req: SearchRequest, t
       // is shown and all that is explained: the heads shown carry the same explanation either way
       const minCoverage = config.file.search.min_coverage
       const explainedCount = runC !== null || minCoverage > 0 ? COVERAGE_CANDIDATES : Math.min(req.limit, COVERAGE_CANDIDATES)
-      const firstSeqs = ranked.slice(0, explainedCount).map((x) => x.c.hitSeq)
+      // found_via is what matched the hit (§7.6); coverage and matched_terms are what the head
+      // matches (§7.6a): a followed successor is explained on its own text for those two
+      const firstSeqs = [...new Set(ranked.slice(0, explainedCount).flatMap((x) => [x.c.hitSeq, x.c.headSeq]))]
       const explanations = yield* tx(explainHits(sql, a, firstSeqs))
+      const explanationOf = (c: Candidate): Explained["e"] => {
+        const hit = explanations.get(c.hitSeq)
+        const head = explanations.get(c.headSeq)
+        if (hit === undefined) return null
+        return c.headSeq === c.hitSeq ? hit : { found_via: hit.found_via, coverage: head?.coverage ?? 0, matched_terms: head?.matched_terms ?? 0 }
+      }
       const explained: Array<Explained> = ranked.map((x, i) =>
-        ({ c: x.c, rank: x.rank, onlyB: x.onlyB, e: i < explainedCount ? explanations.get(x.c.hitSeq) ?? null : null }))
+        ({ c: x.c, rank: x.rank, onlyB: x.onlyB, e: i < explainedCount ? explanationOf(x.c) : null }))
       const bestCoverage = explained.reduce<number | null>((best, x) => (x.e === null ? best : Math.max(best ?? 0, x.e.coverage)), null)
       const rows = new Map<string, RuleVersionRow>()
       const rowOf = (c: Candidate) => c.row ?? rows.get(keyOf(c.ruleId, c.version)) ?? missingRow(c)
