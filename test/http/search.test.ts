@@ -99,8 +99,11 @@ describe("POST /v1/search", () => {
 })
 
 describe("POST /v1/search with entity", () => {
-  it("keeps the heads linked to the entity or below it, each with head.entities; an unknown entity of the scope finds nothing", async () => {
-    const r = await post("/v1/search", tokens.a, { scopes: ["sales"], text: "Lieferzeit", entity: entities.parent })
+  it("keeps the heads linked to the entity or one of its ancestors, each with head.entities; an unknown entity of the scope finds nothing", async () => {
+    // sales-0001 is linked to Nord (under Vertrieb): found under Nord, not under its parent Vertrieb
+    const above = await post("/v1/search", tokens.a, { scopes: ["sales"], text: "Lieferzeit", entity: entities.parent })
+    expect([above.status, above.json.bundles]).toEqual([200, []])
+    const r = await post("/v1/search", tokens.a, { scopes: ["sales"], text: "Lieferzeit", entity: entities.child })
     expect(r.status).toBe(200)
     const body = r.json as { bundles: Array<{ head: { ref: string; entities: Array<{ ref: string; path: Array<{ name: string }> }> }; groups: Array<{ kind: string; entries: Array<{ title: string }> }>; line: string }> }
     expect(body.bundles.map((b) => b.head.ref)).toEqual(["rule/sales-0001@2"])
