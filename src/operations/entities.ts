@@ -17,8 +17,13 @@ import { pathOf } from "../graph/paths.js"
 import { entityNotFound, entityTree as tree, readEntity as read } from "../graph/queries.js"
 import { resolve } from "../graph/resolve.js"
 import { CreateEntityRequest, MoveEntityInput, ReadEntityInput, ResolveQuery, TreeQuery, UpdateEntityInput } from "../graph/schemas.js"
+import { withForeignScopes } from "./foreign-scopes.js"
 
 const entityRef = (id: string): string => `entity/${id}`
+
+/** The scope named by an entity id (none for a malformed one: that is the same 404 as an unknown id). */
+const idScopes = (...ids: ReadonlyArray<string | null | undefined>): Array<string> =>
+  ids.flatMap((id) => (typeof id === "string" && ENTITY_ID_RE.test(id) ? [scopeOfGraphId(id)] : []))
 
 /** A malformed entity id is the same 404 as an unknown one. */
 const checkId = (input: { readonly id: string }) => (ENTITY_ID_RE.test(input.id) ? Effect.void : Effect.fail(entityNotFound()))
@@ -54,7 +59,7 @@ export const createEntity = operation({
   right: "propose",
   input: CreateEntityRequest,
   label: "entity",
-  scopes: (req) => [req.scope],
+  scopes: (req, caller) => withForeignScopes(req.scope, idScopes(req.parent_id), caller),
   refs: (req) => (req.parent_id === null ? [] : [entityRef(req.parent_id)]),
   run: (req) =>
     Effect.gen(function*() {
@@ -69,7 +74,7 @@ export const readEntity = operation({
   input: ReadEntityInput,
   label: "query",
   check: checkId,
-  scopes: (p) => [p.scope ?? scopeOfGraphId(p.id)],
+  scopes: (p, caller) => withForeignScopes(p.scope ?? scopeOfGraphId(p.id), idScopes(p.id), caller),
   refs: (p) => [entityRef(p.id)],
   run: (p) =>
     Effect.gen(function*() {
@@ -88,7 +93,7 @@ export const entityTree = operation({
   right: "read",
   input: TreeQuery,
   label: "query",
-  scopes: (q) => [q.scope],
+  scopes: (q, caller) => withForeignScopes(q.scope, idScopes(q.parent), caller),
   refs: (q) => (q.parent === undefined ? [] : [entityRef(q.parent)]),
   run: (q) =>
     Effect.gen(function*() {
@@ -106,7 +111,7 @@ export const moveEntity = operation({
   input: MoveEntityInput,
   label: "move",
   check: checkId,
-  scopes: (p) => [p.scope],
+  scopes: (p, caller) => withForeignScopes(p.scope, idScopes(p.id, p.parent_id), caller),
   refs: (p) => [entityRef(p.id)],
   run: ({ id, ...req }) =>
     Effect.gen(function*() {
@@ -121,7 +126,7 @@ export const updateEntity = operation({
   input: UpdateEntityInput,
   label: "update",
   check: checkId,
-  scopes: (p) => [p.scope],
+  scopes: (p, caller) => withForeignScopes(p.scope, idScopes(p.id), caller),
   refs: (p) => [entityRef(p.id)],
   run: ({ id, ...req }) =>
     Effect.gen(function*() {

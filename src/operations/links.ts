@@ -10,10 +10,11 @@ import { operation } from "../auth/operation.js"
 import { listLinks as list } from "../graph/link-list.js"
 import { endpointScopes, LinkRequest, linkRef, ListLinksInput } from "../graph/link-types.js"
 import { proposeLink as propose } from "../graph/links.js"
+import { withForeignScopes } from "./foreign-scopes.js"
 
 /** The scope of the request and the scopes named by rule/entity ends that the grant does not cover (the pipeline refuses them). */
 const withEnds = (scope: string, refs: ReadonlyArray<string>, caller: Caller): Array<string> =>
-  [scope, ...endpointScopes(refs).filter((s) => s !== scope && !caller.grant.scopes.includes(s))]
+  withForeignScopes(scope, endpointScopes(refs), caller)
 
 export const proposeLink = operation({
   name: "propose_link",

@@ -51,7 +51,7 @@ export const listProposals = operation({
   right: "read",
   input: ListProposalsInput,
   label: "query",
-  scopes: (q) => [q.scope],
+  scopes: (q) => [q.scope, ...(q.after === undefined ? [] : [scopeOfRuleId(q.after)])],
   run: (q) =>
     Effect.gen(function*() {
       const store = yield* ScopeStore

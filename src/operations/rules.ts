@@ -36,7 +36,7 @@ export const listRules = operation({
   right: "read",
   input: ListRulesInput,
   label: "query",
-  scopes: (q) => [q.scope],
+  scopes: (q) => [q.scope, ...(q.after === undefined ? [] : [scopeOfRuleId(q.after)])],
   run: (q) =>
     Effect.gen(function*() {
       const store = yield* ScopeStore

@@ -127,7 +127,8 @@ describe("create, resolve, read", () => {
     const type = await post("/v1/entities", { scope: "sales", type: "planet", name: "Mars", parent_id: null })
     expect(type.status).toBe(400)
     expectGraphEnvelope(type.json, "validation-failed")
-    const mismatch = await post("/v1/entities", { scope: "sales", type: "department", name: "X", parent_id: "hr-e0001" })
+    // ops is in the feeder's grant: a parent there is scope-mismatch (one outside the grant is 403, below)
+    const mismatch = await post("/v1/entities", { scope: "sales", type: "department", name: "X", parent_id: "ops-e0001" })
     expect(mismatch.status).toBe(422)
     expectGraphEnvelope(mismatch.json, "scope-mismatch")
     const unknown = await post("/v1/entities", { scope: "sales", type: "department", name: "X", parent_id: "sales-e0077" })
@@ -211,7 +212,8 @@ describe("tree, move, update", () => {
     expectGraphEnvelope(cycle.json, "cycle")
     expect(cycle.json.paths.entity.map((p) => p.id)).toEqual(["sales-e0001", "sales-e0002"])
     expect(cycle.json.paths.target.map((p) => p.id)).toEqual(["sales-e0001", "sales-e0002", id])
-    const foreign = await post("/v1/entities/hr-e0001/move", { scope: "sales", parent_id: null })
+    // an id of another scope of the grant is the same 404 as an unknown one (outside the grant: 403, below)
+    const foreign = await post("/v1/entities/ops-e0001/move", { scope: "sales", parent_id: null })
     expect(foreign.status).toBe(404)
     expectGraphEnvelope(foreign.json, "not-found")
   })
@@ -239,7 +241,16 @@ describe("scope refusals use the graph envelope and never tell whether a scope e
       ["POST", "/v1/entities", { scope: "hr", type: "department", name: "X", parent_id: null }],
       ["POST", "/v1/entities", { scope: "nowhere", type: "department", name: "X", parent_id: null }],
       ["POST", "/v1/entities/hr-e0001/move", { scope: "hr", parent_id: null }],
-      ["POST", "/v1/entities/nowhere-e0001/move", { scope: "nowhere", parent_id: null }]
+      ["POST", "/v1/entities/nowhere-e0001/move", { scope: "nowhere", parent_id: null }],
+      // an id (or a parent) of a scope outside the grant, under a scope of the grant (§5.2 step 2)
+      ["GET", "/v1/entities/hr-e0001?scope=sales"], ["GET", "/v1/entities/nowhere-e0001?scope=sales"],
+      ["GET", "/v1/entities?scope=sales&parent=hr-e0001"], ["GET", "/v1/entities?scope=sales&parent=nowhere-e0001"],
+      ["POST", "/v1/entities", { scope: "sales", type: "department", name: "X", parent_id: "hr-e0001" }],
+      ["POST", "/v1/entities", { scope: "sales", type: "department", name: "X", parent_id: "nowhere-e0001" }],
+      ["POST", "/v1/entities/hr-e0001/move", { scope: "sales", parent_id: null }],
+      ["POST", "/v1/entities/sales-e0001/move", { scope: "sales", parent_id: "hr-e0001" }],
+      ["POST", "/v1/entities/hr-e0001/update", { scope: "sales", name: "Y" }],
+      ["POST", "/v1/entities/nowhere-e0001/update", { scope: "sales", name: "Y" }]
     ]
     const texts: Array<string> = []
     for (const [method, path, body] of pairs) {

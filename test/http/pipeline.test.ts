@@ -104,6 +104,19 @@ describe("steps 2–5", () => {
     expect(r.status).toBe(400)
     expect(r.json()).toMatchObject({ error: "multiple-scopes-without-flag" })
   })
+  it("the scope of an `after` id counts too: outside the grant 403 (the same body as a missing scope), another granted scope 400", async () => {
+    for (const path of ["/v1/rules", "/v1/proposals"]) {
+      const outside = await req("GET", `${path}?scope=sales&after=hr-0001`, { token: tokens.feeder })
+      const missing = await req("GET", `${path}?scope=sales&after=nowhere-0001`, { token: tokens.feeder })
+      expect(outside.status).toBe(403)
+      expect(outside.json()).toMatchObject({ error: "scope-not-allowed" })
+      expect(outside.text).toBe(missing.text)
+      const other = await req("GET", `${path}?scope=sales&after=ops-0001`, { token: tokens.feeder })
+      expect(other.status).toBe(400)
+      expect(other.json()).toMatchObject({ error: "multiple-scopes-without-flag" })
+      expect((await req("GET", `${path}?scope=sales&after=sales-0001`, { token: tokens.feeder })).status).toBe(200)
+    }
+  })
   it("a read-only grant proposing → 403 channel-not-allowed", async () => {
     const r = await req("POST", "/v1/proposals", { token: tokens.reader, body: mailProposal() })
     expect(r.status).toBe(403)
@@ -213,6 +226,17 @@ describe("approval session, CSRF and the decision route", () => {
       expect(r.status).toBe(403)
       expect(r.json()).toMatchObject({ error: "csrf-failed" })
     }
+    const versions = await server.run(Effect.flatMap(sqlOf("sales"), (sql) => sql<{ n: number }>`SELECT count(*) AS n FROM rule_version WHERE rule_id = 'sales-0001'`))
+    expect(versions[0]?.n).toBe(1)
+  })
+  it("a confirm whose change supersedes a rule of a scope outside the grant → 403, of another granted scope → 400; nothing written", async () => {
+    const headers = { csrf, origin: "http://127.0.0.1:8787" }
+    const outside = await decide({ decision: "confirm", version: 1, change: { supersedes: "nowhere-0001" } }, headers)
+    expect(outside.status).toBe(403)
+    expect(outside.json()).toMatchObject({ error: "scope-not-allowed" })
+    const other = await decide({ decision: "confirm", version: 1, change: { supersedes: "ops-0001" } }, headers)
+    expect(other.status).toBe(400)
+    expect(other.json()).toMatchObject({ error: "multiple-scopes-without-flag" })
     const versions = await server.run(Effect.flatMap(sqlOf("sales"), (sql) => sql<{ n: number }>`SELECT count(*) AS n FROM rule_version WHERE rule_id = 'sales-0001'`))
     expect(versions[0]?.n).toBe(1)
   })

@@ -22,6 +22,12 @@ type DecideInput =
   | { readonly id: string; readonly form: Readonly<Record<string, string>> }
   | { readonly id: string; readonly req: DecisionRequest }
 
+const supersededScope = (p: DecideInput): Array<string> => {
+  if (!("req" in p) || p.req.decision !== "confirm") return []
+  const named = p.req.change?.supersedes
+  return typeof named === "string" ? [scopeOfRuleId(named)] : []
+}
+
 export const CSRF_FAILED_MESSAGE = "same-origin request with a valid csrf token required"
 
 /** Same origin and the csrf token (form field or header `csrf`) of the caller's identity. */
@@ -74,7 +80,8 @@ export const decideRoute = serveRoute({
   call: {
     name: "decide",
     right: "decide",
-    scopes: (p: DecideInput) => [scopeOfRuleId(p.id)],
+    // the rule's scope and, for a confirm that changes supersedes, the superseded rule's (§5.2 steps 2–3)
+    scopes: (p: DecideInput) => [scopeOfRuleId(p.id), ...supersededScope(p)],
     refs: (p: DecideInput) => [ruleRef(p.id)],
     run: (p: DecideInput) =>
       "form" in p
