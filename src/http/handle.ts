@@ -78,16 +78,17 @@ export const serveRoute = <I, R, RP>(route: Route<I, R, RP>) =>
     const config = yield* AppConfig
     const { channel, call } = route
     const bodyLimit = route.bodyLimit ?? DEFAULT_BODY_LIMIT
-    if (contentLengthTooLarge(request, bodyLimit)) {
-      return errorResponse("payload-too-large", graphEnvelope(call.name, "payload-too-large", { message: `the body is larger than ${bodyLimit} bytes` }))
-    }
-    // 1. credential → identity → active grant; identity kind of the channel; limits
+    // 1. credential → identity → active grant; identity kind of the channel; limits (before the
+    // body's size: a call without a credential is 401 whatever it sends; no body is read here)
     const limit = LIMIT_OF[call.name] ?? (channel === "approval" ? null : "requests")
     const caller = yield* Effect.either(checkCaller(request, { channel, limit }))
     if (caller._tag === "Left") {
       const e = caller.left
       if (e._tag === "JwksUnavailable") return yield* internal("jwks", e)
       return yield* Effect.as(logDenied(channel, call.name, e, e.grantId ?? null), callerRefused(request, call.name, e, config.file.public_url))
+    }
+    if (contentLengthTooLarge(request, bodyLimit)) {
+      return errorResponse("payload-too-large", graphEnvelope(call.name, "payload-too-large", { message: `the body is larger than ${bodyLimit} bytes` }))
     }
     // 2.–6. read the input, then the shared steps
     const clean: Record<string, string> = {}
@@ -138,6 +139,12 @@ export const operationRoute = <I, R>(
       Effect.suspend(() => {
         const named: Record<string, string> = {}
         for (const [k, v] of Object.entries(parts.params)) named[options.params?.[k] ?? k] = v
+        // a route whose input is its path and body takes no query parameter: one is refused like an
+        // unknown key, not ignored (a ?scope= there would otherwise pass unseen, §5.2 step 2)
+        const stray = from === "query" ? undefined : Object.keys(parts.query)[0]
+        if (stray !== undefined) {
+          return Effect.fail(new ValidationFailed({ message: `${op.label} is invalid: ${stray}: unknown query parameter (remove it)`, issues: [{ path: stray, message: "unknown query parameter (remove it)" }] }))
+        }
         if (from === "path") return decodeInput(op, named)
         if (from === "query") return decodeInput(op, { ...queryInput(op.input, parts.query), ...named })
         const body = parts.body.value

@@ -90,10 +90,6 @@ export const mcpPost = Effect.gen(function*() {
     yield* Effect.logWarning("denied").pipe(Effect.annotateLogs({ channel: "mcp", operation: "mcp", code: "csrf-failed", grant: null, reason: "foreign origin" }))
     return errorResponse("csrf-failed", { message: "requests to /mcp from another origin are refused" })
   }
-  if (contentLengthTooLarge(request, DEFAULT_BODY_LIMIT)) {
-    return errorResponse("payload-too-large", { message: `the body is larger than ${DEFAULT_BODY_LIMIT} bytes` })
-  }
-
   // 1. credential → identity → active grant; a person only; the request limit
   const caller = yield* Effect.either(checkCaller(request, { channel: "mcp", limit: "requests" }))
   if (caller._tag === "Left") {
@@ -104,6 +100,10 @@ export const mcpPost = Effect.gen(function*() {
       ? { "www-authenticate": `Bearer resource_metadata="${config.file.public_url}/.well-known/oauth-protected-resource"` }
       : e.code === "rate-limited" ? { "retry-after": String(e.retryAfter ?? 1) } : {}
     return errorResponse(e.code, { message: e.message }, headers)
+  }
+  // the declared size after step 1: without a credential the answer is 401 whatever is sent
+  if (contentLengthTooLarge(request, DEFAULT_BODY_LIMIT)) {
+    return errorResponse("payload-too-large", { message: `the body is larger than ${DEFAULT_BODY_LIMIT} bytes` })
   }
 
   // the JSON-RPC body (the transport gets it parsed)

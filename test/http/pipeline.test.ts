@@ -155,6 +155,25 @@ describe("steps 2–5", () => {
     expect((await req("POST", "/v1/sources", { token: tokens.feeder, body: big })).status).toBe(201)
     expect((await req("POST", "/v1/sources", { token: tokens.feeder, raw: "x".repeat(10 * 1024 * 1024 + 1), headers: { "content-type": "application/json" } })).status).toBe(413)
   })
+  it("a body over the limit without a credential is 401 with WWW-Authenticate (step 1 comes first), not 413", async () => {
+    const r = await req("POST", "/v1/proposals", { raw: "x".repeat(300 * 1024), headers: { "content-type": "application/json" } })
+    expect(r.status).toBe(401)
+    expect(r.json()).toMatchObject({ error: "unauthorized" })
+    expect(r.headers.get("www-authenticate")).toBe(`Bearer resource_metadata="http://127.0.0.1:8787/.well-known/oauth-protected-resource"`)
+  })
+  it("a query parameter on a route that takes none (body or path input) → 400 validation-failed naming it, nothing stored", async () => {
+    const count = () => server.run(Effect.flatMap(sqlOf("sales"), (sql) => sql<{ n: number }>`SELECT count(*) AS n FROM source`))
+    const before = await count()
+    const stored = await req("POST", "/v1/sources?scope=ops", { token: tokens.feeder, body: mailSource({}, "mail:<query@example.com>") })
+    expect(stored.status).toBe(400)
+    expect(stored.json()).toMatchObject({ error: "validation-failed", issues: [{ path: "scope", message: "unknown query parameter (remove it)" }] })
+    expect(await count()).toEqual(before)
+    expect((await req("POST", "/v1/sources", { token: tokens.feeder, body: mailSource({}, "mail:<query@example.com>") })).status).toBe(201)
+    const status = await req("GET", "/v1/status?scope=hr", { token: tokens.feeder })
+    expect(status.status).toBe(400)
+    expect(status.json()).toMatchObject({ error: "validation-failed", issues: [{ path: "scope" }] })
+    expect((await req("GET", "/v1/status", { token: tokens.feeder })).status).toBe(200)
+  })
 })
 
 describe("step 6: search_log", () => {

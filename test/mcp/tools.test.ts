@@ -106,9 +106,12 @@ describe("the door", () => {
     expect(bad.status).toBe(400)
     expect(await bad.json()).toMatchObject({ error: { code: -32700 } })
   })
-  it("a body over 256 KiB → 413", async () => {
+  it("a body over 256 KiB → 413; without a credential it is 401 with WWW-Authenticate (step 1 comes first)", async () => {
     const r = await rawPost({ ...INIT, pad: "x".repeat(300 * 1024) }, AUTH)
     expect(r.status).toBe(413)
+    const anonymous = await rawPost({ ...INIT, pad: "x".repeat(300 * 1024) }, {})
+    expect(anonymous.status).toBe(401)
+    expect(anonymous.headers.get("www-authenticate")).toMatch(/^Bearer resource_metadata="/)
   })
 })
 
