@@ -7,6 +7,7 @@
 import { Effect, Either, Schema, type SchemaAST } from "effect"
 import { issuesOf, type Issue } from "../contracts/errors.js"
 import { nearestKey } from "../contracts/nearest.js"
+import { scanSecrets, type SecretField } from "../security/secrets.js"
 import { jsonErrorOffset, lineColumn } from "./json-position.js"
 import { refuse, StartRefusal } from "./refusal.js"
 import { ConfigFile } from "./schema.js"
@@ -135,5 +136,27 @@ export const parseConfigFile = (
         issues
       }))
     }
+    // invariant 9: secrets only from the environment, never in groundnote.json (a token, a key, a
+    // URL with user:password …); the refusal names the key and the kind, never the value
+    const hits = scanSecrets(stringsOf(json, ""))
+    if (hits.length > 0) {
+      const issues = [...new Map(hits.map((h) => [h.field, {
+        path: h.field,
+        message: `holds what looks like a secret (${h.kind}): secrets never go into groundnote.json; remove it and give it through the environment (config/README.md, last section)`
+      }])).values()]
+      return yield* Effect.fail(new StartRefusal({
+        code: "config-invalid",
+        message: `${source} is invalid (${issues.length} ${issues.length === 1 ? "problem" : "problems"}; fix each key named below, see config/README.md):\n${issues.map((i) => `  ${i.path}: ${i.message}`).join("\n")}`,
+        issues
+      }))
+    }
     return decoded.right
   })
+
+/** Every string value of the parsed file with its path (a.b[0].c), for the secret scan. */
+const stringsOf = (v: unknown, path: string): Array<SecretField> => {
+  if (typeof v === "string") return [{ field: path, text: v }]
+  if (Array.isArray(v)) return v.flatMap((x, i) => stringsOf(x, `${path}[${i}]`))
+  if (typeof v === "object" && v !== null) return Object.entries(v).flatMap(([k, x]) => stringsOf(x, path === "" ? k : `${path}.${k}`))
+  return []
+}

@@ -69,6 +69,23 @@ describe("groundnote.json schema", () => {
     expect(c.at_rest).toBeUndefined()
   })
 
+  it("refuses a secret anywhere in the file, naming the key and the kind, never the value (invariant 9)", () => {
+    const token = `ghp_${"A1b2C3d4E5".repeat(3)}123456`
+    const value = {
+      ...minimal,
+      public_url: "http://admin:Pa55w0rd!x@127.0.0.1:8787",
+      search: { synonyms: [["Lieferzeit", token]] },
+      backup: { kind: "copy", directory: "/var/backups/groundnote", deadman_url: "https://user:Pa55w0rd!x@hc.example/ping" }
+    }
+    expect(issuePaths(value).sort()).toEqual(["backup.deadman_url", "public_url", "search.synonyms[0][1]"])
+    const e = refusal(value)
+    expect(e.message).toContain("secrets never go into groundnote.json")
+    expect(e.message).not.toContain("Pa55w0rd")
+    expect(e.message).not.toContain(token)
+    // ordinary values with key-like words are no secrets
+    expect(parse({ ...minimal, search: { synonyms: [["api key", "Schlüssel", "token"]] } }).search.synonyms).toEqual([["api key", "Schlüssel", "token"]])
+  })
+
   it("parses the shipped example config", () => {
     const text = readFileSync(join(import.meta.dirname, "../../config/groundnote.example.json"), "utf8")
     const c = Effect.runSync(parseConfigFile(text))
