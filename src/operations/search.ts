@@ -37,14 +37,14 @@ export const feedback = operation({
   right: "read",
   input: FeedbackInput,
   label: "feedback",
-  // an id that cannot be a search_id is the same 404 as an unknown one
-  check: (f) => (UUID_RE.test(f.search_id) ? Effect.void : Effect.fail(new NotFound({ message: FEEDBACK_NOT_FOUND }))),
   scopes: (f) => feedbackScopes(f),
   // the refs of one search may span the scopes of a cross-scope search
   crossScope: () => true,
   refs: (f) => [...f.bundles.map((b) => b.ref), ...f.missing],
   run: (f) =>
     Effect.gen(function*() {
+      // an id that cannot be a search_id is the same 404 as an unknown one, logged like it (§5.2 step 6)
+      if (!UUID_RE.test(f.search_id)) return yield* new NotFound({ message: FEEDBACK_NOT_FOUND })
       const caller = yield* CurrentCaller
       const out = yield* recordFeedback(f.search_id, { bundles: f.bundles, missing: f.missing }, caller.grant.id)
       return { status: 200, body: out, refs: [...f.bundles.map((b) => b.ref), ...f.missing] }

@@ -133,4 +133,15 @@ describe("POST /v1/search/:search_id/feedback", () => {
     const wrongScope = await post(`/v1/search/${id}/feedback`, tokens.a, { bundles: [{ ref: "rule/ops-0001@2", verdict: "relevant" }], missing: [] })
     expect(wrongScope.text).toBe(unknown.text)
   })
+  it("an id that cannot be a search id is the same 404 as an unknown one, and logged like it in the scope of its refs (§5.2 step 6)", async () => {
+    const notFound = () => server.run(Effect.flatMap(sqlOf("sales"), (sql) => sql<{ n: number }>`
+      SELECT count(*) AS n FROM search_log WHERE operation = 'feedback' AND outcome = 404`))
+    const before = (await notFound())[0]?.n ?? 0
+    const body = { bundles: [{ ref: "rule/sales-0001@2", verdict: "irrelevant" }], missing: [] }
+    const unknown = await post("/v1/search/00000000-0000-4000-8000-000000000000/feedback", tokens.a, body)
+    const malformed = await post("/v1/search/not-a-uuid/feedback", tokens.a, body)
+    expect(malformed.status).toBe(404)
+    expect(malformed.text).toBe(unknown.text)
+    expect((await notFound())[0]?.n).toBe(before + 2)
+  })
 })
