@@ -70,3 +70,9 @@ export const nextForTreeDepth = (parentId: string | null): Array<Next> =>
 
 /** unknown or foreign entity → find it by name. */
 export const nextForUnknown = (): Array<Next> => cap([{ tool: "entity_resolve", why: "find the entity by its name" }])
+
+/** the pending structure list → look at the newest pending entity's place, or at the tree when nothing waits. */
+export const nextForPending = (newestEntity: string | null): Array<Next> =>
+  cap([newestEntity === null
+    ? { tool: "entity_tree", why: "nothing waits for a person: see the top level of the scope" }
+    : { tool: "entity_path", why: `see the place and history of ${newestEntity}, the newest pending entity change` }])

@@ -134,7 +134,10 @@ export const StructureOut = Schema.Struct({
   scope: Schema.String,
   counts: Schema.Struct({ entities: Schema.Number, versions: Schema.Number, links: Schema.Number }),
   pending: Schema.Array(PendingItem),
-  approval_url: Schema.String
+  approval_url: Schema.String,
+  /** the guidance of every graph answer (graph.md §8): no single entity here, so path is empty */
+  path: Schema.Array(PathItem),
+  next: Schema.Array(Next).pipe(Schema.maxItems(3))
 })
 export type StructureOut = typeof StructureOut.Type
 

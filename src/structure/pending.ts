@@ -8,6 +8,7 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import type { PathItem } from "../contracts/errors.js"
 import type { LinkRow } from "../graph/counted.js"
+import { nextForPending } from "../graph/guidance.js"
 import { endKindOf, entityIdOfEnd, linkRef, parseAttachmentEnd, ruleIdOfEnd } from "../graph/link-types.js"
 import { pathsOf } from "../graph/paths.js"
 import type { PendingEntityVersion, PendingItem, PendingLink, StructureOut } from "../graph/review-schemas.js"
@@ -154,6 +155,8 @@ export const structureOf = (sql: SqlClient, opts: PendingOptions) =>
         links: pending.length - versions.length
       },
       pending,
-      approval_url: structurePageUrl(opts.publicUrl, opts.scope)
+      approval_url: structurePageUrl(opts.publicUrl, opts.scope),
+      path: [],
+      next: nextForPending(versions[0]?.id ?? null)
     }
   })

@@ -82,8 +82,12 @@ describe("GET /v1/structure", () => {
   it("lists the pending entity versions and links, logged as list_structure", async () => {
     const r = await call("GET", "/v1/structure?scope=sales", { token: DEV_API })
     expect(r.status).toBe(200)
-    const out = r.json() as { counts: unknown; pending: Array<{ ref: string; kind: string }>; approval_url: string }
+    const out = r.json() as { counts: unknown; pending: Array<{ ref: string; kind: string; id: string }>; approval_url: string; path: unknown; next: Array<{ tool: string; why: string }> }
     expect(out.counts).toEqual({ entities: 3, versions: 3, links: 1 })
+    // the guidance of every graph answer (graph.md §8): the newest pending entity to look at
+    const newest = out.pending.find((p) => p.kind === "entity")?.id ?? ""
+    expect(out.path).toEqual([])
+    expect(out.next).toEqual([{ tool: "entity_path", why: expect.stringContaining(newest) }])
     expect(out.pending.map((p) => p.ref).sort()).toEqual([...ids.map((id) => `entity/${id}@1`), `link/${link}`].sort())
     expect(out.approval_url).toBe(`${ORIGIN}/approval/structure?scope=sales`)
     expect((await logRows()).at(-1)).toMatchObject({ operation: "list_structure", outcome: 200, channel: "api" })
