@@ -241,10 +241,12 @@ const externalMail = (source: SourceFacts, ownDomains: ReadonlyArray<string>): {
   if (!isOwnDomain(domain, ownDomains)) {
     return { external: true, reason: `The mail comes from outside the company: ${domain} is not one of ${ownDomains.join(", ")}.` }
   }
-  if (source.auth !== null) {
-    const failures = authenticationFailures(source.auth.authentication_results)
-    if (failures.length > 0) return { external: true, reason: `The mail from ${domain} did not pass its authentication checks (${failures.join(", ")}), so its sender is not proven.` }
+  // no Authentication-Results stored: nothing passed, the sender is only what the feeder says (fail-closed)
+  if (source.auth === null) {
+    return { external: true, reason: `The mail from ${domain} carries no authentication results (source.auth), so its sender is not proven.` }
   }
+  const failures = authenticationFailures(source.auth.authentication_results)
+  if (failures.length > 0) return { external: true, reason: `The mail from ${domain} did not pass its authentication checks (${failures.join(", ")}), so its sender is not proven.` }
   return { external: false, reason: "" }
 }
 

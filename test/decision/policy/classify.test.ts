@@ -165,9 +165,12 @@ describe("classify: mandatory exceptions, each with its reason", () => {
       .toBe("External mail: The mail from acme.example did not pass its authentication checks (dmarc=fail), so its sender is not proven.")
     expect(reasonOf(withMail(s, "maria@acme.example", PASSING_AUTH, "ceo@acme.example"))).toBe("External mail: The mail's sender (maria@acme.example) differs from its authenticated From address (ceo@acme.example).")
     expect(reasonOf(withMail(s, "Maria <maria@acme.example.evil.example>"))).toContain("acme.example.evil.example is not one of acme.example")
-    // own domain, subdomain, passing authentication: no exception
-    expect(reasonOf(withMail(s, "Maria Schmidt <Maria@ACME.example>"))).toBeUndefined()
-    expect(reasonOf(withMail(s, "jonas@lager.acme.example"))).toBeUndefined()
+    // no authentication results at all: nothing passed, the sender is only the feeder's word (fail-closed)
+    expect(reasonOf(withMail(s, "Maria Schmidt <Maria@ACME.example>")))
+      .toBe("External mail: The mail from acme.example carries no authentication results (source.auth), so its sender is not proven.")
+    // own domain, subdomain, with passing authentication: no exception
+    expect(reasonOf(withMail(s, "Maria Schmidt <Maria@ACME.example>", PASSING_AUTH, "maria@acme.example"))).toBeUndefined()
+    expect(reasonOf(withMail(s, "jonas@lager.acme.example", PASSING_AUTH))).toBeUndefined()
     expect(reasonOf(withMail(s, "maria@acme.example", PASSING_AUTH))).toBeUndefined()
     // a meeting has no sender
     expect(reasonOf(plain(s))).toBeUndefined()

@@ -50,7 +50,7 @@ export const plainInput: fc.Arbitrary<ClassifyInput> = fc.record({
 }).map(({ statement, quote, keywords, viaMail, subdomain, subtree }) => ({
   proposal: { kind: "rule" as const, statement, source: viaMail ? mail(quote) : jamie(quote), keywords, relations: [], supersedes: null },
   source: viaMail
-    ? { kind: "mail" as const, sender: `Maria Schmidt <maria@${subdomain ? "mail." : ""}acme.example>`, auth: subdomain ? null : { from: "maria@acme.example", authentication_results: PASSING_AUTH } }
+    ? { kind: "mail" as const, sender: `Maria Schmidt <maria@${subdomain ? "mail." : ""}acme.example>`, auth: { from: `maria@${subdomain ? "mail." : ""}acme.example`, authentication_results: PASSING_AUTH } }
     : { kind: "jamie" as const },
   ownDomains: OWN,
   scope: { contradictedBy: [], confirmedNearDuplicates: [], largestSubtree: subtree }
