@@ -9,6 +9,7 @@ import { AppConfig } from "../config/config.js"
 import { NotFound } from "../contracts/errors.js"
 import { RULE_ID_RE, ruleRef, scopeOfRuleId } from "../contracts/ids.js"
 import { afterSeq } from "../contracts/schemas.js"
+import { PERSON, reviewFacts, reviewFactsOf } from "../domain/adoption.js"
 import { ScopeStore } from "../db/scope-store.js"
 import { provenanceOf } from "../domain/provenance.js"
 import { ListRulesInput, ReadRuleInput, RELATION_RE, RuleIdInput } from "../domain/rule-schemas.js"
@@ -41,13 +42,18 @@ export const listRules = operation({
     Effect.gen(function*() {
       const store = yield* ScopeStore
       const m = q.relation === undefined ? null : RELATION_RE.exec(q.relation)
-      const page = yield* store.read(q.scope, ({ sql }) => listCurrent(sql, {
-        status: q.status === undefined ? ["proposed", "confirmed", "superseded"] : [q.status],
-        relation: m === null ? null : { kind: m[1] ?? "", name: m[2] ?? "" },
-        limit: q.limit,
-        afterSeq: afterSeq(q.after)
-      }))
-      const rules = page.rows.map(ruleVersionOut)
+      const { page, facts } = yield* store.read(q.scope, ({ sql }) =>
+        Effect.gen(function*() {
+          const page = yield* listCurrent(sql, {
+            status: q.status === undefined ? ["proposed", "confirmed", "superseded"] : [q.status],
+            relation: m === null ? null : { kind: m[1] ?? "", name: m[2] ?? "" },
+            limit: q.limit,
+            afterSeq: afterSeq(q.after)
+          })
+          return { page, facts: yield* reviewFactsOf(sql, page.rows.map((r) => r.rule_id)) }
+        }))
+      // every answer marks an auto-adopted rule (gaps.md §10): the adoption of each rule of the page
+      const rules = page.rows.map((r) => ({ ...ruleVersionOut(r), adoption: facts.get(r.rule_id)?.adoption ?? PERSON }))
       const last = page.rows[page.rows.length - 1]
       return { status: 200, body: { rules, next_after: page.more && last !== undefined ? last.rule_id : null }, refs: rules.map((r) => r.ref) }
     })
@@ -89,12 +95,13 @@ export const ruleVersions = operation({
   run: ({ id }) =>
     Effect.gen(function*() {
       const store = yield* ScopeStore
-      const [versions, decisions] = yield* store.read(scopeOfRuleId(id), ({ sql }) => Effect.all([allVersions(sql, id), decisionsOf(sql, id)]))
+      const [versions, decisions, facts] = yield* store.read(scopeOfRuleId(id), ({ sql }) =>
+        Effect.all([allVersions(sql, id), decisionsOf(sql, id), reviewFacts(sql, id)]))
       const current = versions[versions.length - 1]
       if (current === undefined || current.status === "rejected") return yield* notFound(id)
       return {
         status: 200,
-        body: { rule_id: id, current: ruleRef(id, current.version), versions: versions.map(ruleVersionOut), decisions },
+        body: { rule_id: id, current: ruleRef(id, current.version), adoption: facts.adoption, versions: versions.map(ruleVersionOut), decisions },
         refs: [ruleRef(id, current.version)]
       }
     })

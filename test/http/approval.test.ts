@@ -71,6 +71,12 @@ describe("POST /v1/proposals in mode A", () => {
     expect((read.json.line as string).startsWith("Auto-adopted rule from 2026-01-14:")).toBe(true)
     const prov = await call("GET", "/v1/rules/sales-0001/provenance", undefined, tokens.reader)
     expect(prov.json).toMatchObject({ status: "confirmed", adoption: { kind: "auto", ruleset: "gn-1" } })
+    // every answer marks it (gaps.md §10): the rule list and the versions too
+    const list = await call("GET", "/v1/rules?scope=sales&status=confirmed", undefined, tokens.reader)
+    expect((list.json.rules as Array<Record<string, unknown>>).find((r) => r.rule_id === "sales-0001"))
+      .toMatchObject({ ref: "rule/sales-0001@2", adoption: { kind: "auto", ruleset: "gn-1" } })
+    const versions = await call("GET", "/v1/rules/sales-0001/versions", undefined, tokens.reader)
+    expect(versions.json).toMatchObject({ current: "rule/sales-0001@2", adoption: { kind: "auto", ruleset: "gn-1" } })
   })
 
   it("quote-not-found answers the closest passage and where the quote first differs", async () => {
