@@ -74,7 +74,8 @@ export const readEnv = (
     }
     const dev = authMode === "dev-token"
 
-    if (get(env, "GROUNDNOTE_OPS_PORT") !== undefined) {
+    // set at all (also empty) is refused: the variable belongs to a layout that no longer exists
+    if (env.GROUNDNOTE_OPS_PORT !== undefined) {
       return yield* refuse(
         "ops-port-set",
         "GROUNDNOTE_OPS_PORT is set, but the ops listener is now the Unix socket <GROUNDNOTE_DATA_DIR>/ops.sock: unset GROUNDNOTE_OPS_PORT"

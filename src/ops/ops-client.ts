@@ -3,7 +3,7 @@
  * GROUNDNOTE_DATA_DIR (default ./data) and GROUNDNOTE_OPS_TOKEN and sends the token only after
  * the data dir proved trustworthy: the given dir is no symlink; its real path is owned by the
  * calling user with mode 0700; every parent of the real path is owned by root or the user and not
- * writable by group or others unless sticky; ops.sock in it is a socket of the user. Else
+ * writable by others unless sticky; ops.sock in it is a socket of the user. Else
  * ops-socket-untrusted; a missing dir or socket is ops-unreachable. The connect uses the
  * resolved path. A thin client: it imports no store and no server module (AT6).
  */
@@ -92,8 +92,10 @@ export const checkOpsTarget = (givenDir: string, uid: number): OpsTarget => {
     if (parent.uid !== 0 && parent.uid !== uid) {
       throw untrusted(`the parent directory ${dir} is owned by uid ${parent.uid}, neither root nor you: move the data dir`)
     }
-    if ((parent.mode & 0o022) !== 0 && (parent.mode & 0o1000) === 0) {
-      throw untrusted(`the parent directory ${dir} is writable by group or others and not sticky (mode ${octal(parent.mode)}): run chmod go-w ${dir} or move the data dir`)
+    // §11: "not writable by others unless sticky" (a group-writable parent such as a setgid /srv
+    // at 2775 is the operator's group, as the contract allows)
+    if ((parent.mode & 0o002) !== 0 && (parent.mode & 0o1000) === 0) {
+      throw untrusted(`the parent directory ${dir} is writable by others and not sticky (mode ${octal(parent.mode)}): run chmod o-w ${dir} or move the data dir`)
     }
     if (dirname(dir) === dir) break
   }

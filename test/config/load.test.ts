@@ -188,6 +188,8 @@ describe("readEnv", () => {
   it("refuses GROUNDNOTE_OPS_PORT (ops-port-set)", () => {
     const e = refusalOf(readEnv(accessEnv({ GROUNDNOTE_OPS_PORT: "8788" }), CWD))
     expect(e.code).toBe("ops-port-set")
+    // set but empty is set too (§3: "GROUNDNOTE_OPS_PORT set")
+    expect(refusalOf(readEnv(accessEnv({ GROUNDNOTE_OPS_PORT: "" }), CWD)).code).toBe("ops-port-set")
     expect(e.message).toContain("GROUNDNOTE_OPS_PORT")
     expect(e.message).toContain("ops.sock")
   })

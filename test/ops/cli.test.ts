@@ -269,19 +269,21 @@ describe("trust checks before the token is sent", { timeout: 60_000 }, () => {
     expect(r.stderr).toContain("symlink")
   })
 
-  it("a world-writable parent without the sticky bit is ops-socket-untrusted; with it, fine", async () => {
+  it("a world-writable parent without the sticky bit is ops-socket-untrusted; with it, or only group-writable, fine", async () => {
     const parent = join(base, "shared")
     mkdirSync(parent, { mode: 0o700 })
     const data = await trapDir(join(parent, "data"))
     chmodSync(parent, 0o777)
     const r = await expectFailure(data, "ops-socket-untrusted")
     expect(r.stderr).toContain(parent)
-    chmodSync(parent, 0o775)
-    await expectFailure(data, "ops-socket-untrusted")
     chmodSync(parent, 0o1777)
     const before = connections
     await cli(["status", "--json"], env(data))
     expect(connections - before).toBe(1)
+    // §11 names others only: a group-writable parent (a setgid 2775 /srv) is the operator's group
+    chmodSync(parent, 0o2775)
+    await cli(["status", "--json"], env(data))
+    expect(connections - before).toBe(2)
     chmodSync(parent, 0o700)
   })
 
