@@ -61,10 +61,18 @@ const isWithin = (parent: string, child: string): boolean => {
  */
 export const checkBackupDirectory = (file: ConfigFile, env: Env): Effect.Effect<ReadonlyArray<string>, StartRefusal> =>
   Effect.gen(function* () {
+    const data = realOrResolved(env.dataDir)
+    // §3: export_directory, like directory, must not lie inside the data dir (any kind)
+    const exports = file.backup.export_directory
+    if (exports !== undefined && exports !== null && isWithin(data, realOrResolved(resolve(exports)))) {
+      return yield* refuse(
+        "export-directory-invalid",
+        `backup.export_directory in ${env.configPath} is ${realOrResolved(resolve(exports))}, inside the data dir ${data}: the nightly exports would be lost with the data; choose a directory outside it (config/README.md)`
+      )
+    }
     if (file.backup.kind !== "copy") return []
     const given = resolve(file.backup.directory)
     const real = realOrResolved(given)
-    const data = realOrResolved(env.dataDir)
     if (isWithin(data, real)) {
       return yield* refuse(
         "backup-directory-invalid",
