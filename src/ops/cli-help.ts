@@ -47,9 +47,12 @@ export const COMMANDS: ReadonlyArray<CommandDoc> = [
   },
   {
     path: "serve", summary: "run the service",
-    usage: "groundnote serve [--demo]",
+    usage: "groundnote serve [--demo] [--json]",
     description: "Runs the service with GROUNDNOTE_* from the environment and groundnote.json (docs/operator.md). A refusal to start prints groundnote: <code>: <message> on stderr and exits 1.",
-    options: [["--demo", "seed and use a demo data dir (GROUNDNOTE_DATA_DIR, default ./demo-data) for a first look"]],
+    options: [
+      ["--demo", "seed and use a demo data dir (GROUNDNOTE_DATA_DIR, default ./demo-data) for a first look"],
+      ["--json", "accepted (--json everywhere); stdout is always JSON log lines, a start refusal's included"]
+    ],
     example: "groundnote serve --demo"
   },
   {

@@ -33,8 +33,11 @@ const host: Effect.Effect<CliHost> = Effect.map(main, (m) => m.cliHost)
 
 const version = Command.make("version", { json: jsonOption }, ({ json }) => (json ? printJson({ version: VERSION }) : Console.log(VERSION)))
 
+// --json everywhere (gaps.md §9): serve's stdout is always its JSON log lines (a refusal too), so
+// the option is accepted and changes nothing
 const serve = Command.make("serve", {
-  demo: Options.boolean("demo").pipe(Options.withDescription("Seed and use a demo data dir (./demo-data) for a first look."))
+  demo: Options.boolean("demo").pipe(Options.withDescription("Seed and use a demo data dir (./demo-data) for a first look.")),
+  json: jsonOption
 }, ({ demo }) => Effect.flatMap(main, (m) => m.serve({ demo })))
 
 const root = Command.make("groundnote").pipe(Command.withSubcommands([

@@ -63,6 +63,14 @@ describe("groundnote CLI", () => {
     expect(JSON.parse(j.stdout.toString())).toEqual({ version: JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version })
   })
 
+  it("serve takes --json too (gaps.md §9): a start refusal is exit 1 with its JSON log line on stdout, not a usage error", () => {
+    const r = spawnSync(process.execPath, [cli, "serve", "--json"], { env: cleanEnv(), timeout: 30_000 })
+    expect(r.status, r.stderr.toString()).toBe(1)
+    expect(r.stderr.toString()).toMatch(/^groundnote: auth-mode-invalid: /m)
+    const lines = r.stdout.toString().trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>)
+    expect(lines.find((l) => l.message === "start refused")).toMatchObject({ code: "auth-mode-invalid" })
+  })
+
   it("an unknown command is a usage error: exit 2", () => {
     const r = spawnSync(process.execPath, [cli, "no-such-command"], { env: cleanEnv() })
     expect(r.status).toBe(2)
