@@ -8,6 +8,7 @@
 import { Args, Command, Options, ValidationError } from "@effect/cli"
 import { Cause, Console, Effect, Exit, Option } from "effect"
 import type { GrantOut } from "../contracts/grants.js"
+import { usdAmount } from "../contracts/ops.js"
 import { type CliError, printJson, terminalSafe, withJsonError } from "./cli-output.js"
 import type { CliRouteName } from "./cli-routes.js"
 import { opsRequest, resolveOps } from "./ops-client.js"
@@ -93,7 +94,7 @@ export const renderStatus = (s: StatusView): string => {
       lines.push(`  ${v.scope}: ${counted} (${v.state})`)
     }
   }
-  if (s.usage !== undefined && s.usage.reranker_month_usd > 0) lines.push(`stage c: ${s.usage.reranker_month_usd.toFixed(2)} USD spent this month`)
+  if (s.usage !== undefined && s.usage.reranker_month_usd > 0) lines.push(`stage c: ${usdAmount(s.usage.reranker_month_usd)} USD spent this month`)
   return lines.map((l) => terminalSafe(l)).join("\n")
 }
 

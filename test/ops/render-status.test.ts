@@ -20,6 +20,9 @@ describe("renderStatus", () => {
     expect(text).toContain("  sales: 9 of 12 rule versions embedded, 3 pending (catching-up)")
     expect(text).toContain("stage c: 1.50 USD spent this month")
   })
+  it("a spend below a cent shows its figure, not 0.00", () => {
+    expect(renderStatus({ ...base, semantic: null, usage: { reranker_month_usd: 0.000724 } })).toContain("stage c: 0.00072 USD spent this month")
+  })
   it("a lost file is LOCKED with its reason, a scope never created says how to create it", () => {
     const text = renderStatus({
       ...base,

@@ -7,6 +7,7 @@
  *   rerankerBudgetFinding(file, spentMonthUsd)  → reranker-budget: skip (off) | ok | warn (≥ 80 %) | fail (exhausted)
  */
 import type { ConfigFile } from "../../config/schema.js"
+import { usdAmount } from "../../contracts/ops.js"
 import { TYPESAFE_BASE_URL_ENV, typesafeBaseUrl } from "./typesafe.js"
 
 export interface RerankerFinding {
@@ -18,7 +19,7 @@ export interface RerankerFinding {
 
 export const BUDGET_WARN_SHARE = 0.8
 
-const usd = (x: number) => `$${x.toFixed(2)}`
+const usd = (x: number) => `$${usdAmount(x)}`
 
 export const rerankerKeyFinding = (
   file: Pick<ConfigFile, "search">,

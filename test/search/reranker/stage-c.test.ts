@@ -253,6 +253,9 @@ describe("doctor findings", () => {
     const on = configWith({ monthly_cap_usd: 5 }).file
     expect(rerankerBudgetFinding(testConfig(dir).file, 0).status).toBe("skip")
     expect(rerankerBudgetFinding(on, 1.2)).toEqual({ id: "reranker-budget", status: "ok", message: "$1.20 of $5.00 estimated this month", remedy: null })
+    // amounts below a cent keep their figure (a small cap never reads $0.00)
+    expect(rerankerBudgetFinding(configWith({ monthly_cap_usd: 0.0008 }).file, 0.000724).message)
+      .toBe("$0.00072 of $0.0008 estimated this month (≥ 80 %)")
     expect(rerankerBudgetFinding(on, 4).status).toBe("warn")
     expect(rerankerBudgetFinding(on, 5).status).toBe("fail")
   })
