@@ -63,11 +63,11 @@ export const checkBackupDirectory = (file: ConfigFile, env: Env): Effect.Effect<
   Effect.gen(function* () {
     const data = realOrResolved(env.dataDir)
     // §3: export_directory, like directory, must not lie inside the data dir (any kind)
-    const exports = file.backup.export_directory
-    if (exports !== undefined && exports !== null && isWithin(data, realOrResolved(resolve(exports)))) {
+    const exports = file.backup.export_directory === undefined ? null : realOrResolved(resolve(file.backup.export_directory))
+    if (exports !== null && isWithin(data, exports)) {
       return yield* refuse(
         "export-directory-invalid",
-        `backup.export_directory in ${env.configPath} is ${realOrResolved(resolve(exports))}, inside the data dir ${data}: the nightly exports would be lost with the data; choose a directory outside it (config/README.md)`
+        `backup.export_directory in ${env.configPath} is ${exports}, inside the data dir ${data}: the nightly exports would be lost with the data; choose a directory outside it (config/README.md)`
       )
     }
     if (file.backup.kind !== "copy") return []

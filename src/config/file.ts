@@ -127,31 +127,26 @@ export const parseConfigFile = (
       )
     }
     const decoded = Schema.decodeUnknownEither(ConfigFile)(json, { onExcessProperty: "error", errors: "all" })
-    if (Either.isLeft(decoded)) {
-      const issues = suggestKeys(tidyIssues(issuesOf(decoded.left)))
-      const lines = issues.map((i) => `  ${i.path}: ${i.message}`).join("\n")
-      return yield* Effect.fail(new StartRefusal({
-        code: "config-invalid",
-        message: `${source} is invalid (${issues.length} ${issues.length === 1 ? "problem" : "problems"}; fix each key named below, see config/README.md):\n${lines}`,
-        issues
-      }))
-    }
+    if (Either.isLeft(decoded)) return yield* configInvalid(source, suggestKeys(tidyIssues(issuesOf(decoded.left))))
     // invariant 9: secrets only from the environment, never in groundnote.json (a token, a key, a
     // URL with user:password …); the refusal names the key and the kind, never the value
     const hits = scanSecrets(stringsOf(json, ""))
     if (hits.length > 0) {
-      const issues = [...new Map(hits.map((h) => [h.field, {
+      return yield* configInvalid(source, [...new Map(hits.map((h) => [h.field, {
         path: h.field,
         message: `holds what looks like a secret (${h.kind}): secrets never go into groundnote.json; remove it and give it through the environment (config/README.md, last section)`
-      }])).values()]
-      return yield* Effect.fail(new StartRefusal({
-        code: "config-invalid",
-        message: `${source} is invalid (${issues.length} ${issues.length === 1 ? "problem" : "problems"}; fix each key named below, see config/README.md):\n${issues.map((i) => `  ${i.path}: ${i.message}`).join("\n")}`,
-        issues
-      }))
+      }])).values()])
     }
     return decoded.right
   })
+
+/** config-invalid listing every problem with its path, one per line. */
+const configInvalid = (source: string, issues: ReadonlyArray<Issue>): Effect.Effect<never, StartRefusal> =>
+  Effect.fail(new StartRefusal({
+    code: "config-invalid",
+    message: `${source} is invalid (${issues.length} ${issues.length === 1 ? "problem" : "problems"}; fix each key named below, see config/README.md):\n${issues.map((i) => `  ${i.path}: ${i.message}`).join("\n")}`,
+    issues: [...issues]
+  }))
 
 /** Every string value of the parsed file with its path (a.b[0].c), for the secret scan. */
 const stringsOf = (v: unknown, path: string): Array<SecretField> => {
