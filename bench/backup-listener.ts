@@ -1,5 +1,5 @@
 /**
- * The public listener while a backup runs (issue 12 "Measured"): the p95 of GET /healthz and
+ * The public listener while a backup runs (docs/backup.md, Measured): the p95 of GET /healthz and
  * POST /v1/search on the public listener, idle and during backups of a 100k-rule scope started
  * over the ops socket (POST /ops/backup/run back to back for a measuring window, then one
  * POST /ops/backup/probe), as ratios against idle. Goal: < 2×. The service is composed as

@@ -1,5 +1,5 @@
 /**
- * Backup bench (issue 12): seconds of backup run, restore probe (with the nightly export) and
+ * Backup bench (docs/backup.md, Measured): seconds of backup run, restore probe (with the nightly export) and
  * backup verify for one scope of 1k, 10k and 100k confirmed rules, and how long the service's
  * event loop stalled meanwhile (the work runs in the backup worker; perf_hooks'
  * monitorEventLoopDelay in the service's thread). Then the /healthz and POST /v1/search p95 on the

@@ -1,5 +1,5 @@
 /**
- * Entity graph (issue 5, "Measure"): entity_resolve latency (median, p95) at 1k, 10k and 100k
+ * Entity graph: entity_resolve latency (median, p95) at 1k, 10k and 100k
  * entities in one scope, entity_tree at depth 3 (median, p95) on the same wide and deep tree, and
  * entity_move of a subtree of 1,000 nodes (each move one moveEntity with its checks, the version
  * row and the closure update of graph.md §3.2).

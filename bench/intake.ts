@@ -1,5 +1,5 @@
 /**
- * intake() against the path before slice A (issue 13, "Measured"): at 10k existing rules, a
+ * intake() against the path before slice A (gaps.md §10; the goal: intake ≤ 1.3× propose): at 10k existing rules, a
  * proposal through intake (secret scan over statement, quote, keywords, speaker and relation
  * names; the repeat lookup; the checks and insert; the classification with its scope facts and
  * its row) against propose() (the checks and insert only), interleaved in rounds on the same file

@@ -1,5 +1,5 @@
 /**
- * MCP (issue 6): search_rules (compact) calls per second through the official SDK Client on
+ * MCP: search_rules (compact) calls per second through the official SDK Client on
  * loopback at 10k confirmed rules, next to POST /v1/search with the same queries in the same run;
  * the ratio is the cost of the MCP framing (JSON-RPC, a fresh server per request) and the model
  * rendering (compact form, its binary search over the rendered size, annotateForeign). Also

@@ -1,5 +1,5 @@
 /**
- * Search over HTTP as a client sees it (issue 14): a scope of 3,000 confirmed rules loaded through
+ * Search over HTTP as a client sees it: a scope of 3,000 confirmed rules loaded through
  * /v1 (POST /v1/sources, POST /v1/proposals, POST /v1/rules/:id/decision), 30 queries of 2–3
  * common words, POST /v1/search (limit 10) one at a time on one keep-alive connection, from a
  * client in a process of its own (bench/load-client.ts "steps": a program calling the service, as

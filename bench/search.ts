@@ -1,7 +1,7 @@
 /**
  * Search latency (median, p95) at 1k, 10k and 100k confirmed rules in one scope, each next to the
  * floor measured in the same run: one raw `rule_fts MATCH … ORDER BY bm25 LIMIT 10` for the same
- * query terms. Goals (issue 14): median ≤ 5× the floor at 10k and at 100k; p95 ≤ 15 ms at 10k and
+ * query terms. Goals (docs/performance.md): median ≤ 5× the floor at 10k and at 100k; p95 ≤ 15 ms at 10k and
  * ≤ 3× the floor's p95 at 100k — one goal line each for the sizes measured. The goals are measured
  * in steady state: first the JIT's warm-up (BENCH_SEARCH_WARM rounds, printed, not counted), then
  * a write that empties every cache, then two rounds not counted (the phrase rows of stage a are
@@ -137,7 +137,7 @@ const runAt = (n: number) =>
     const rebuilt = performance.now() - t1
     const counted = samples()
     // the JIT's warm-up, not counted: V8 goes on compiling (and re-compiling) the search's code for
-    // some hundred new words' searches (helper threads' CPU per search 4.4 ms in the first 300, 2.2
+    // some hundred new words' searches (V8's compiler threads' CPU per search 4.4 ms in the first 300, 2.2
     // over 1,500); a server runs long past that. Then a write: a new stamp, every cache of the file
     // empty, so the rounds below find the caches as a process just started would
     const warm = samples()

@@ -1,5 +1,5 @@
 /**
- * npm run soak (issue 15; not in CI): SOAK_MINUTES (30) of mixed load against a real service on
+ * npm run soak (docs/reliability.md; not in CI): SOAK_MINUTES (30) of mixed load against a real service on
  * loopback — searches, proposals, confirmations, search_rules over MCP, the approval pages — from
  * SOAK_CLIENTS (8) clients in a child process (bench/soak-client.ts). Every minute one line: the
  * service process's RSS and heap, its open handles (active resources), the gate's admitted and

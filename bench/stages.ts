@@ -1,5 +1,5 @@
 /**
- * Stage b (issue 17, "Measured"): printed, never asserted.
+ * Stage b (docs/stages.md, Measured): printed, never asserted.
  *
  * 1. Embedding time per rule (documents in batches, as the catch-up embeds them) and per query,
  *    median and p95. With BENCH_MODEL_DIR (a model_dir holding bge-m3/ or qwen3-embedding-0.6b/)

@@ -145,7 +145,7 @@ export const timed = <A, E, R>(e: Effect.Effect<A, E, R>): Effect.Effect<number,
  * Whether a warm-up has settled: at least `minWindows` windows run, and the cost of the last one
  * (the server's CPU per answer) no longer below the lowest before it by more than `tolerance`:
  * the cost stopped falling. A service just started pays for its JIT and its caches in its first
- * tens of seconds under load (docs/decisions.md, session 15); a bench that measures the steady
+ * tens of seconds under load (docs/performance.md); a bench that measures the steady
  * state waits for this, up to a limit of its own.
  */
 export const settled = (costs: ReadonlyArray<number>, minWindows: number, tolerance = 0.05): boolean => {

@@ -8,7 +8,7 @@
  *
  * Time is fixed (EVAL_NOW) for the writers and the searches, so validity on "today" is stable.
  *
- * Stages b and c are measured only with a real model and a real provider (issue 17): the rows
+ * Stages b and c are measured only with a real model and a real provider (gaps.md §11): the rows
  * "stage a+b" and "stage a+b+c" run when EVAL_MODEL_DIR names a model_dir holding the model
  * (EVAL_MODEL: bge-m3 or qwen3-embedding-0.6b) and, for c, EVAL_RERANKER=1 with TYPESAFE_API_KEY
  * (and TYPESAFE_BASE_URL) in the environment; otherwise the table says they were not measured.

@@ -1,5 +1,5 @@
 /**
- * What `groundnote serve` says once it listens and cannot be used yet (issue 16): no scope file
+ * What `groundnote serve` says once it listens and cannot be used yet: no scope file
  * and/or no active grant. One warning log line that names what is missing and the commands that
  * fix it (docs/cli.md: `scope create`, `grants create`), with the environment the CLI needs.
  * Loaded by serve like the other server modules.

@@ -79,7 +79,7 @@ export const reasonsList = (exceptionsJson: string | null, reasonsJson: string |
 
 /**
  * The details line: ids, versions, grant ids, channels and other technical words a business
- * person does not need to decide, kept small below the main view (issue 16 item 13).
+ * person does not need to decide, kept small below the main view.
  */
 export const detailsLine = (parts: ReadonlyArray<string | Html>): Html | string =>
   parts.length === 0 ? "" : html`<p class="details">Details: ${join(parts, " · ")}</p>`

@@ -2,7 +2,7 @@
  * The confirm form's relations editor as rows (kind + name; the reference of an existing
  * relation travels along hidden) and how a post of it becomes the decision schema's
  * `change.relations` — the form still posts to POST /v1/rules/:id/decision and the server
- * parses the rows (issue 16 item 13; architecture.md §10 named a JSON field).
+ * parses the rows (architecture.md §10 named a JSON field; a person edits rows, not JSON).
  */
 /** The relation rows of the confirm form: at most this many (the schema allows 20 relations). */
 export const MAX_RELATION_ROWS = 20

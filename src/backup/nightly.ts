@@ -1,5 +1,5 @@
 /**
- * groundnote backup nightly (architecture.md §3, issue 12): backup run, then restore probe, then
+ * groundnote backup nightly (architecture.md §3 and §11): backup run, then restore probe, then
  * the dead-man ping — a GET to backup.deadman_url, only when both passed, each attempt with a
  * timeout, at most PING_ATTEMPTS attempts (a failed ping is reported, never retried forever).
  * Exit 0 when all passed, 3 otherwise (D98). The CLI passes the two ops calls in; nothing here

@@ -42,7 +42,7 @@ export const loneSurrogates = (value: unknown, max = MAX_ISSUES): Array<Issue> =
  * escape "\ud800" without its pair) in any string or key is refused first, naming the field: it
  * cannot be stored as sent (SQLite would store U+FFFD instead), so accepting it would store
  * something else than the caller sent and make an identical retry look like a conflict
- * (docs/decisions.md, "Reliability").
+ * (docs/decisions.md, §6 HTTP API).
  */
 export const decodeStrict = <A, I>(schema: Schema.Schema<A, I>, value: unknown, what: string): Effect.Effect<A, ValidationFailed> => {
   const lone = loneSurrogates(value)

@@ -41,7 +41,7 @@ export const ERROR_STATUS = {
   "rate-limited": 429,
   "internal": 500,
   "scope-locked": 503,
-  /** the public listener's admission queue is full (issue 15): try again after Retry-After seconds */
+  /** the public listener's admission queue is full: try again after Retry-After seconds */
   "overloaded": 503
 } as const
 export type ErrorCode = keyof typeof ERROR_STATUS

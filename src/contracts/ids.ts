@@ -13,7 +13,7 @@ export const REVIEW_ID_RE = /^[a-z][a-z0-9-]{1,39}-r\d{4,}$/
 export const JAMIE_ID_RE = /^jamie:[A-Za-z0-9._-]{1,200}$/
 export const MAIL_ID_RE = /^mail:<[^<>\s]+>$/
 
-/** Longest accepted mail id (decisions.md: "Mail id length"). */
+/** Longest accepted mail id (docs/decisions.md, §4 Storage). */
 export const MAIL_ID_MAX = 1000
 
 export const ScopeName = Schema.String.pipe(Schema.pattern(SCOPE_NAME_RE, {
@@ -73,8 +73,8 @@ export const manualSourceId = (grantId: string): string => `manual:${grantId}`
  * A request id (the search_id of a search and the id of its search_log rows): a UUID of version 7
  * (RFC 9562 §5.7) — the Unix time in milliseconds (48 bits), the version, then 74 bits of
  * `random` (10 bytes; 6 bits of them are not used). Its text sorts by its time, so a new row goes
- * in at the end of search_log's primary key instead of at a random place in it (docs/decisions.md
- * "Search at the speed of the index, session 10").
+ * in at the end of search_log's primary key instead of at a random place in it (under load an
+ * insert cost ~0.17 instead of ~0.27 ms).
  */
 export const requestIdAt = (ms: number, random: Uint8Array): string => {
   if (random.length < 10) throw new RangeError("requestIdAt needs 10 random bytes")

@@ -27,7 +27,7 @@ export const isInstant = (s: string): boolean => {
 export const Day = Schema.String.pipe(
   Schema.filter((s) => isCalendarDay(s) || "must be a calendar day YYYY-MM-DD")
 )
-/** UTC instant, seconds required, ending in Z, no offset (decisions.md: "Instant"). */
+/** UTC instant, seconds required, ending in Z, no offset (docs/decisions.md, §6 HTTP API). */
 export const Instant = Schema.String.pipe(
   Schema.filter((s) => isInstant(s) || "must be a UTC instant YYYY-MM-DDTHH:MM:SS[.fff]Z")
 )

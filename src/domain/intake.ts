@@ -5,13 +5,13 @@
  *  1. the secret scan over every text the proposal brings (statement, quote, keywords, speaker,
  *     relation names): a hit is 422 secret-detected and only the secret_finding rows are written;
  *  2. in one transaction of the scope: an identical repeat by the same grant (same statement,
- *     source and quote, not rejected) answers the existing rule with 200 (issue 16 item 10);
+ *     source and quote, not rejected) answers the existing rule with 200;
  *     else the checks and the insert of §6.3 (source-unknown, quote-not-found,
  *     reference-unknown; rule, version 1, FTS and index rows, possible duplicates), then the
  *     policy (ApprovalPolicy): a classification row for every proposal and, when the outcome is
  *     auto, the adoption (version 2 confirmed, decision origin auto) in the same transaction.
  *
- * completeDraft fills what the MCP tool leaves out (issue 16 item 7).
+ * completeDraft fills what the MCP tool leaves out.
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
@@ -131,7 +131,7 @@ export const intake = Effect.fn("Intake.propose")(function*(req: ProposalRequest
 })
 
 /**
- * The ProposalRequest of a propose_rule call: what the tool left out, filled (issue 16 item 7):
+ * The ProposalRequest of a propose_rule call: what the tool left out, filled:
  * said_at = the stored source's occurred_at (manual, or a source that is not stored: now),
  * valid_from = the day of said_at in config.zone, speaker and supersedes null, relations and
  * keywords [], source.link = the stored meeting's link (jamie) or null. An unknown source is

@@ -5,7 +5,7 @@ import { Adoption, After, Day, Instant, Keywords, Link, PageLimit, Relation, Rul
 
 /**
  * Text stored in rule_version: SQLite's length() stops at a NUL character, so a NUL would slip
- * past the length checks of the schema and fail the table's CHECK (decisions.md: "NUL in rule text").
+ * past the length checks of the schema and fail the table's CHECK (docs/decisions.md, §6 HTTP API).
  */
 const RuleText = (min: number, max: number) =>
   Schema.String.pipe(
@@ -92,7 +92,7 @@ export const ListProposalsInput = Schema.Struct({ scope: ScopeName, limit: PageL
 export type ListProposalsInput = typeof ListProposalsInput.Type
 
 // ---------------------------------------------------------------------------------------------
-// The MCP tool propose_rule (issue 16 item 7): ProposalRequest with its optional fields optional
+// The MCP tool propose_rule: ProposalRequest with its optional fields optional
 
 /**
  * What propose_rule takes: ProposalRequest (the contract of POST /v1/proposals, unchanged) with

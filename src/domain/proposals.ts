@@ -30,7 +30,7 @@ export interface Proposer {
 const QUOTE_NOT_FOUND =
   "the quote was not found in the stored source (compared after normalization; a jamie quote within ±120 s of timestamp_s)"
 
-/** The refusal of a quote that is not there, with the closest passage of the stored text (issue 16 item 8). */
+/** The refusal of a quote that is not there, with the closest passage of the stored text, so an agent can fix its quote. */
 const quoteNotFound = (quote: string, text: string, segments: ReadonlyArray<{ readonly start_s: number; readonly text: string }> | null) => {
   const closest = closestPassage(quote, text)
   const short = [...normalizeQuote(quote)].length < MIN_QUOTE_CHARS
@@ -139,7 +139,7 @@ export const insertProposal = (sql: SqlClient, req: ProposalRequest, by: Propose
   })
 
 /**
- * An identical repeat of a proposal by the same grant (issue 16 item 10): version 1 of a rule of
+ * An identical repeat of a proposal by the same grant: version 1 of a rule of
  * this scope with the same statement, source and quote, proposed by `grantId`, not rejected (a
  * rejected rule never leaks) and not superseded. The rule id, or null.
  */

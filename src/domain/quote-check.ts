@@ -46,7 +46,7 @@ export const jamieQuoteFound = (quote: string, segments: ReadonlyArray<SegmentTe
   quoteFoundIn(quote, jamieWindow(segments, timestamp_s))
 
 // ---------------------------------------------------------------------------------------------
-// The closest passage (issue 16 item 8): what to tell an agent whose quote was not found
+// The closest passage: what to tell an agent whose quote was not found
 
 /** A closest passage shorter than this (an anchor of fewer characters) is no help: none. */
 export const MIN_ANCHOR_CHARS = 8

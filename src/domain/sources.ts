@@ -22,7 +22,7 @@ export const SOURCE_CONFLICT_MESSAGE = "a source with this id is already stored 
 
 export const sha256Hex = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex")
 
-/** SHA-256 of the mail text, or of the canonical JSON of the segments (decisions.md). */
+/** SHA-256 of the mail text, or of the canonical JSON of the segments (docs/decisions.md, §6 HTTP API). */
 export const fulltextSha256 = (req: SourceRequest): string =>
   req.source.kind === "mail"
     ? sha256Hex(req.text ?? "")

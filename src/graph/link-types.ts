@@ -45,7 +45,7 @@ export const SOURCE_END_RE = /^source\/(jamie:[A-Za-z0-9._-]{1,200}|mail:<[^<>\s
 export const ATTACHMENT_END_RE = /^attachment\/(jamie:[A-Za-z0-9._-]{1,200}|mail:<[^<>\s]+>)#[1-9]\d*$/
 export const ENTITY_END_RE = /^entity\/[a-z][a-z0-9-]{1,39}-e\d{4,}$/
 export const LINK_REF_RE = /^link\/[a-z][a-z0-9-]{1,39}-l\d{4,}$/
-/** Longest endpoint we accept: "attachment/" + a mail id (≤ 1,000, decisions.md) + "#" + n. */
+/** Longest endpoint we accept: "attachment/" + a mail id (≤ 1,000; docs/decisions.md, §4 Storage) + "#" + n. */
 export const ENDPOINT_MAX = 1100
 
 /** The kind of an endpoint ref, or null when it is none of the four forms. */

@@ -69,7 +69,7 @@ const AroundRequest = HttpLayerRouter.middleware(
  * The routes behind AroundRequest on host:port. Only the request's steps inside AroundRequest run
  * from the request scheduler: one started on it (Layer.locally on this layer) would have the
  * router built from macrotasks too, and a connection accepted between the listen and the
- * handler's attachment waited for ever (docs/decisions.md, session 13).
+ * handler's attachment waited for ever (seen once: a first /healthz never answered).
  */
 export const publicListener = (host: string, port: number) =>
   HttpLayerRouter.serve(Layer.merge(AppRoutes, AroundRequest), { disableLogger: true, disableListenLog: true }).pipe(

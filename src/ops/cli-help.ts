@@ -1,5 +1,5 @@
 /**
- * The CLI's help (issue 16 item 4): plain text (never ANSI escapes), at most 80 columns, one
+ * The CLI's help (gaps.md §9 CLI): plain text (never ANSI escapes), at most 80 columns, one
  * example per command, on stdout for --help. @effect/cli parses the arguments; this table is what
  * a person reads, so `groundnote <command> --help` never shows the parser's built-ins (--wizard,
  * --completions, --log-level) or a bare usage line.

@@ -1,5 +1,5 @@
 /**
- * Answers the read pool holds on the main thread (issue 14): the bytes of a worker's answer, kept
+ * Answers the read pool holds on the main thread: the bytes of a worker's answer, kept
  * with the stamps of each scope's file it was read under (search.ts ScopeResult.stamp: the lexical
  * index's and the content's, src/search/lexical/stamp-cache.ts). The same request (every field),
  * with the same states of stages b and c, on the same day (ages count to it), is answered from it

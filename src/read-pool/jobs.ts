@@ -1,6 +1,6 @@
 /**
- * The jobs of the read pool's worker threads and how a worker runs them (issue 14's read pool,
- * issue 15 defect 6): the existing search() and the export, unchanged, over read-only
+ * The jobs of the read pool's worker threads and how a worker runs them (docs/reliability.md,
+ * Overload): the existing search() and the export, unchanged, over read-only
  * connections of the worker's own, so the CPU of a search or an export is spent off the main
  * thread while the one writer stays on it.
  *

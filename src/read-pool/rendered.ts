@@ -1,5 +1,5 @@
 /**
- * A search as the read pool hands it back (issue 14): the SearchResponse already rendered as the
+ * A search as the read pool hands it back: the SearchResponse already rendered as the
  * UTF-8 bytes of its JSON text where the search ran, the head of every bundle with its scope, and
  * each scope's search_log fields. A worker sends this (the bytes, moved to the main thread with
  * their buffer, and a few small arrays) instead of a structured clone of the whole answer — cloning

@@ -34,8 +34,7 @@ if (port !== null) {
   // that logger for every job (a layer provided per job was built again each time, ~2 ms a search).
   // No tracer: a worker's spans reach no tracer (the main thread's cannot see this thread's
   // fibers), and making them cost a new input's search ~15 % of its CPU and ~1.7× what its
-  // objects promoted to the old generation (docs/decisions.md "Search at the speed of the index,
-  // session 9")
+  // objects promoted to the old generation (docs/performance.md)
   const runtime = ManagedRuntime.make(Layer.merge(Logger.json, Layer.setTracerEnabled(false)))
   let queue: Promise<void> = Promise.resolve()
   port.on("message", (request: PoolRequest) => {

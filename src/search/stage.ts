@@ -123,7 +123,7 @@ export const stageState = (stages: ReadonlyArray<SearchStage>, name: SearchStage
   availabilityOf(stageNamed(stages, name), scope) ?? { state: "ran", duration_ms: null, reason: null }
 
 /**
- * One state for the response from the states of its scopes (docs/decisions.md "Stages wired"):
+ * One state for the response from the states of its scopes (docs/decisions.md, gaps.md §11 Stages b and c):
  * failed first (something did not work), then budget, then ran (the stage shaped at least one
  * scope's answer), then not-allowed, then off. The reason is that of the first scope in request
  * order with the chosen state; duration_ms the sum of the scopes' durations (null when none has one).

@@ -1,5 +1,5 @@
 /**
- * The secret scan (architecture.md invariant 12, issue 13 item 2): pure, no I/O.
+ * The secret scan (architecture.md invariant 12, gaps.md §10): pure, no I/O.
  *
  * scanSecrets looks at named text fields (statement, quote, keywords, speaker, source text,
  * segments, attachment names …) and returns one hit per secret found: the field, the kind and

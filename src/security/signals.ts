@@ -1,7 +1,7 @@
 /**
  * Injection signals (architecture.md §9): a warning on foreign text that tries to steer a model —
  * and, since slice A, the mandatory exception `injection` of the approval classifier. They must
- * fire on the injection corpus and stay quiet on ordinary business mail (issue 16 item 9): a mail
+ * fire on the injection corpus and stay quiet on ordinary business mail: a mail
  * that asks a colleague to confirm a delivery date, approve an invoice, release an order, delete
  * a file or use a new tool is no injection. What is:
  *

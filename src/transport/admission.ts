@@ -1,5 +1,5 @@
 /**
- * Admission control of the public listener (issue 15 defect 6): a bounded number of requests
+ * Admission control of the public listener (docs/reliability.md, Overload): a bounded number of requests
  * served at once, a bounded queue behind them, fairness per grant, and beyond that 503
  * `overloaded` with Retry-After at once instead of unbounded latency. /healthz (and the
  * protected-resource document) never wait here; the ops socket is another listener and has no
@@ -22,7 +22,7 @@
  * The key is the request's credential before step 1 has run (a digest of Authorization, else of
  * Cf-Access-Jwt-Assertion, else of the Cookie header), else its peer address: one key per grant
  * for every credential Groundnote issues, known without the JWT check or a read of ops.sqlite, so
- * a flood is turned away before it costs any of that (docs/decisions.md "Admission").
+ * a flood is turned away before it costs any of that.
  *
  * The bounds are the Admission layer's (services.ts); AdmissionOff lets everything through (the
  * service before this gate: the bench's "before").

@@ -1,5 +1,5 @@
 /**
- * The approval modes in a real browser (Debian chromium through playwright-core, issue 13 item 7):
+ * The approval modes in a real browser (Debian chromium through playwright-core, gaps.md §10):
  * a person signs in and sees on the index the rule the policy adopted today and the proposals
  * waiting for a person, each with its reasons; opens the adopted rule, sees who adopted it and its
  * classification, and confirms it, which ends retractability. Screenshots go to

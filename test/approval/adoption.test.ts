@@ -1,5 +1,5 @@
 /**
- * The approval pages in the approval modes (issue 13 item 7) over real HTTP: the index shows per
+ * The approval pages in the approval modes (gaps.md §10) over real HTTP: the index shows per
  * scope the rules the policy adopted today (with why, and whether still retractable) and the
  * proposals waiting with their mandatory exceptions and reasons; the rule page shows who adopted
  * it and the classification; a person confirms an auto-adopted rule (which ends retractability),

@@ -1,5 +1,5 @@
 /**
- * Issue 16 item 1, as the user met it: a person signs in with the valid dev approval token, but
+ * A person without a grant, as the user met it: a person signs in with the valid dev approval token, but
  * no active grant names their address (never created, or disabled). Chromium used to bounce
  * between /approval and /approval/login until ERR_TOO_MANY_REDIRECTS; now every approval page
  * ends on one page that says there is no active grant for that address and what the operator

@@ -1,5 +1,5 @@
 /**
- * Issue 16 items 13 and 14 in real Chromium: a person edits a rule's relations as rows (picks a
+ * Plain words and relation rows in real Chromium: a person edits a rule's relations as rows (picks a
  * kind, types a name, empties a row), meets a refusal that names the row and keeps what they
  * typed, fixes it and confirms; the date fields take the contract's YYYY-MM-DD as typed (no
  * locale date picker); the index marks possible duplicates and the mark jumps to the twin.

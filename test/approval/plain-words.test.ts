@@ -1,5 +1,5 @@
 /**
- * Issue 16 item 13 over real HTTP: the approval pages in plain words for a business person. The
+ * Over real HTTP: the approval pages in plain words for a business person. The
  * main view carries no `@1`, grant id, "proposed via mcp" or "text: ocr" (they stay on the details
  * line); a reject says "Rejected" and nothing about a current version; days are YYYY-MM-DD text
  * fields (no locale date picker) and instants the zone's local time; relations are edited as

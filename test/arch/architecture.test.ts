@@ -242,7 +242,7 @@ describe("architecture (src/)", () => {
     expect(edges.get("contracts")).toBeUndefined()
   })
 
-  it("propose_rule's arguments are ProposalRequest's, only with the optional fields of issue 16 item 7 optional", () => {
+  it("propose_rule's arguments are ProposalRequest's, only with the fields the tool fills optional", () => {
     type Json = { properties?: Record<string, Json>; required?: Array<string>; anyOf?: Array<Json>; $defs?: Record<string, Json>; description?: string }
     const contract = JSONSchema.make(ProposalRequest) as unknown as Json
     const tool = JSONSchema.make(proposeRule.args) as unknown as Json

@@ -3,10 +3,10 @@ import { settled } from "../../bench/support.js"
 
 describe("bench warm-up: settled", () => {
   it("waits for the least number of windows, then until the cost stops falling", () => {
-    // session 15's "fresh" warm-up, server CPU a search by 10 s window (ms)
+    // a measured "fresh" warm-up, server CPU a search by 10 s window (ms)
     const costs = [12.46, 6.33, 4.45, 3.72, 4.04, 4.2]
     expect(costs.map((_, i) => settled(costs.slice(0, i + 1), 2))).toEqual([false, false, false, false, true, true])
-    // a slow fall, each window a little lower (the first 5 s windows of session 15's bench run)
+    // a slow fall, each window a little lower (the first 5 s windows of a measured bench run)
     expect(settled([7.39, 6.73], 2)).toBe(false)
     // settled by cost, but fewer windows than asked for
     expect(settled([4.0, 4.1], 3)).toBe(false)

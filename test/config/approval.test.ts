@@ -1,4 +1,4 @@
-/** config.approval (gaps.md §10, issue 13 item 3, invariant 12): modes, limit, own domains, guardrail keys refused. */
+/** config.approval (gaps.md §10, invariant 12): modes, limit, own domains, guardrail keys refused. */
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect, Either } from "effect"

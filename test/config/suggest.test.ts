@@ -1,4 +1,4 @@
-/** An unknown key of groundnote.json names the nearest known key of its object (issue 16 item 3). */
+/** An unknown key of groundnote.json names the nearest known key of its object. */
 import { Effect, Either } from "effect"
 import { describe, expect, it } from "vitest"
 import { parseConfigFile } from "../../src/config/file.js"

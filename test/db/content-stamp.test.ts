@@ -1,5 +1,5 @@
 /**
- * The content stamp of a scope file (migration 0007-content-stamp, issue 14): every table an
+ * The content stamp of a scope file (migration 0007-content-stamp): every table an
  * answer may read has the three triggers that bump it, so a held answer (src/search/search.ts) is
  * never older than the file; a table a later migration adds without them fails here. The logs,
  * which every search writes, leave it as it is.

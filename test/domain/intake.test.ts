@@ -247,7 +247,7 @@ describe("the daily limit (per scope, per calendar day in config.zone)", () => {
   })
 })
 
-describe("repeats and near duplicates (issue 16 item 10)", () => {
+describe("repeats and near duplicates", () => {
   it("an identical repeat by the same grant answers the existing rule with 200 and writes nothing; another grant gets its own", async () => {
     const config = await setup("manual")
     const first = await propose(config, quoting(PLAIN[1], { keywords: ["Paletten"] }))

@@ -100,7 +100,7 @@ describe("property: any substring of ≥ 20 normalized characters of a stored ma
   })
 })
 
-describe("closestPassage (issue 16 item 8): what an agent needs to fix a quote", () => {
+describe("closestPassage: what an agent needs to fix a quote", () => {
   const MAIL = "Hallo zusammen,\nab sofort gilt: Vor jeder Bestellung schwarzer Hakenleisten (RAL 9005) fragen wir beim Lieferanten die aktuelle Lieferzeit an.\nViele Grüße"
 
   it("a quote with one wrong word: the aligned passage, where it first differs, and both from there", () => {

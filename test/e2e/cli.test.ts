@@ -126,7 +126,7 @@ describe("groundnote CLI", () => {
   })
 })
 
-describe("help, as a user reads it through a pipe (issue 16 item 4)", () => {
+describe("help, as a user reads it through a pipe", () => {
   const run = (args: ReadonlyArray<string>) => spawnSync(process.execPath, [cli, ...args], { env: cleanEnv(), timeout: 30_000 })
   const readable = (text: string) => {
     expect(text.includes("\u001b")).toBe(false)

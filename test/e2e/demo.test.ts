@@ -1,5 +1,5 @@
 /**
- * Issue 16 item 15, as a new user meets the demo: `serve --demo` (what `npm start` runs) on a
+ * The demo, as a new user meets it: `serve --demo` (what `npm start` runs) on a
  * temp data dir; the feeder token is kept in demo.env beside the dev tokens; one rule is
  * confirmed by the demo person through the approval channel (a decision row of the person's
  * grant, origin grant — not written around the decision path), so a first plain search over the

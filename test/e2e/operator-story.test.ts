@@ -1,5 +1,5 @@
 /**
- * The operator's night and morning, end to end with real processes (issue 12): `groundnote serve`
+ * The operator's night and morning, end to end with real processes (architecture.md §11): `groundnote serve`
  * with data (a feeder's source and proposals, a person's confirmations and a rejection) →
  * `groundnote backup nightly` (the dead-man endpoint on 127.0.0.1 gets its ping) → the scope file
  * is deleted → the service is stopped → `groundnote restore` → the file is moved in → the

@@ -1,8 +1,8 @@
 /**
  * Every start refusal of architecture.md §3: `groundnote serve` is started as a process and
  * must exit 1 with `groundnote: <code>: <message>` on stderr naming the variable, key or path (a
- * message of several problems on real lines, issue 16 item 3) and one JSON log line "start
- * refused" on stdout; a taken port names the address, the port and GROUNDNOTE_PORT (item 2).
+ * message of several problems on real lines) and one JSON log line "start
+ * refused" on stdout; a taken port names the address, the port and GROUNDNOTE_PORT.
  */
 import { spawn } from "node:child_process"
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs"

@@ -1,5 +1,5 @@
 /**
- * Issue 16 item 16, as an operator meets it: `groundnote serve` on a fresh data dir without any
+ * The first start, as an operator meets it: `groundnote serve` on a fresh data dir without any
  * scope file or grant logs one warning naming the commands that fix it; after running them the
  * next start is quiet. backup.directory (kind copy) is checked at start as config/README.md says:
  * inside the data dir refuses start (backup-directory-invalid), missing or mode other than 0700

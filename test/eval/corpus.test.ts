@@ -157,7 +157,7 @@ describe("eval corpus: queries", () => {
     for (const c of ["typo", "compound", "inflection", "umlaut", "synonym", "cross-language", "paraphrase", "long-text", "code", "no-answer"]) {
       expect(categories, c).toContain(c)
     }
-    // issue 17: at least 30 cross-language (English question, German rule and the reverse) and 30 paraphrase queries
+    // gaps.md §11: at least 30 cross-language (English question, German rule and the reverse) and 30 paraphrase queries
     const crossLanguage = corpus.queries.filter((q) => q.category === "cross-language")
     expect(crossLanguage.length).toBeGreaterThanOrEqual(30)
     for (const scope of ["einkauf", "sales"]) expect(crossLanguage.filter((q) => q.scopes.includes(scope)).length, scope).toBeGreaterThanOrEqual(15)

@@ -1,5 +1,5 @@
 /**
- * Admission control of the public listener over real HTTP (issue 15 defect 6): beyond the bounded
+ * Admission control of the public listener over real HTTP (docs/reliability.md, Overload): beyond the bounded
  * queue a request is 503 overloaded at once with Retry-After and the JSON ErrorBody; a greedy
  * grant's flood does not keep another grant's request from being answered; /healthz answers while
  * every slot is taken. The searches are held in a ReadPool layer of the test's (the in-thread pool

@@ -1,5 +1,5 @@
 /**
- * The approval modes over real HTTP (issue 13): POST /v1/proposals answers ProposalCreated with
+ * The approval modes over real HTTP (gaps.md §10): POST /v1/proposals answers ProposalCreated with
  * adoption, valid, marking and reasons (201; 200 for an identical repeat), POST /v1/rules/:id/retract
  * (operation retract, right propose), quote-not-found with the closest passage, and the secret
  * corpus through POST /v1/proposals and POST /v1/sources: every secret refused with 422

@@ -1,5 +1,5 @@
 /**
- * The approval modes over MCP with the official SDK client (issue 13, issue 16 items 7 and 8):
+ * The approval modes over MCP with the official SDK client (gaps.md §10):
  * propose_rule with only the required fields (the rest filled), an auto-adopted rule's statement
  * staying inside an untrusted block marked auto-adopted in every answer (propose_rule, read_rule,
  * search_rules, rule_provenance), rule_retract, quote-not-found with the closest passage framed,
@@ -135,7 +135,7 @@ describe("what agents are told and what they can do", () => {
     expect(propose?.inputSchema.required?.slice().sort()).toEqual(["kind", "scope", "source", "statement"])
   })
 
-  it("no tool confirms, rejects, revokes or reviews: after this session no decision of a grant but the retract exists", async () => {
+  it("no tool confirms, rejects, revokes or reviews: after these calls no decision of a grant but the retract exists", async () => {
     const names = (await mcp.client.listTools()).tools.map((t) => t.name)
     expect(names.filter((n) => /confirm|reject|revoke|review|decide|approve|archive|revert/.test(n))).toEqual([])
     const decisions = await server.run(Effect.flatMap(sqlOf("sales"), (sql) => sql<{ kind: string; origin: string }>`SELECT kind, origin FROM decision ORDER BY id`))

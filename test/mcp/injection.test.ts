@@ -114,7 +114,7 @@ describe("the injection corpus", () => {
     for (let i = 1; i < PAYLOADS.length; i += 2) {
       const r = await mcp.call("propose_rule", proposal(i, false))
       if ((PAYLOADS[i]?.text ?? "").includes("\u0000")) {
-        // rule text never holds a NUL (decisions.md "NUL in rule text"): refused by the tool's schema (the contract's), nothing stored
+        // rule text never holds a NUL (docs/decisions.md, §6 HTTP API): refused by the tool's schema (the contract's), nothing stored
         expect(r.isError).toBe(true)
         expect(textOf(r)).toContain("must not contain a NUL character")
         continue

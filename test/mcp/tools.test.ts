@@ -211,7 +211,7 @@ describe("read_rule", () => {
     expect(rows[rows.length - 1]).toMatchObject({ channel: "mcp", operation: "read_rule", outcome: 200 })
   })
   it("a proposal only with include_proposals; a rejected rule is not-found, also with include_proposals and as_of", async () => {
-    // a proposal read without include_proposals: not-found that says how to read it (issue 16 item 6)
+    // a proposal read without include_proposals: not-found that says how to read it
     const proposal = await mcp.call("read_rule", { ref: "rule/sales-0003" })
     expect(proposal.isError).toBe(true)
     expect(proposal.structuredContent).toMatchObject({ error: "not-found", message: "sales-0003 is a proposal a person has not confirmed yet" })

@@ -1,5 +1,5 @@
 /**
- * The CLI's help (issue 16 item 4): plain text, at most 80 columns (an example may run longer:
+ * The CLI's help (gaps.md §9 CLI): plain text, at most 80 columns (an example may run longer:
  * it is one command to copy), one example per command, no bare usage line, no --wizard; every
  * command of gaps.md §9 (except retract, which the lead adds with its route) has its page, and
  * docs/cli.md names every one.

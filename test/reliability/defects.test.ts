@@ -1,5 +1,5 @@
 /**
- * The defects of issue 15, each reproduced over real HTTP on 127.0.0.1 (raw node:http, so every
+ * The defects under bad input (docs/reliability.md), each reproduced over real HTTP on 127.0.0.1 (raw node:http, so every
  * byte and every dropped connection is seen): deep JSON nesting, lone surrogates, oversized
  * values echoed in error bodies, chunked bodies over the limit, malformed path parameters, and
  * the login's missing same-origin check.

@@ -1,5 +1,5 @@
 /**
- * Durability (issue 15): a real `groundnote serve` (the built CLI, dist/) takes concurrent writes
+ * Durability (docs/reliability.md): a real `groundnote serve` (the built CLI, dist/) takes concurrent writes
  * — sources and proposals into two scopes from several clients at once — and is killed with
  * SIGKILL in the middle of them. Before it starts again every SQLite file of the data dir passes
  * `PRAGMA integrity_check`; after the restart every write that was acknowledged (201) before the

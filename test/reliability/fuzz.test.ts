@@ -1,5 +1,5 @@
 /**
- * The fuzz suite (issue 15): inputs generated from the service's own request schemas — every
+ * The fuzz suite (docs/reliability.md): inputs generated from the service's own request schemas — every
  * route of /openapi.json (body, path and query parameters) over raw HTTP on 127.0.0.1, every MCP
  * tool of tools/list through the official SDK client, and raw JSON-RPC junk to /mcp — plus the
  * fixed cases of the defects. Per run at least 5,000 generated inputs (GROUNDNOTE_FUZZ_RUNS to

@@ -1,5 +1,5 @@
 /**
- * shortExcerpt (src/domain/provenance.ts) reads only the first 301 code points (issue 14: the
+ * shortExcerpt (src/domain/provenance.ts) reads only the first 301 code points (the
  * bundles of a search showed a mail's excerpt ten times); its answer equals the definition — the
  * text as code points, at most 300, else the first 299 and "…" — for any text, surrogate pairs
  * and lone surrogates included.

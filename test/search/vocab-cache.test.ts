@@ -1,5 +1,5 @@
 /**
- * The in-memory cache of what only writes change (src/search/lexical/vocab.ts, issue 14): the
+ * The in-memory cache of what only writes change (src/search/lexical/vocab.ts): the
  * same queries through the cached and the uncached path give the same answers; a write between
  * two searches changes the second answer — a write of this process on another connection, and a
  * write of another process on the file (the stamp in index_stamp, bumped in the writer's

@@ -1,5 +1,5 @@
 /**
- * Ordinary business text (issue 16 item 9): German and English mails and meeting lines of the
+ * Ordinary business text: German and English mails and meeting lines of the
  * kind Groundnote is fed — orders, deliveries, invoices, approvals, IT notes, HR, minutes. None
  * of it is an injection; the injection signals must stay quiet on (almost) all of it. Written to
  * be realistic, not to dodge the detectors: requests to confirm, approve, release, delete or

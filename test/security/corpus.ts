@@ -1,5 +1,5 @@
 /**
- * The injection corpus (issue 6): at least 50 payloads, each with its own marker ZQX<nn> so a
+ * The injection corpus (invariant 11): at least 50 payloads, each with its own marker ZQX<nn> so a
  * scan can tell whether any of it escaped its untrusted block. Close-the-block attempts, fake
  * boundaries, fake preambles, zero-width and look-alike characters, Markdown/HTML, and "ignore
  * previous instructions" in English and German.

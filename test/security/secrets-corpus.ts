@@ -1,5 +1,5 @@
 /**
- * Corpora of the secret scan (issue 13 item 2): fake but well-formed secrets, each with the kind
+ * Corpora of the secret scan (invariant 12): fake but well-formed secrets, each with the kind
  * the scan must name, and near-misses that must pass. The random parts are drawn from a fixed
  * seed so the files hold no real-looking key verbatim, and every run sees the same values.
  */

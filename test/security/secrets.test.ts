@@ -1,4 +1,4 @@
-/** The secret scan (issue 13 item 2, invariant 12): corpora, fields, fingerprints, properties. */
+/** The secret scan (invariant 12): corpora, fields, fingerprints, properties. */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import {

@@ -1,4 +1,4 @@
-/** Injection signals (issue 16 item 9): quiet on business mail, every injection payload flagged. */
+/** Injection signals: quiet on business mail, every injection payload flagged. */
 import { describe, expect, it } from "vitest"
 import { injectionSignals, signalView, SIGNALS } from "../../src/security/signals.js"
 import { injectionSignals as fromModelOutput } from "../../src/security/model-output.js"

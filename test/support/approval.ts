@@ -1,5 +1,5 @@
 /**
- * Fixtures of the approval-mode tests (issue 13): a mail from inside the company with plain
+ * Fixtures of the approval-mode tests (gaps.md §10): a mail from inside the company with plain
  * business lines and the lines that raise each mandatory exception, proposals quoting them, the
  * approval block of a mode, and a logical dump of every table of a scope file (to prove that a
  * refusal changed nothing but the rows it is allowed to write).

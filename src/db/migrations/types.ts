@@ -18,7 +18,7 @@ export interface Migration {
   /**
    * A query answering one row with n > 0 once this migration was applied. Only a migration that
    * was numbered below one that shipped before it has one: the runner applies it to a file whose
-   * schema_version is already higher when the query says it is missing (docs/decisions.md).
+   * schema_version is already higher when the query says it is missing (docs/decisions.md, §4 Storage).
    */
   readonly presentIf?: string
 }

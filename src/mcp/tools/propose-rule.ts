@@ -1,6 +1,6 @@
 /**
- * propose_rule (ProposalDraft: ProposalRequest with its optional fields optional, issue 16 item
- * 7): the same intake() and pipeline as POST /v1/proposals, channel mcp, reason "proposed via
+ * propose_rule (ProposalDraft: ProposalRequest with its optional fields optional): the
+ * same intake() and pipeline as POST /v1/proposals, channel mcp, reason "proposed via
  * mcp", right propose. The answer is ProposalCreated: status proposed (a person decides on the
  * approval page) or confirmed when the approval policy adopted it (marking auto-adopted,
  * retractable with rule_retract); nothing is confirmed by the tool itself.

@@ -1,5 +1,5 @@
 /**
- * The German↔English business vocabulary of stage a (issue 17 item 4): curated translation
+ * The German↔English business vocabulary of stage a (gaps.md §11): curated translation
  * pairs of everyday business language (trade, purchasing, sales, logistics, finance, HR,
  * warranty and returns, and the general office words around them). Data only; how a pair is
  * used (one hop, only where the other language's word occurs in the scope) is in crosslang.ts.

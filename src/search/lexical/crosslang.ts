@@ -1,5 +1,5 @@
 /**
- * Cross-language expansion of stage a (issue 17 item 4) with the de↔en business vocabulary of
+ * Cross-language expansion of stage a (gaps.md §11) with the de↔en business vocabulary of
  * bilingual.ts: a query word or phrase that is one side of a pair brings in the other side —
  * one hop, never a chain through a third word — and only where the scope's vocabulary holds the
  * other side's words in the form the expansion searches them. A monolingual scope therefore gets

@@ -1,5 +1,6 @@
 /**
- * A sub-query's rows from its phrases, held in memory per stamp of the file (issue 14).
+ * A sub-query's rows from its phrases, held in memory per stamp of the file, so a
+ * phrase searched again is added up in memory instead of ranked again by FTS5.
  *
  * FTS5's bm25 of `p1 OR p2 OR …` gives a row −(0 + t1 + t2 + …), the terms added in phrase
  * order (fts5_aux.c, fts5Bm25Function), where ti — the phrase's IDF in the table (counted over the

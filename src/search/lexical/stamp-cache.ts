@@ -1,5 +1,5 @@
 /**
- * The per-connection cache of what only writes change (issue 14), valid for one stamp of the
+ * The per-connection cache of what only writes change, valid for one stamp of the
  * scope file: index_stamp (seq, nonce; bumped by triggers on lex_doc in the writer's transaction)
  * and lex_meta.build, read when a search begins (refreshStampCache, inside the search's read
  * transaction, so the stamp belongs to the rows the search reads). A different stamp — a write of

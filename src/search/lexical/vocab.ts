@@ -2,7 +2,7 @@
  * The scope vocabulary (fts5vocab rows over lex_word and lex_stem): document frequencies for
  * IDF, key terms and decompounding, and the candidates of typo correction.
  *
- * What only writes change is kept in memory per scope connection (issue 14), in the connection's
+ * What only writes change is kept in memory per scope connection, in the connection's
  * stamp cache (stamp-cache.ts): the number of indexed rules, document frequencies (a word the
  * vocabulary lacks as 0), the typo candidates of a first letter and length range, which words the
  * vocabulary holds (the de↔en expansions) and the rule counts of term weights. Without a cache

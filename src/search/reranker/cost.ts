@@ -3,7 +3,7 @@
  * Rerank wire-format providers bill input tokens of every query–document pair; the estimate
  * counts the query once per document plus each document, at one token per 3 UTF-8 bytes (an
  * over-estimate for German and English BPE tokenizers, which average ~4 bytes a token), and the
- * model's price per million input tokens. Prices: docs/decisions.md "Stage c".
+ * model's price per million input tokens. Prices: (docs/decisions.md, gaps.md §11 Stages b and c).
  */
 
 /** USD per million input tokens, by model. jev-1.14.0: TypeSafe's published price of Jev 1.13 ($0.042 / Mtok input, output free), the latest price seen. */

@@ -1,5 +1,5 @@
 /**
- * `groundnote doctor`'s stage c findings (cli.md §6, issue 17): pure functions of the
+ * `groundnote doctor`'s stage c findings (cli.md §6, gaps.md §11): pure functions of the
  * configuration, the environment and the month's spend (OpsStatus.usage.reranker_month_usd), in
  * the Finding shape (id, status, message, remedy). Never the key itself.
  *

@@ -1,5 +1,5 @@
 /**
- * Stage c as the live SearchStages layer builds it (architecture.md §7.8, issue 17):
+ * Stage c as the live SearchStages layer builds it (architecture.md §7.8, gaps.md §11):
  *
  *   makeRerankerStage({ file, apiKey, baseUrl, opsSql, provider? }) → StageC
  *

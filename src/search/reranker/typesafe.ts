@@ -5,8 +5,8 @@
  *   { "model": "jev-1.14.0", "query": "…", "documents": ["…", …], "top_n": n }
  *   → 200 { "results": [{ "index": 0, "relevance_score": 0.93 }, …] }   (other fields ignored)
  *
- * The base URL comes from TYPESAFE_BASE_URL (default https://api.typesafe.ai/v1; docs/decisions.md
- * "Stage c"): https, or http only to a loopback host, so the key never crosses a network in
+ * The base URL comes from TYPESAFE_BASE_URL (default https://api.typesafe.ai/v1; docs/decisions.md,
+ * gaps.md §11 Stages b and c): https, or http only to a loopback host, so the key never crosses a network in
  * clear. The key is Redacted until the header is built and never logged; nothing here logs.
  * timeout_ms aborts the request (AbortController) including the body read. An answer over
  * MAX_ANSWER_BYTES is malformed.

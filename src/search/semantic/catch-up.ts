@@ -8,7 +8,7 @@
  *
  * One round handles at most `limit` versions (default 32) so a search can come between rounds;
  * the caller repeats it while `remaining` > 0 (in the background: searches never wait for it,
- * docs/decisions.md "Stage b").
+ * docs/decisions.md, gaps.md §11 Stages b and c).
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"

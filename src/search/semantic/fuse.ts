@@ -9,7 +9,7 @@
  * (4 would tie positions 59 and 60 of one list). Order: rrf descending; ties by the better single
  * position, then stage a's order, then stage b's. rank.a stays stage a's value (null for a head
  * only b found), rank.b is the cosine similarity, 4 decimals (null for a head only a found).
- * found_via: stage a's list; a head only b found gets ["semantic"] (issue 17).
+ * found_via: stage a's list; a head only b found gets ["semantic"] (gaps.md §11).
  */
 
 export const RRF_K = 60

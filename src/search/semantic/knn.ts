@@ -3,7 +3,7 @@
  * vector with the query's (= cosine similarity), the answer the k best, ties by seq.
  *
  * The dot products are one MatMul [n, dim] × [dim, 1] in onnxruntime (its CPU kernels use SIMD):
- * measured here at 100k × 1024 against the fastest plain loop (docs/decisions.md "Stage b"), about
+ * measured here at 100k × 1024 against the fastest plain loop (docs/decisions.md, gaps.md §11 Stages b and c), about
  * 7× faster, on one thread. The graph is written by onnx-proto.ts (symbolic n and dim, no weights),
  * and the matrix is passed as a view without a copy. jsScores is the plain loop: the fallback
  * when the session cannot be made and the tests' oracle.

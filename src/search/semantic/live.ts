@@ -1,5 +1,5 @@
 /**
- * Stage b as the live SearchStages layer builds it (architecture.md §7.8, issue 17):
+ * Stage b as the live SearchStages layer builds it (architecture.md §7.8, gaps.md §11):
  *
  *   makeSemanticStage(file, dataDir, options?) → Effect<{ stage, vectors }, never, Scope | ScopeStore>
  *

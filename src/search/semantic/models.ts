@@ -19,7 +19,7 @@ export const SEMANTIC_MODELS: ReadonlyArray<SemanticModelId> = ["bge-m3", "qwen3
 export const QWEN3_QUERY_TASK = "Given a question about a company's business rules, retrieve the rules that answer it"
 
 /**
- * Token caps (docs/decisions.md "Stage b"). The models take 8192 / 32768 tokens, but attention
+ * Token caps (docs/decisions.md, gaps.md §11 Stages b and c). The models take 8192 / 32768 tokens, but attention
  * cost grows with the square of the length on a CPU: a rule's text (statement ≤ 500 characters,
  * keywords, relations, then the quote) fits in 512 tokens except for long quotes, which are cut
  * at the end; a query longer than 512 tokens (a pasted mail) keeps its start.

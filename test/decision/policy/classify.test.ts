@@ -1,4 +1,4 @@
-/** classify() (gaps.md §10, issue 13 item 4): classes and mandatory exceptions with reasons, de and en. */
+/** classify() (gaps.md §10): classes and mandatory exceptions with reasons, de and en. */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { MANDATORY_EXCEPTIONS } from "../../../src/config/schema.js"

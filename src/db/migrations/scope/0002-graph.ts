@@ -162,7 +162,7 @@ export const migration: Migration = {
 
     ...["entity", "entity_version", "review"].flatMap(appendOnlyPair),
 
-    // derived read structures, no record (docs/decisions.md, "Graph: performance"): children in the
+    // derived read structures, no record (docs/decisions.md, graph.md §6 Queries): children in the
     // tree's order, archived versions, a rule's links by from_ref at any validity (link_to's twin),
     // and the exact/initials keys of entity_fts (written by src/graph/fts.ts)
     `CREATE INDEX entity_version_child ON entity_version(parent_id, lower(name), id)`,

@@ -4,7 +4,7 @@
  * rule is never indexed. lex_meta starts without a build, so the first search or write on a file
  * with rules rebuilds the tables from current_version. lex_relation (one row per distinct
  * relation of an indexed rule: kind, lower-case name, seq, said_at) makes the same-relation group
- * an indexed lookup (docs/decisions.md, "Search performance").
+ * an indexed lookup (docs/decisions.md, §8 Bundles).
  *
  * A shipped migration is frozen: it holds its own DDL and imports no live code, so editing the
  * search module can never change an existing data dir's history (test/db/schema-snapshot.test.ts).

@@ -174,7 +174,7 @@ const STATEMENTS: ReadonlyArray<string> = [
       AND EXISTS (SELECT 1 FROM classification c WHERE c.rule_id = NEW.rule_id AND c.version = 1 AND c.outcome = 'auto'));
   END`,
 
-  // an identical repeat of a proposal is looked up by its source (issue 16 item 10)
+  // an identical repeat of a proposal (answered with the stored rule) is looked up by its source
   `CREATE INDEX rule_version_first_source ON rule_version(source_id) WHERE version = 1`,
 
   ...["classification", "source_auth", "secret_finding"].flatMap(appendOnlyPair)

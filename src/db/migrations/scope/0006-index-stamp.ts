@@ -1,5 +1,6 @@
 /**
- * Scope file, migration 0006: the change stamp of the lexical index (issue 14). One row: `seq`
+ * Scope file, migration 0006: the change stamp of the lexical index, under which a
+ * connection keeps what only writes change. One row: `seq`
  * counts every change of lex_doc (a rule indexed, re-indexed, removed; the rebuild), `nonce` is a
  * new random number at each change. The triggers bump both in the writer's own transaction, so
  * every connection — another process, a worker's read connection, a restored file — sees the stamp

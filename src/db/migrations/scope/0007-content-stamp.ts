@@ -1,6 +1,7 @@
 /**
  * Scope file, migration 0007: the change stamp of everything an answer reads besides the lexical
- * index (issue 14). One row: `seq` counts every change of the file's content tables, `nonce` is a
+ * index, under which a search's answer is held. One row: `seq` counts every change of the file's
+ * content tables, `nonce` is a
  * new random number at each change. A trigger after every insert, update and delete of each table
  * below bumps both in the writer's own transaction, so every connection (another process, a
  * worker's read connection, a restored file) sees the stamp that belongs to the rows it reads; a

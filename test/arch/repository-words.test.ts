@@ -1,0 +1,92 @@
+/**
+ * The repository speaks of the product, not of the work that built it: no work-period number or
+ * name in src/, test/, bench/, docs/, config/, eval/ or README.md — "session 6", "issue 14",
+ * "item 13", "defect 6", "helper rel", a sub-task, "found in … CI run". A comment that needs a
+ * reason states it, or points to a decision by its heading: "(docs/decisions.md, §7 Search
+ * stage a)". Product words stay: an approval session, an HTTP session, a JSON array's items, a
+ * validation issue, V8's helper threads.
+ *
+ * Every text file under those folders is read; nothing is excluded but this file (whose patterns
+ * would name themselves). A failure lists every hit as file:line.
+ */
+import fs from "node:fs"
+import path from "node:path"
+import { fileURLToPath } from "node:url"
+import { describe, expect, it } from "vitest"
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
+const SELF = path.relative(ROOT, fileURLToPath(import.meta.url))
+const FOLDERS = ["src", "test", "bench", "docs", "config", "eval"]
+const FILES = ["README.md"]
+
+/** Each pattern names what it catches; all are case-insensitive. */
+const PATTERNS: ReadonlyArray<readonly [string, RegExp]> = [
+  ["work-period number", /\bsessions?[ -]\d/i],
+  ["work period", /\b(?:this|that|last|previous|earlier|later|other) sessions?\b(?!\s+(?:cookie|row|id|secret|token|table|expir))/i],
+  ["issue number", /\bissues? #?\d/i],
+  ["item number", /\bitems? \d/i],
+  ["defect number", /\bdefects? #?\d/i],
+  ["helper name", /\bhelper (?!threads?\b)["“«'a-z]/i],
+  ["helpers at work", /\bhelpers (?:ran|called|built|wrote|found|checked)\b/i],
+  ["sub-task", /\bsub-?tasks?\b/i],
+  ["CI run of a work period", /\bfound in [^.\n]{0,60}\bCI run\b|'s CI run\b/i],
+  ["a worker's name", /(?<![\w.$])\(lead(?:[;,] |\))/i]
+]
+
+interface Hit {
+  readonly file: string
+  readonly line: number
+  readonly what: string
+  readonly text: string
+}
+
+/** Every work-period word of one text, by line. */
+const workPeriodWords = (file: string, text: string): Array<Hit> =>
+  text.split("\n").flatMap((line, i) =>
+    PATTERNS.flatMap(([what, re]) => {
+      const m = re.exec(line)
+      return m === null ? [] : [{ file, line: i + 1, what, text: m[0] }]
+    })
+  )
+
+const listFiles = (dir: string): Array<string> =>
+  fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const full = path.join(dir, e.name)
+    if (e.isDirectory()) return listFiles(full)
+    return e.isFile() ? [full] : []
+  })
+
+/** A file with a NUL byte in its first 8 KB is not text (a gzip fixture, an image). */
+const isText = (bytes: Buffer): boolean => !bytes.subarray(0, 8192).includes(0)
+
+describe("repository words", () => {
+  it("the rule catches work-period words and leaves product words alone", () => {
+    const flagged = [
+      "measured in session 6", "sessions 10 and 15", "session 12's CI run", "(issue 14)", "issue 16 item 4",
+      "items 7 and 8", "issue 15 defect 6", "helper \"first\"", "(helper rel)", "helper bundles", "a sub-task",
+      "the subtask", "found in issue 14's CI run", "in this session", "(lead; bundle.ts)", "Helpers ran every statement"
+    ]
+    for (const s of flagged) expect(workPeriodWords("x", s), s).not.toEqual([])
+    const allowed = [
+      "the approval session with CSRF", "an HTTP session", "sessionCookieName", "the session cookie",
+      "ended_session rows", "`items` of the array", "items: [1, 2]", "the issue `(body)`", "at most 20 issues",
+      "V8's helper threads", "File helpers for the data dir", "entity-helpers.js", "CI runs the tests",
+      "`.ci/run` runs what CI runs", "slice A", "the last session cookie", "v.slice(lead)"
+    ]
+    for (const s of allowed) expect(workPeriodWords("x", s), s).toEqual([])
+  })
+
+  it("no work-period number or name in src/, test/, bench/, docs/, config/, eval/ or README.md", () => {
+    const files = [
+      ...FOLDERS.filter((d) => fs.existsSync(path.join(ROOT, d))).flatMap((d) => listFiles(path.join(ROOT, d))),
+      ...FILES.map((f) => path.join(ROOT, f)).filter((f) => fs.existsSync(f))
+    ].map((f) => path.relative(ROOT, f)).filter((f) => f !== SELF).sort()
+    expect(files).toContain("docs/decisions.md")
+    expect(files).toContain("README.md")
+    const hits = files.flatMap((file) => {
+      const bytes = fs.readFileSync(path.join(ROOT, file))
+      return isText(bytes) ? workPeriodWords(file, bytes.toString("utf8")) : []
+    })
+    expect(hits.map((h) => `${h.file}:${h.line}: ${h.what}: "${h.text}"`)).toEqual([])
+  })
+})
