@@ -262,6 +262,6 @@ export const restoreScope = (req: RestoreRequest, config: RestoreConfig) =>
 /**
  * The newest ops.sqlite backup to `to` (checks: fetch, integrity, schema-version), with the same
  * refusals. Not a contract command: the warning "restore ops.sqlite first" needs a way to do it
- * (docs/decisions.md, §11 Ops listener and CLI); a CLI may offer it as restore --ops.
+ * (docs/decisions.md, §11 Ops, CLI, backup); a CLI may offer it as restore --ops.
  */
 export const restoreOps = (req: Omit<RestoreRequest, "scope">, config: RestoreConfig) => restoreFile({ kind: "ops" }, req, config)

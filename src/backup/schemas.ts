@@ -80,7 +80,7 @@ export const VerifyScope = Schema.Struct({
 })
 export type VerifyScope = typeof VerifyScope.Type
 
-/** POST /ops/backup/verify (architecture.md §11 "Backup verify"; the shape is ours: docs/decisions.md, §11 Ops listener and CLI). */
+/** POST /ops/backup/verify (architecture.md §11 "Backup verify"; the shape is ours: docs/decisions.md, §11 Ops, CLI, backup). */
 export const VerifyAnswer = Schema.Struct({
   ok: Schema.Boolean,
   kind: BackupKind,

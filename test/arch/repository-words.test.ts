@@ -89,4 +89,22 @@ describe("repository words", () => {
     })
     expect(hits.map((h) => `${h.file}:${h.line}: ${h.what}: "${h.text}"`)).toEqual([])
   })
+
+  it("every pointer into docs/decisions.md names one of its headings", () => {
+    const headings = new Set(
+      fs.readFileSync(path.join(ROOT, "docs/decisions.md"), "utf8").split("\n")
+        .filter((l) => l.startsWith("## ")).map((l) => l.slice(3).trim())
+    )
+    const pointers = [
+      ...FOLDERS.filter((d) => fs.existsSync(path.join(ROOT, d))).flatMap((d) => listFiles(path.join(ROOT, d))),
+      path.join(ROOT, "README.md")
+    ].filter((f) => /\.(?:ts|md|json)$/.test(f)).flatMap((f) => {
+      // a pointer may wrap across comment lines: join them first
+      const text = fs.readFileSync(f, "utf8").replace(/\s*\n\s*(?:\*(?!\/)|\/\/|#)?\s*/g, " ")
+      return [...text.matchAll(/docs\/decisions\.md, ((?:graph\.md |gaps\.md )?§[\d.]+ [^)"»;]+)\)/g)]
+        .map((m) => ({ file: path.relative(ROOT, f), heading: m[1]!.trim() }))
+    })
+    expect(pointers.length).toBeGreaterThan(10)
+    expect(pointers.filter((p) => !headings.has(p.heading)).map((p) => `${p.file}: ${p.heading}`)).toEqual([])
+  })
 })
