@@ -6,7 +6,7 @@
  */
 import { nearestKey } from "../contracts/nearest.js"
 import { VERSION } from "../version.js"
-import { terminalSafe } from "./cli-output.js"
+import { terminalSafe } from "./cli-text.js"
 
 export interface CommandDoc {
   /** the words after `groundnote`, e.g. "backup probe" */
