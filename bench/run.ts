@@ -29,6 +29,7 @@ import { loadBench } from "./load.js"
 import { mcpBench } from "./mcp.js"
 import { searchBench } from "./search.js"
 import { backupBench } from "./backup.js"
+import { cliBench } from "./cli.js"
 import { secretsBench } from "./secrets.js"
 import { searchHttpBench } from "./search-http.js"
 import { stagesBench } from "./stages.js"
@@ -143,9 +144,10 @@ const main = Effect.gen(function*() {
  * BENCH_SEARCH_HTTP_RULES confirmed rules loaded through /v1, default 3,000, against the raw FTS5
  * query on the same file); the part load (POST /v1/search from 16 and 200 keep-alive
  * clients with /healthz and the ops socket probed, before and after the read pool and the
- * admission gate; BENCH_LOAD_BIG, BENCH_LOAD_SMALL, BENCH_LOAD_SECONDS, BENCH_LOAD_DIR, BENCH_LOAD_SEED).
+ * admission gate; BENCH_LOAD_BIG, BENCH_LOAD_SMALL, BENCH_LOAD_SECONDS, BENCH_LOAD_DIR, BENCH_LOAD_SEED);
+ * the part cli (the built CLI's start per command, median of 10 runs, against its goal line).
  */
-const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,search-http,approval,graph,mcp,secrets,stages,backup,intake,load").split(",").map((s) => s.trim()))
+const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,search-http,approval,graph,mcp,secrets,stages,backup,intake,load,cli").split(",").map((s) => s.trim()))
 const graphSizes = (process.env.BENCH_GRAPH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const backupSizes = (process.env.BENCH_BACKUP_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const searchSizes = (process.env.BENCH_SEARCH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
@@ -161,7 +163,8 @@ const parts: Array<() => Promise<void>> = [
   ...(only.has("stages") ? [stagesBench] : []),
   ...(only.has("backup") ? [() => backupBench(backupSizes.length > 0 ? backupSizes : undefined)] : []),
   ...(only.has("intake") ? [intakeBench] : []),
-  ...(only.has("load") ? [loadBench] : [])
+  ...(only.has("load") ? [loadBench] : []),
+  ...(only.has("cli") ? [cliBench] : [])
 ]
 parts.reduce((done, part) => done.then(part), Promise.resolve()).catch((e: unknown) => {
   console.error(e)

@@ -71,18 +71,21 @@ const isServeError = (e: unknown): e is HttpServerError.ServeError =>
 export const serve = (options: ServeOptions) =>
   Effect.gen(function*() {
     const env = process.env
-    const [{ confirmDemoRule, DEMO_EMAIL, DEMO_SCOPE, keepFeederToken, prepareDemoDir, seedDemo }, { serviceListeners }, { ServicesLive }, { warnWhenNotReady }] = yield* Effect.promise(() =>
-      Promise.all([import("./demo.js"), import("./http/listeners.js"), import("./services.js"), import("./start-warnings.js")]))
-    const demo = options.demo ? prepareDemoDir(env, process.cwd()) : null
+    const demoModule = options.demo ? yield* Effect.promise(() => import("./demo.js")) : null
+    const demo = demoModule === null ? null : { ...demoModule.prepareDemoDir(env, process.cwd()), module: demoModule }
     const config = yield* loadConfig(env, process.cwd())
     yield* checkDataDirPermissions(config.env.dataDir)
     yield* checkOpsSocketPath(config.env.dataDir)
     const backupWarnings = yield* checkBackupDirectory(config.file, config.env)
+    // the server's modules only after the checks: a refusal is said without loading them
+    const [{ serviceListeners }, { ServicesLive }, { warnWhenNotReady }] = yield* Effect.promise(() =>
+      Promise.all([import("./http/listeners.js"), import("./services.js"), import("./start-warnings.js")]))
     const { host, port } = config.env
     // the ops listener first: a socket served by another process refuses start before any port opens
     const app = serviceListeners(host, port).pipe(Layer.provideMerge(ServicesLive(config)))
     yield* Effect.gen(function*() {
       if (demo !== null) {
+        const { confirmDemoRule, DEMO_EMAIL, DEMO_SCOPE, keepFeederToken, seedDemo } = demo.module
         const seeded = yield* seedDemo
         const url = config.file.public_url
         const token = seeded?.feederToken ?? null

@@ -1,5 +1,6 @@
 /**
- * Before the suite: build dist/ once (the e2e tests run the built CLI as an operator would).
+ * Before the suite: build dist/ (the e2e tests run the built CLI as an operator would); only
+ * what changed since the last build is built again (tsconfig.build.json: incremental).
  * After the suite: the captured logs of the whole suite must contain no token, JWT, cookie,
  * test secret or source text.
  */
@@ -22,7 +23,7 @@ export const scanLog = (text: string): Array<string> =>
 export default function setup(): () => void {
   const root = join(import.meta.dirname, "..")
   // GROUNDNOTE_SKIP_BUILD=1: a targeted run of tests that do not start the built CLI
-  if (process.env.GROUNDNOTE_SKIP_BUILD !== "1") execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", join(root, "tsconfig.build.json")], {
+  if (process.env.GROUNDNOTE_SKIP_BUILD !== "1") execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-b", join(root, "tsconfig.build.json")], {
     cwd: root,
     stdio: "inherit"
   })

@@ -1,8 +1,8 @@
 /**
  * The api commands (gaps.md §9): thin clients of /v1 through the route table, each request
  * decoded first with the service's own request schema (the same 400 validation-failed, with the
- * same issue paths, before anything is sent). Answers go to stdout with --json; otherwise to
- * stderr for a person, their foreign text framed by renderResultForModel.
+ * same issue paths, before anything is sent). Answers go to stdout: JSON with --json, plain text
+ * for a person, or with --for-model framed for an AI model (renderResultForModel, as MCP).
  *
  * sources put|get, search, rules list|get|versions|provenance, proposals list, propose, feedback,
  * retract, approvals open (the bare number on stdout) and export (the approval channel's one route the CLI
@@ -22,7 +22,7 @@ import { toCompact } from "../search/compact.js"
 import { jsonOption } from "./cli-commands.js"
 import { apiDownload, apiRequest } from "./cli-api.js"
 import { apiEndpoint, type Endpoint, exportEndpoint } from "./cli-credentials.js"
-import { CliError, cliError, printJson, say, sayForeign, stderrIsTty, terminalSafe, usage, withJsonError } from "./cli-output.js"
+import { CliError, cliError, printJson, say, sayAnswer, showAnswer, stderrIsTty, terminalSafe, usage, withJsonError } from "./cli-output.js"
 
 const uid = (): number | undefined => process.getuid?.()
 const api = (): Effect.Effect<Endpoint, CliError> => apiEndpoint(process.env, homedir(), uid())
@@ -55,6 +55,9 @@ export const readBody = (file: string): Effect.Effect<unknown, CliError> =>
     }
   })
 
+const forModelOption = Options.boolean("for-model").pipe(
+  Options.withDescription("Print the answer for an AI model: the preamble, foreign text in ⟪gn:…⟫ blocks (as MCP answers).")
+)
 const bodyOption = Options.text("body").pipe(Options.withDescription("a JSON file (- reads stdin)"))
 const scopeOption = Options.text("scope").pipe(Options.withDescription("the scope"))
 const limitOption = Options.integer("limit").pipe(Options.withDescription("how many (1-200, default 100)"), Options.optional)
@@ -69,7 +72,7 @@ const defined = <T extends Record<string, unknown>>(o: T): Partial<T> =>
 /**
  * An api call with --json handling: `prepare` reads and validates the request (usage and
  * validation errors come before the credentials are even looked at), `send` sends it, `human`
- * shows the answer on stderr.
+ * shows the answer (stdout) when there is no --json.
  */
 const call = <P, E>(
   json: boolean,
@@ -87,17 +90,18 @@ const call = <P, E>(
 // ---------------------------------------------------------------------------------------------
 // sources
 
-const sourcesPut = Command.make("put", { json: jsonOption, body: bodyOption }, ({ body, json }) =>
+const sourcesPut = Command.make("put", { json: jsonOption, forModel: forModelOption, body: bodyOption }, ({ body, forModel, json }) =>
   call(json, Effect.tap(readBody(body), (value) => validate(SourceRequest, value, "source")),
     (ep, value) => apiRequest(ep, "sourcesPut", { body: value, timeoutMs: 120_000 }),
-    (a) => sayForeign(a, "sources put: the service stored the source")))
+    (a) => showAnswer(forModel, a, "sources put: the service stored the source")))
 
 const sourcesGet = Command.make("get", {
   json: jsonOption,
+  forModel: forModelOption,
   id: Args.text({ name: "id" }).pipe(Args.withDescription("the source id, e.g. mail:<message-id>")),
   scope: scopeOption,
   include: Options.text("include").pipe(Options.withDescription("text and/or attachments, comma-separated"), Options.optional)
-}, ({ id, include, json, scope }) =>
+}, ({ forModel, id, include, json, scope }) =>
   call(json,
     Effect.gen(function*() {
       const q = yield* validate(ReadSourceInput, defined({ id, scope, include: opt(include) }), "query")
@@ -111,7 +115,7 @@ const sourcesGet = Command.make("get", {
       return q
     }),
     (ep, q) => apiRequest(ep, "sourcesGet", { params: { id }, query: { scope, include: q.include } }),
-    (a) => sayForeign(a, "sources get")))
+    (a) => showAnswer(forModel, a, "sources get")))
 
 export const sources = Command.make("sources").pipe(Command.withSubcommands([sourcesPut, sourcesGet]))
 
@@ -122,6 +126,7 @@ const RELATION_FLAG = /^([a-z]+):(.+)$/s
 
 const search = Command.make("search", {
   json: jsonOption,
+  forModel: forModelOption,
   text: Options.text("text").pipe(Options.withDescription("the question or text"), Options.optional),
   terms: Options.text("term").pipe(Options.withDescription("a search term (repeat)"), Options.repeated),
   scopes: Options.text("scope").pipe(Options.withDescription("a scope (repeat)"), Options.repeated),
@@ -165,7 +170,7 @@ const search = Command.make("search", {
     (ep, request) => apiRequest(ep, "search", { body: request }),
     (a) => {
       const r = a as SearchResponse
-      return sayForeign(toCompact(r), `search ${r.search_id}: ${r.bundles.length} bundle(s) in ${r.scopes.join(", ")}`)
+      return showAnswer(o.forModel, toCompact(r), `search ${r.search_id}: ${r.bundles.length} bundle(s) in ${r.scopes.join(", ")}`)
     }))
 
 const feedback = Command.make("feedback", {
@@ -187,7 +192,7 @@ const feedback = Command.make("feedback", {
       return body
     }),
     (ep, body) => apiRequest(ep, "feedback", { params: { search_id: searchId }, body }),
-    (a) => say(`feedback recorded: ${String((a as { recorded?: unknown }).recorded ?? "?")} verdict(s)`)))
+    (a) => sayAnswer(`feedback recorded: ${String((a as { recorded?: unknown }).recorded ?? "?")} verdict(s)`)))
 
 // ---------------------------------------------------------------------------------------------
 // rules and proposals
@@ -196,63 +201,66 @@ const ruleId = Args.text({ name: "rule-id" }).pipe(Args.withDescription("e.g. sa
 
 const rulesList = Command.make("list", {
   json: jsonOption,
+  forModel: forModelOption,
   scope: scopeOption,
   status: Options.choice("status", ["proposed", "confirmed", "superseded"]).pipe(Options.optional),
   relation: Options.text("relation").pipe(Options.withDescription("<customer|product|supplier>:<name>"), Options.optional),
   limit: limitOption,
   after: afterOption
-}, ({ after, json, limit, relation, scope, status }) =>
+}, ({ after, forModel, json, limit, relation, scope, status }) =>
   call(json,
     validate(ListRulesInput, defined({ scope, status: opt(status), relation: opt(relation), limit: opt(limit), after: opt(after) }), "query"),
     (ep) => apiRequest(ep, "rulesList", {
       query: { scope, status: opt(status), relation: opt(relation), limit: Option.match(limit, { onNone: () => undefined, onSome: String }), after: opt(after) }
     }),
-    (a) => sayForeign(a, `rules of ${scope}`)))
+    (a) => showAnswer(forModel, a, `rules of ${scope}`)))
 
 const rulesGet = Command.make("get", {
   json: jsonOption,
+  forModel: forModelOption,
   id: ruleId,
   asOf: Options.text("as-of").pipe(Options.withDescription("YYYY-MM-DD"), Options.optional),
   includeProposals: Options.boolean("include-proposals")
-}, ({ asOf, id, includeProposals, json }) =>
+}, ({ asOf, forModel, id, includeProposals, json }) =>
   call(json,
     validate(ReadRuleInput, defined({ id, as_of: opt(asOf), include_proposals: includeProposals ? true : undefined }), "query"),
     (ep) => apiRequest(ep, "rulesGet", { params: { id }, query: { as_of: opt(asOf), include_proposals: includeProposals ? "true" : undefined } }),
-    (a) => sayForeign(a, `rule ${id}`)))
+    (a) => showAnswer(forModel, a, `rule ${id}`)))
 
-const rulesVersions = Command.make("versions", { json: jsonOption, id: ruleId }, ({ id, json }) =>
+const rulesVersions = Command.make("versions", { json: jsonOption, forModel: forModelOption, id: ruleId }, ({ forModel, id, json }) =>
   call(json, validate(RuleIdInput, { id }, "path"), (ep) => apiRequest(ep, "rulesVersions", { params: { id } }),
-    (a) => sayForeign(a, `versions of ${id}`)))
+    (a) => showAnswer(forModel, a, `versions of ${id}`)))
 
-const rulesProvenance = Command.make("provenance", { json: jsonOption, id: ruleId }, ({ id, json }) =>
+const rulesProvenance = Command.make("provenance", { json: jsonOption, forModel: forModelOption, id: ruleId }, ({ forModel, id, json }) =>
   call(json, validate(RuleIdInput, { id }, "path"), (ep) => apiRequest(ep, "rulesProvenance", { params: { id } }),
-    (a) => sayForeign(a, `provenance of ${id}`)))
+    (a) => showAnswer(forModel, a, `provenance of ${id}`)))
 
 export const rules = Command.make("rules").pipe(Command.withSubcommands([rulesList, rulesGet, rulesVersions, rulesProvenance]))
 
-const proposalsList = Command.make("list", { json: jsonOption, scope: scopeOption, limit: limitOption, after: afterOption }, ({ after, json, limit, scope }) =>
+const proposalsList = Command.make("list", { json: jsonOption, forModel: forModelOption, scope: scopeOption, limit: limitOption, after: afterOption }, ({ after, forModel, json, limit, scope }) =>
   call(json,
     validate(ListProposalsInput, defined({ scope, limit: opt(limit), after: opt(after) }), "query"),
     (ep) => apiRequest(ep, "proposalsList", {
       query: { scope, limit: Option.match(limit, { onNone: () => undefined, onSome: String }), after: opt(after) }
     }),
-    (a) => sayForeign(a, `open proposals of ${scope}`)))
+    (a) => showAnswer(forModel, a, `open proposals of ${scope}`)))
 
 /** retract: the policy's adoption taken back (confirmed → superseded), while no person has confirmed or reviewed it. */
 export const retract = Command.make("retract", {
   json: jsonOption,
+  forModel: forModelOption,
   id: ruleId,
   reason: Options.text("reason").pipe(Options.withDescription("why the adoption is taken back"))
-}, ({ id, json, reason }) =>
+}, ({ forModel, id, json, reason }) =>
   call(json, validate(RetractInput, { id, reason }, "retract"), (ep) => apiRequest(ep, "rulesRetract", { params: { id }, body: { reason } }),
-    (a) => sayForeign(a, `retract ${id}: the rule is superseded from today`)))
+    (a) => showAnswer(forModel, a, `retract ${id}: the rule is superseded from today`)))
 
 export const proposals = Command.make("proposals").pipe(Command.withSubcommands([proposalsList]))
 
-export const propose = Command.make("propose", { json: jsonOption, body: bodyOption }, ({ body, json }) =>
+export const propose = Command.make("propose", { json: jsonOption, forModel: forModelOption, body: bodyOption }, ({ body, forModel, json }) =>
   call(json, Effect.tap(readBody(body), (value) => validate(ProposalRequest, value, "proposal")),
     (ep, value) => apiRequest(ep, "propose", { body: value }),
-    (a) => sayForeign(a, "propose: the proposal waits for a person (approval_url)")))
+    (a) => showAnswer(forModel, a, "propose: the proposal waits for a person (approval_url)")))
 
 // ---------------------------------------------------------------------------------------------
 // approvals open
@@ -319,7 +327,7 @@ export const exportCommand = Command.make("export", {
       ...(tty ? { onBytes: (n: number) => process.stderr.write(`\r\u001b[Kexport ${scope}… ${(n / 1024 / 1024).toFixed(1)} MB`) } : {})
     }).pipe(Effect.ensuring(Effect.sync(() => (tty ? process.stderr.write("\r\u001b[K") : true))))
     if (json) return yield* printJson(done)
-    yield* say(`wrote ${terminalSafe(done.file)} (${done.bytes} bytes, sha256 ${done.sha256})`)
+    yield* sayAnswer(`wrote ${terminalSafe(done.file)} (${done.bytes} bytes, sha256 ${done.sha256})`)
   }).pipe(withJsonError(json)))
 
 export const apiCommands = [sources, search, rules, proposals, propose, feedback, retract, approvals, exportCommand] as const

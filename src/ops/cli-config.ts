@@ -11,11 +11,11 @@ import {
   checkBaseUrl,
   checkSecret,
   type CredentialKind,
-  credentialsPath,
   type CredentialsFile,
   resolveCredentials,
   writeCredentialsFile
 } from "./cli-credentials.js"
+import { credentialsPath } from "./cli-credentials-path.js"
 import { type CliError, cliError, printJson, say, usage, withJsonError } from "./cli-output.js"
 
 const uid = (): number | undefined => process.getuid?.()

@@ -16,8 +16,9 @@
  * Authorization: Bearer. Secrets are never printed and never taken from argv.
  */
 import { closeSync, fchmodSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs"
-import { dirname, isAbsolute, join } from "node:path"
+import { dirname } from "node:path"
 import { Effect, Either, Schema } from "effect"
+import { credentialsPath } from "./cli-credentials-path.js"
 import { cliError, CliError } from "./cli-output.js"
 
 export const URL_VAR = "GROUNDNOTE_URL"
@@ -47,11 +48,6 @@ const get = (env: Env, name: string): string | undefined => {
   return v === undefined || v === "" ? undefined : v
 }
 
-/** $XDG_CONFIG_HOME/groundnote/cli.json; a relative XDG_CONFIG_HOME is ignored (XDG base directory spec). */
-export const credentialsPath = (env: Env, home: string): string => {
-  const xdg = get(env, "XDG_CONFIG_HOME")
-  return join(xdg !== undefined && isAbsolute(xdg) ? xdg : join(home, ".config"), "groundnote", "cli.json")
-}
 
 const LOOPBACK_V4 = /^127(?:\.\d{1,3}){3}$/
 

@@ -6,7 +6,7 @@
  */
 import { nearestKey } from "../contracts/nearest.js"
 import { VERSION } from "../version.js"
-import { terminalSafe } from "./cli-output.js"
+import { terminalSafe } from "./cli-text.js"
 
 export interface CommandDoc {
   /** the words after `groundnote`, e.g. "backup probe" */
@@ -24,6 +24,7 @@ export interface GroupDoc {
 }
 
 const JSON_OPT = ["--json", "print only the JSON answer (or the error body) on stdout"] as const
+const FOR_MODEL_OPT = ["--for-model", "the answer for an AI model: a preamble, stored text in ⟪gn:…⟫ blocks"] as const
 
 const OPS = "Talks to the running service over <GROUNDNOTE_DATA_DIR>/ops.sock with GROUNDNOTE_OPS_TOKEN (run it as the service user, with the service's environment)."
 const API = "A thin client of the service's /v1 API with GROUNDNOTE_URL and GROUNDNOTE_API_TOKEN (a service bearer) or GROUNDNOTE_API_ACCESS_JWT (a person's Access token), or the credentials file of groundnote config init. The request is checked with the service's own schema before it is sent."
@@ -166,19 +167,19 @@ export const COMMANDS: ReadonlyArray<CommandDoc> = [
   },
   {
     path: "sources put", summary: "store a source (a meeting transcript or a mail)",
-    usage: "groundnote sources put --body <file> [--json]", description: API,
-    options: [["--body <file>", "the SourceRequest as JSON (docs/api.md); - reads stdin"], JSON_OPT],
+    usage: "groundnote sources put --body <file> [--json] [--for-model]", description: API,
+    options: [["--body <file>", "the SourceRequest as JSON (docs/api.md); - reads stdin"], JSON_OPT, FOR_MODEL_OPT],
     example: "groundnote sources put --body mail.json"
   },
   {
     path: "sources get", summary: "read back a source this grant stored",
-    usage: "groundnote sources get <id> --scope <s> [--include text,attachments] [--json]", description: API,
-    options: [["--scope <s>", "the source's scope"], ["--include <list>", "text and/or attachments, comma-separated"], JSON_OPT],
+    usage: "groundnote sources get <id> --scope <s> [--include text,attachments] [--json] [--for-model]", description: API,
+    options: [["--scope <s>", "the source's scope"], ["--include <list>", "text and/or attachments, comma-separated"], JSON_OPT, FOR_MODEL_OPT],
     example: "groundnote sources get 'mail:<order-rule@example.com>' --scope sales --include text"
   },
   {
     path: "search", summary: "search rules",
-    usage: "groundnote search (--text <t> | --term <w> ... | --body <file>) --scope <s> ... [options] [--json]", description: API,
+    usage: "groundnote search (--text <t> | --term <w> ... | --body <file>) --scope <s> ... [options] [--json] [--for-model]", description: API,
     options: [
       ["--text <t>", "the question or a text to find rules for"],
       ["--term <w>", "a search term; repeat for more"],
@@ -190,47 +191,48 @@ export const COMMANDS: ReadonlyArray<CommandDoc> = [
       ["--relation <k:n>", "customer:<name>, product:<name> or supplier:<name>"],
       ["--entity <id>", "only rules linked to this entity or below it"],
       ["--body <file>", "the whole SearchRequest as JSON instead; - reads stdin"],
-      JSON_OPT
+      JSON_OPT,
+      FOR_MODEL_OPT
     ],
     example: "groundnote search --scope sales --text \"payment terms for Müller GmbH\""
   },
   {
     path: "rules list", summary: "the rules of a scope, a page at a time",
-    usage: "groundnote rules list --scope <s> [--status proposed|confirmed|superseded] [--relation <k:n>] [--limit <n>] [--after <rule-id>] [--json]",
+    usage: "groundnote rules list --scope <s> [--status proposed|confirmed|superseded] [--relation <k:n>] [--limit <n>] [--after <rule-id>] [--json] [--for-model]",
     description: API,
-    options: [["--scope <s>", "the scope"], ["--status <s>", "only this status"], ["--relation <k:n>", "only rules with this relation"], ["--limit <n>", "1-200 (default 100)"], ["--after <id>", "the next page after this rule id"], JSON_OPT],
+    options: [["--scope <s>", "the scope"], ["--status <s>", "only this status"], ["--relation <k:n>", "only rules with this relation"], ["--limit <n>", "1-200 (default 100)"], ["--after <id>", "the next page after this rule id"], JSON_OPT, FOR_MODEL_OPT],
     example: "groundnote rules list --scope sales --status confirmed"
   },
   {
     path: "rules get", summary: "one rule as a bundle",
-    usage: "groundnote rules get <rule-id> [--as-of <day>] [--include-proposals] [--json]", description: API,
-    options: [["--as-of <day>", "the version in force on that day"], ["--include-proposals", "read a rule that is still a proposal"], JSON_OPT],
+    usage: "groundnote rules get <rule-id> [--as-of <day>] [--include-proposals] [--json] [--for-model]", description: API,
+    options: [["--as-of <day>", "the version in force on that day"], ["--include-proposals", "read a rule that is still a proposal"], JSON_OPT, FOR_MODEL_OPT],
     example: "groundnote rules get sales-0001"
   },
   {
     path: "rules versions", summary: "every version and decision of a rule",
-    usage: "groundnote rules versions <rule-id> [--json]", description: API, options: [JSON_OPT], example: "groundnote rules versions sales-0001"
+    usage: "groundnote rules versions <rule-id> [--json] [--for-model]", description: API, options: [JSON_OPT, FOR_MODEL_OPT], example: "groundnote rules versions sales-0001"
   },
   {
     path: "rules provenance", summary: "where a rule comes from (source, quote, decisions)",
-    usage: "groundnote rules provenance <rule-id> [--json]", description: API, options: [JSON_OPT], example: "groundnote rules provenance sales-0001"
+    usage: "groundnote rules provenance <rule-id> [--json] [--for-model]", description: API, options: [JSON_OPT, FOR_MODEL_OPT], example: "groundnote rules provenance sales-0001"
   },
   {
     path: "retract", summary: "take back an automatic adoption (the rule is superseded from today)",
-    usage: "groundnote retract <rule-id> --reason <text> [--json]", description: API,
-    options: [["--reason <text>", "why the adoption is taken back (required)"], JSON_OPT],
+    usage: "groundnote retract <rule-id> --reason <text> [--json] [--for-model]", description: API,
+    options: [["--reason <text>", "why the adoption is taken back (required)"], JSON_OPT, FOR_MODEL_OPT],
     example: "groundnote retract sales-0007 --reason \"the mail was a draft\""
   },
   {
     path: "proposals list", summary: "open proposals of a scope",
-    usage: "groundnote proposals list --scope <s> [--limit <n>] [--after <rule-id>] [--json]", description: API,
-    options: [["--scope <s>", "the scope"], ["--limit <n>", "1-200 (default 100)"], ["--after <id>", "the next page after this rule id"], JSON_OPT],
+    usage: "groundnote proposals list --scope <s> [--limit <n>] [--after <rule-id>] [--json] [--for-model]", description: API,
+    options: [["--scope <s>", "the scope"], ["--limit <n>", "1-200 (default 100)"], ["--after <id>", "the next page after this rule id"], JSON_OPT, FOR_MODEL_OPT],
     example: "groundnote proposals list --scope sales"
   },
   {
     path: "propose", summary: "propose a rule with its verbatim quote",
-    usage: "groundnote propose --body <file> [--json]", description: `${API} A person confirms it on the approval pages.`,
-    options: [["--body <file>", "the ProposalRequest as JSON (docs/api.md); - reads stdin"], JSON_OPT],
+    usage: "groundnote propose --body <file> [--json] [--for-model]", description: `${API} A person confirms it on the approval pages.`,
+    options: [["--body <file>", "the ProposalRequest as JSON (docs/api.md); - reads stdin"], JSON_OPT, FOR_MODEL_OPT],
     example: "groundnote propose --body proposal.json"
   },
   {

@@ -1,33 +1,24 @@
 /**
  * Output and failures of the CLI (architecture.md §11 "CLI groundnote", D98).
  *
- * stdout carries only the --json answer (also an error body), a new service token once, or the
- * bare value of version, config path and approvals open. Human output goes to stderr; foreign
- * text in it (statements, quotes, names, anything a feeder or agent wrote) through
- * renderResultForModel, and every line through terminalSafe, so no text can steer the terminal.
- * Progress of long work goes to stderr only when stderr is a TTY.
+ * The answer of an api command goes to stdout: with --json the JSON answer (also an error body);
+ * else plain text for a person (cli-plain.ts), or with --for-model the form an AI model reads
+ * (renderResultForModel: the preamble, foreign text in ⟪gn:…⟫ blocks). The ops commands print
+ * their human lines on stderr (stdout: --json, a new service token once, the bare value of
+ * version, config path and approvals open). Every line goes through terminalSafe, so no stored
+ * text can steer the terminal. Progress of long work goes to stderr only when stderr is a TTY.
  *
  * Exit codes: 0 ok, 1 error (one line `groundnote: <code>: <message>` on stderr), 2 usage,
  * 3 a check failed.
  */
 import { Console, Data, Effect } from "effect"
 import { renderResultForModel } from "../security/model-output.js"
+import { renderPlain } from "./cli-plain.js"
+import { jsonText, terminalSafe } from "./cli-text.js"
 import { CliError } from "./ops-client.js"
 
 export { CliError } from "./ops-client.js"
-
-/** Control characters and bidi overrides are escaped; with `lines`, line breaks (and tabs) stay. */
-const unsafeChar = (code: number, lines: boolean): boolean =>
-  ((code <= 0x1f && !(lines && (code === 0x0a || code === 0x09))) || (code >= 0x7f && code <= 0x9f) ||
-    (code >= 0x202a && code <= 0x202e) || (code >= 0x2066 && code <= 0x2069) || code === 0x2028 || code === 0x2029)
-
-export const terminalSafe = (text: string, options: { readonly lines?: boolean } = {}): string =>
-  Array.from(text.replace(/\r\n/g, "\n"), (c) => {
-    const code = c.codePointAt(0) ?? 0
-    return unsafeChar(code, options.lines === true) ? `\\u${code.toString(16).padStart(4, "0")}` : c
-  }).join("")
-
-export const jsonText = (value: unknown): string => JSON.stringify(value, null, 2)
+export { jsonText, terminalSafe } from "./cli-text.js"
 
 /** The --json answer on stdout. */
 export const printJson = (value: unknown): Effect.Effect<void> => Console.log(jsonText(value))
@@ -35,11 +26,16 @@ export const printJson = (value: unknown): Effect.Effect<void> => Console.log(js
 /** Human output on stderr, line breaks kept, everything else that could steer the terminal escaped. */
 export const say = (text: string): Effect.Effect<void> => Console.error(terminalSafe(text, { lines: true }))
 
-/** An answer with foreign text in it, for a person on stderr: framed by renderResultForModel. */
+/** An answer framed for a model by renderResultForModel (--for-model): the preamble, foreign text in ⟪gn:…⟫ blocks. */
 export const foreignText = (value: unknown, heading?: string): string =>
   terminalSafe(renderResultForModel(value, heading === undefined ? {} : { heading }), { lines: true })
 
-export const sayForeign = (value: unknown, heading?: string): Effect.Effect<void> => Console.error(foreignText(value, heading))
+/** An answer on stdout: plain text for a person, or with --for-model framed for a model as MCP frames it. */
+export const showAnswer = (forModel: boolean, value: unknown, heading?: string): Effect.Effect<void> =>
+  Console.log(forModel ? foreignText(value, heading) : renderPlain(value, heading))
+
+/** A one-line answer on stdout (line breaks kept, nothing else that could steer the terminal). */
+export const sayAnswer = (text: string): Effect.Effect<void> => Console.log(terminalSafe(text, { lines: true }))
 
 /** The JSON form of a failure: the server's ErrorBody, else {error, message}. */
 export const errorBodyOf = (e: CliError): unknown => e.body ?? { error: e.code, message: e.message }

@@ -3,8 +3,9 @@
  * sources put|get, propose, proposals list, approvals open, rules get|versions|provenance|list,
  * search, feedback and export; credentials from the environment and from the file of
  * `config init` (stdin, 0600, never overwritten); the service's own schemas client-side (a
- * refused request never reaches the service); exit codes 0/1/2; stdout only the --json answer or
- * the bare number of approvals open; foreign text on stderr framed.
+ * refused request never reaches the service); exit codes 0/1/2; the answer on stdout: JSON with
+ * --json, plain text for a person (no preamble, no ⟪gn: block, stored control characters
+ * escaped), the framed form of an AI model with --for-model.
  */
 import { createHash } from "node:crypto"
 import { chmodSync, lstatSync, readFileSync, writeFileSync } from "node:fs"
@@ -14,6 +15,7 @@ import { join } from "node:path"
 import { Effect, Redacted } from "effect"
 import { createLocalJWKSet, exportJWK, generateKeyPair, type JWK, SignJWT } from "jose"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { UNTRUSTED_PREAMBLE } from "../../src/security/model-output.js"
 import type { AppConfigShape } from "../../src/config/config.js"
 import { OpsStore } from "../../src/db/ops-store.js"
 import { ScopeStore } from "../../src/db/scope-store.js"
@@ -76,21 +78,34 @@ describe("api commands against a real service", { timeout: 240_000 }, () => {
     expect(json(r)).toMatchObject({ id: "mail:<order-rule@example.com>", created: true })
     const again = await cli(["sources", "put", "--body", join(dir, "mail.json")], asFeeder())
     expect(again.code, again.stderr).toBe(0)
-    expect(again.stdout).toBe("")
-    expect(again.stderr).toContain("created: false")
+    expect(again.stderr).toBe("")
+    expect(again.stdout).toContain("created: false")
   })
 
-  it("propose sends the proposal; without --json stdout stays empty; a listing frames the statement on stderr", async () => {
+  it("propose sends the proposal; a listing is plain text on stdout for a person, framed for a model with --for-model", async () => {
     const r = await cli(["propose", "--body", join(dir, "proposal.json")], asFeeder())
     expect(r.code, r.stderr).toBe(0)
-    expect(r.stdout).toBe("")
-    ruleId = /rule\/(sales-\d{4})@1/.exec(r.stderr)?.[1] ?? ""
+    expect(r.stderr).toBe("")
+    ruleId = /rule\/(sales-\d{4})@1/.exec(r.stdout)?.[1] ?? ""
     expect(ruleId).toBe("sales-0001")
-    expect(r.stderr).toContain("approval_url: http://127.0.0.1:8787/approval/rules/sales-0001")
-    const list = await cli(["proposals", "list", "--scope", "sales"], asFeeder())
+    expect(r.stdout).toContain("approval_url: http://127.0.0.1:8787/approval/rules/sales-0001")
+    const [list, forModel] = await Promise.all([
+      cli(["proposals", "list", "--scope", "sales"], asFeeder()),
+      cli(["proposals", "list", "--scope", "sales", "--for-model"], asFeeder())
+    ])
     expect(list.code, list.stderr).toBe(0)
-    expect(list.stdout).toBe("")
-    expect(list.stderr).toMatch(/⟪gn:[0-9a-f]{16} untrusted [^⟫]*⟫Ask the supplier for the delivery time/)
+    expect(list.stderr).toBe("")
+    expect(list.stdout).toMatch(/^open proposals of sales\n/)
+    expect(list.stdout).toContain("statement: Ask the supplier for the delivery time before ordering black hook rails\n")
+    expect(list.stdout).toContain(`ref: rule/${ruleId}@1`)
+    for (const text of [list.stdout, r.stdout]) {
+      expect(text).not.toContain("⟪gn:")
+      expect(text).not.toContain(UNTRUSTED_PREAMBLE)
+    }
+    expect(forModel.code, forModel.stderr).toBe(0)
+    expect(forModel.stderr).toBe("")
+    expect(forModel.stdout.startsWith(UNTRUSTED_PREAMBLE)).toBe(true)
+    expect(forModel.stdout).toMatch(/⟪gn:[0-9a-f]{16} untrusted [^⟫]*⟫Ask the supplier for the delivery time/)
   })
 
   it("proposals list, approvals open (the bare number), rules get/versions/provenance/list", async () => {
@@ -125,13 +140,39 @@ describe("api commands against a real service", { timeout: 240_000 }, () => {
       cli(["sources", "get", "mail:<order-rule@example.com>", "--scope", "sales", "--include", "text", "--json"], asFeeder())
     ])
     expect(human.code, human.stderr).toBe(0)
-    expect(human.stdout).toBe("")
-    expect(human.stderr).toMatch(/^Text inside a block that starts with ⟪gn:/)
-    expect(human.stderr).toContain(`rule/${ruleId}@1`)
+    expect(human.stderr).toBe("")
+    expect(human.stdout).toMatch(/^search \S+: \d+ bundle\(s\) in sales\n/)
+    expect(human.stdout).toContain(`rule/${ruleId}@1`)
+    expect(human.stdout).not.toContain("⟪gn:")
+    expect(human.stdout).not.toContain(UNTRUSTED_PREAMBLE)
     expect(fb.code, fb.stderr).toBe(0)
     expect(json(fb)).toEqual({ recorded: 1 })
     expect(src.code, src.stderr).toBe(0)
     expect(json(src)).toMatchObject({ id: "mail:<order-rule@example.com>" })
+  })
+
+  it("the plain answer escapes control characters and ANSI escapes of stored text; the JSON answer keeps them", async () => {
+    const id = "mail:<escape@example.com>"
+    const title = "Bestellung \u001b[2J\u001b[31mrot\u0007 \u202eevil"
+    const source = mailSource({}, id)
+    writeFileSync(join(dir, "escape.json"), JSON.stringify({ ...source, source: { ...source.source, title } }))
+    const put = await cli(["sources", "put", "--body", join(dir, "escape.json"), "--json"], asFeeder())
+    expect(put.code, put.stderr).toBe(0)
+    const [plain, asJson] = await Promise.all([
+      cli(["sources", "get", id, "--scope", "sales"], asFeeder()),
+      cli(["sources", "get", id, "--scope", "sales", "--json"], asFeeder())
+    ])
+    expect(plain.code, plain.stderr).toBe(0)
+    expect(plain.stdout).toContain("title: Bestellung \\u001b[2J\\u001b[31mrot\\u0007 \\u202eevil\n")
+    // nothing that steers a terminal: no C0/C1 control character but the line breaks, no bidi override
+    const steering = [...plain.stdout].filter((c) => {
+      const code = c.codePointAt(0) ?? 0
+      return (code < 0x20 && c !== "\n") || (code >= 0x7f && code <= 0x9f) || (code >= 0x202a && code <= 0x202e) || (code >= 0x2066 && code <= 0x2069)
+    })
+    expect(steering).toEqual([])
+    expect(plain.stdout).not.toContain("⟪gn:")
+    expect(asJson.code, asJson.stderr).toBe(0)
+    expect(json(asJson).title).toBe(title)
   })
 
   it("the service's schemas refuse a bad request client-side: exit 1 validation-failed with the paths, nothing sent", async () => {
@@ -331,7 +372,7 @@ describe("export (a person's Access token for the approval application)", { time
     expect(again.stderr).toMatch(/^groundnote: target-exists: /)
     expect(readFileSync(out).equals(data)).toBe(true)
     expect(named.code, named.stderr).toBe(0)
-    expect(named.stderr).toMatch(new RegExp(`wrote ${dir}/sales-export-\\d{8}T\\d{6}Z\\.tar\\.gz`))
+    expect(named.stdout).toMatch(new RegExp(`wrote ${dir}/sales-export-\\d{8}T\\d{6}Z\\.tar\\.gz`))
     expect(service2.code).toBe(1)
     expect(service2.stderr).toMatch(/^groundnote: channel-not-allowed: /)
     expect(none.code).toBe(1)

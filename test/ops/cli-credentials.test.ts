@@ -12,11 +12,11 @@ import {
   apiEndpoint,
   checkBaseUrl,
   checkSecret,
-  credentialsPath,
   exportEndpoint,
   readCredentialsFile,
   writeCredentialsFile
 } from "../../src/ops/cli-credentials.js"
+import { credentialsPath } from "../../src/ops/cli-credentials-path.js"
 import { tempDir } from "../support/env.js"
 
 const JWT = "eyJhbGciOiJSUzI1NiJ9.eyJlbWFpbCI6ImFAYi5jIn0.c2lnbmF0dXJl"

@@ -1,6 +1,6 @@
 /** groundnote status, as a person reads it: stage b's model and catch-up, stage c's month. */
 import { describe, expect, it } from "vitest"
-import { renderStatus } from "../../src/ops/cli-commands.js"
+import { renderStatus } from "../../src/ops/cli-ops-render.js"
 
 const sales = { scope: "sales", created: true, locked: false, lock_reason: null as string | null, version_count: 12 as number | null, last_backup_at: null, verified_at: null, verify_ok: null, probed_at: null, probe_ok: null, exported_at: null, export_sha256: null }
 const base = {

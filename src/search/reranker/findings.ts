@@ -7,7 +7,7 @@
  *   rerankerBudgetFinding(file, spentMonthUsd)  → reranker-budget: skip (off) | ok | warn (≥ 80 %) | fail (exhausted)
  */
 import type { ConfigFile } from "../../config/schema.js"
-import { usdAmount } from "../../contracts/ops.js"
+import { usdAmount } from "../../contracts/usd.js"
 import { TYPESAFE_BASE_URL_ENV, typesafeBaseUrl } from "./typesafe.js"
 
 export interface RerankerFinding {
