@@ -2,9 +2,9 @@
  * GET /approval/structure?scope= (graph.md §12): every pending structure change of the scope,
  * newest first. An entity version with its path before and after (create: "new under …"; move:
  * old → new path and the subtree size; update: names and aliases before → after), who (grant,
- * channel), when, reason, evidence and the duplicate candidates a create was forced past; a
- * proposed link with both ends (entity path, rule statement, source title, attachment name),
- * type, confidence and reason. Forms: confirm / revert (entity, target = the current version),
+ * channel), when, reason, evidence and the duplicate candidates a create or update was forced past
+ * (as stored then); a proposed link with both ends (entity path, rule statement, source title,
+ * attachment name), type, confidence and reason. Forms: confirm / revert (entity, target = the current version),
  * confirm / reject (link), archive (with the version); each with the csrf token.
  */
 import type { Candidate, PathItem } from "../contracts/errors.js"
@@ -140,7 +140,7 @@ const entityItem = (item: PendingEntityVersion, o: StructurePageInput, anchor: s
     <dt>When</dt><dd>${when(item.at, o.clock)}</dd>
     <dt>Reason</dt><dd>${reasonText(item.reason)}</dd>
     <dt>Evidence</dt><dd>${evidenceHtml(item.evidence)}</dd>
-    ${candidates.length === 0 ? "" : html`<dt>Similar entities</dt><dd><p class="small">The agent created it although these look alike (forced with its reason):</p><ul>${
+    ${candidates.length === 0 ? "" : html`<dt>Similar entities</dt><dd><p class="small">The agent ${item.change === "create" ? "created" : "changed"} it although these looked alike then (forced with its reason):</p><ul>${
       candidates.map((c: Candidate) => html`<li>${join(c.path, " › ")} <span class="muted small">(${c.type}, ${c.status})</span>${detailsLine([c.id, `${c.match} ${c.score.toFixed(2)}`])}</li>`)
     }</ul></dd>`}
   </dl>

@@ -1,16 +1,14 @@
 /**
  * The structure side of the approval pages: loading the pending changes of a scope (with the
- * similar entities a create was forced past, recomputed now), the structure page, and the
- * rule's pending concerns links.
+ * similar entities a create or update was forced past, as stored then), the structure page, and
+ * the rule's pending concerns links.
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import { AppConfig } from "../config/config.js"
 import { ScopeStore } from "../db/scope-store.js"
-import { DUPLICATE_SCORE, RESOLVE_MAX_CANDIDATES } from "../graph/config.js"
-import type { Candidate } from "../contracts/errors.js"
 import { pathsOf } from "../graph/paths.js"
-import { resolve } from "../graph/resolve.js"
+import { overriddenOf } from "../graph/overrides.js"
 import { entityIdOfVersionRef, type PendingItem, type PendingLink } from "../graph/review-schemas.js"
 import { listPending } from "../structure/pending.js"
 import { badge, type Clockwork, when } from "./format.js"
@@ -25,35 +23,12 @@ import { clockwork } from "./context.js"
 /** Pending items of a scope as the approval channel sees them (rejected rule ends included). */
 export const pendingOf = (sql: SqlClient, scope: string, publicUrl: string) => listPending(sql, { scope, publicUrl, approval: true })
 
-const seqOf = (entityId: string): number => Number(/-e(\d+)$/.exec(entityId)?.[1] ?? Number.NaN)
-
 /**
- * For each pending create: the similar entities (score ≥ 0.85, same type, created before it) that
- * its duplicate check found and force overrode. They are not stored, so they are recomputed with
- * today's names (an entity renamed since may differ).
+ * For each pending create or update: the similar entities its duplicate check found and force
+ * overrode, as stored when it happened (graph.md §12), not what a check would find today.
  */
-const similarOf = (sql: SqlClient, items: ReadonlyArray<PendingItem>) =>
-  Effect.gen(function*() {
-    const out = new Map<string, Array<Candidate>>()
-    for (const item of items) {
-      if (item.kind !== "entity" || item.change !== "create") continue
-      const name = item.after[item.after.length - 1]
-      if (name === undefined) continue
-      const best = new Map<string, Candidate>()
-      const seq = seqOf(item.id)
-      for (const q of [name.name, ...item.aliases_after]) {
-        const found = yield* resolve(sql, { q, type: name.type, excludeId: item.id, limit: RESOLVE_MAX_CANDIDATES })
-        for (const c of found) {
-          // only entities older than the create: those its duplicate check saw and was forced past
-          if (c.score < DUPLICATE_SCORE || seqOf(c.id) >= seq) continue
-          const prior = best.get(c.id)
-          if (prior === undefined || c.score > prior.score) best.set(c.id, c)
-        }
-      }
-      if (best.size > 0) out.set(item.ref, [...best.values()].sort((a, b) => b.score - a.score).slice(0, RESOLVE_MAX_CANDIDATES))
-    }
-    return out
-  })
+const overriddenFor = (sql: SqlClient, items: ReadonlyArray<PendingItem>) =>
+  overriddenOf(sql, items.flatMap((item) => (item.kind === "entity" && item.change !== "move" ? [{ id: item.id, version: item.version }] : [])))
 
 interface VersionFact {
   readonly version: number
@@ -100,7 +75,7 @@ export const loadStructurePage = (scope: string, o: { readonly viewer: Viewer; r
     const { items, candidates, changed } = yield* store.read(scope, ({ sql }) =>
       Effect.gen(function*() {
         const items = yield* pendingOf(sql, scope, config.file.public_url)
-        const candidates = yield* similarOf(sql, items)
+        const candidates = yield* overriddenFor(sql, items)
         const changed = sentTarget === null ? null : yield* changedSince(sql, sentTarget, names, clock)
         return { items, candidates, changed }
       }))

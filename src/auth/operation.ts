@@ -13,8 +13,8 @@ import type { Right } from "../contracts/grants.js"
 import type { LogOperation } from "../db/search-log.js"
 import type { Caller, CurrentCaller } from "./caller.js"
 
-/** The search_log operations, and read_source (logged to the process log only, §6.2a). */
-export type OperationName = LogOperation | "read_source"
+/** The search_log operations (read_source among them since scope migration 0004). */
+export type OperationName = LogOperation
 
 /** The fields of a search's search_log row. */
 export interface SearchLogFields {

@@ -28,7 +28,7 @@ import {
 import type { Right } from "../contracts/grants.js"
 import { nowInstant } from "../contracts/time.js"
 import { ScopeStore } from "../db/scope-store.js"
-import { type LogOperation, writeSearchLog } from "../db/search-log.js"
+import { writeSearchLog } from "../db/search-log.js"
 import { sha256Text } from "../transport/body.js"
 import { CurrentCaller } from "./caller.js"
 import type { ChannelName } from "./identity.js"
@@ -141,22 +141,18 @@ export const runCall = <I, RP, R>(call: Call<I, R>, parse: Effect.Effect<I, Doma
 
     // 6. one search_log row per touched scope
     const status = result._tag === "Right" ? result.right.status : ERROR_STATUS[result.left.code]
-    if (call.name === "read_source") {
-      yield* Effect.logInfo("source-read").pipe(Effect.annotateLogs({ grant: grant.id, scope: scopes.join(","), outcome: status }))
-    } else {
-      const at = yield* nowInstant
-      const refs = result._tag === "Right" ? result.right.refs : (call.refs?.(input) ?? [])
-      const logged = grantWide ? (yield* Effect.forEach(scopes, (s) => Effect.option(store.use(s)))).flatMap((o) => Option.toArray(o).map((h) => h.scope)) : scopes
-      for (const scope of logged) {
-        const own = result._tag === "Right" ? result.right.perScope?.find((x) => x.scope === scope) : undefined
-        const log = own?.log ?? (result._tag === "Right" ? result.right.log : undefined)
-        yield* store.append(scope, ({ sql }) => writeSearchLog(sql, {
-          id: requestId, at, grantId: grant.id, channel, operation: call.name as LogOperation, outcome: status,
-          crossScope: logged.length > 1, refs: own?.refs ?? refs,
-          ...(log ?? {}),
-          inputSha256: requestText === null ? null : sha256Text(requestText)
-        })).pipe(Effect.catchAll((e) => Effect.logError("search_log write failed").pipe(Effect.annotateLogs({ scope, cause: String(e) }))))
-      }
+    const at = yield* nowInstant
+    const refs = result._tag === "Right" ? result.right.refs : (call.refs?.(input) ?? [])
+    const logged = grantWide ? (yield* Effect.forEach(scopes, (s) => Effect.option(store.use(s)))).flatMap((o) => Option.toArray(o).map((h) => h.scope)) : scopes
+    for (const scope of logged) {
+      const own = result._tag === "Right" ? result.right.perScope?.find((x) => x.scope === scope) : undefined
+      const log = own?.log ?? (result._tag === "Right" ? result.right.log : undefined)
+      yield* store.append(scope, ({ sql }) => writeSearchLog(sql, {
+        id: requestId, at, grantId: grant.id, channel, operation: call.name, outcome: status,
+        crossScope: logged.length > 1, refs: own?.refs ?? refs,
+        ...(log ?? {}),
+        inputSha256: requestText === null ? null : sha256Text(requestText)
+      })).pipe(Effect.catchAll((e) => Effect.logError("search_log write failed").pipe(Effect.annotateLogs({ scope, cause: String(e) }))))
     }
     if (result._tag === "Left") return refusal(call.name, result.left, requestId)
     return { _tag: "Done", outcome: result.right, requestId } satisfies CallResult

@@ -6,11 +6,14 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 
-/** Append-only tables (invariant 1; the last three arrive with migration 0004) and the stored graph tables. */
+/**
+ * Append-only tables (invariant 1; classification, source_auth and secret_finding arrive with
+ * migration 0004, entity_override with 0008) and the stored graph tables.
+ */
 export const COUNTED_TABLES = [
   "rule", "rule_version", "decision", "source", "source_attachment", "source_segment",
   "classification", "source_auth", "secret_finding",
-  "entity", "entity_version", "link", "review"
+  "entity", "entity_version", "entity_override", "link", "review"
 ] as const
 
 export const STATUS_ORDER = ["proposed", "confirmed", "superseded", "rejected"] as const

@@ -18,6 +18,7 @@ import { DUPLICATE_SCORE, RESOLVE_MAX_CANDIDATES } from "./config.js"
 import { syncEntityFts } from "./fts.js"
 import { nextForCycle, nextForDuplicate, nextForWrite } from "./guidance.js"
 import { normalize } from "./normalize.js"
+import { storeOverridden } from "./overrides.js"
 import { pathOf } from "./paths.js"
 import { currentEntity, entityNotFound, entityOut, type EntityRow } from "./queries.js"
 import { resolve } from "./resolve.js"
@@ -145,14 +146,17 @@ const similarCandidates = (sql: SqlClient, texts: ReadonlyArray<string>, type: s
     return [...best.values()].sort((a, b) => b.score - a.score).slice(0, RESOLVE_MAX_CANDIDATES)
   })
 
-/** duplicate-candidate unless force with a reason; force without a reason → reason-missing. */
+/**
+ * duplicate-candidate unless force with a reason; force without a reason → reason-missing.
+ * Answers the candidates force overrode (none when there were none), to be stored with the version.
+ */
 const checkSimilar = (
   sql: SqlClient,
   q: { texts: ReadonlyArray<string>; type: string; excludeId: string | null; force: boolean; reason: string | undefined }
 ) =>
   Effect.gen(function*() {
     const candidates = yield* similarCandidates(sql, q.texts, q.type, q.excludeId)
-    if (candidates.length === 0) return
+    if (candidates.length === 0) return candidates
     if (!q.force) {
       return yield* refuse("duplicate-candidate", {
         message: `${candidates.length} similar ${q.type} entit${candidates.length === 1 ? "y exists" : "ies exist"} in this scope`,
@@ -169,6 +173,7 @@ const checkSimilar = (
         candidates
       })
     }
+    return candidates
   })
 
 const notArchived = (row: EntityRow) =>
@@ -221,7 +226,7 @@ const dedupe = (list: ReadonlyArray<string>): Array<string> => [...new Set(list)
 /**
  * entity_create / POST /v1/entities. Order: type, parent (scope-mismatch, reference-unknown,
  * parent-archived), depth, literal duplicate, similar duplicate (force + reason); then entity,
- * version 1 unconfirmed, closure, FTS in one transaction.
+ * version 1 unconfirmed, closure, the candidates force overrode, FTS in one transaction.
  */
 export const createEntity = Effect.fn("Entities.create")(function*(req: CreateEntityRequest, by: Actor) {
   const store = yield* ScopeStore
@@ -237,7 +242,7 @@ export const createEntity = Effect.fn("Entities.create")(function*(req: CreateEn
       const level = req.parent_id === null ? 1 : (yield* levelOf(sql, req.parent_id)) + 1
       yield* checkDepth(level, graph.max_depth, req.parent_id)
       yield* checkLiteral(sql, { parentId: req.parent_id, type: req.type, name: req.name, excludeId: null })
-      yield* checkSimilar(sql, { texts: [req.name, ...aliases], type: req.type, excludeId: null, force: req.force === true, reason: req.reason })
+      const overridden = yield* checkSimilar(sql, { texts: [req.name, ...aliases], type: req.type, excludeId: null, force: req.force === true, reason: req.reason })
 
       const next = yield* sql<{ seq: number }>`SELECT coalesce(max(seq), 0) + 1 AS seq FROM entity`
       const seq = next[0]?.seq ?? 1
@@ -252,6 +257,7 @@ export const createEntity = Effect.fn("Entities.create")(function*(req: CreateEn
             ${req.evidence ?? null}, 'create', ${by.channel}, ${by.grantId}, ${now}, ${reason})`.raw
         yield* closureOnCreate(sql, id, req.parent_id)
       }).pipe(Effect.catchTag("SqlError", mapTrigger(sql, id, req.parent_id)))
+      yield* storeOverridden(sql, id, 1, overridden)
       yield* syncEntityFts(sql, { seq, name: req.name, aliases })
 
       const row = yield* currentEntity(sql, id)
@@ -357,7 +363,7 @@ export const updateEntity = Effect.fn("Entities.update")(function*(id: string, r
         return same
       }
       if (renamed) yield* checkLiteral(sql, { parentId: row.parent_id, type: row.type, name, excludeId: id })
-      yield* checkSimilar(sql, {
+      const overridden = yield* checkSimilar(sql, {
         texts: [...(renamed ? [name] : []), ...added], type: row.type, excludeId: id, force: req.force === true, reason: req.reason
       })
 
@@ -368,6 +374,7 @@ export const updateEntity = Effect.fn("Entities.update")(function*(id: string, r
           ${row.status}, ${row.valid_from}, ${row.valid_to}, ${row.evidence}, 'update', ${by.channel}, ${by.grantId}, ${now}, ${reason})`.raw.pipe(
         Effect.catchTag("SqlError", mapTrigger(sql, id, row.parent_id))
       )
+      yield* storeOverridden(sql, id, row.version + 1, overridden)
       yield* syncEntityFts(sql, { seq: row.seq, name, aliases })
 
       const updated = yield* currentEntity(sql, id)

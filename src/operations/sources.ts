@@ -1,7 +1,7 @@
 /**
  * store_source (POST /v1/sources) and the feeder's read-back of its own source (GET
- * /v1/sources/:id, §6.2a: logged to the process log only; unknown, foreign and another
- * feeder's sources all answer the same 404).
+ * /v1/sources/:id, §6.2a; unknown, foreign and another feeder's sources all answer the same
+ * 404). Both leave one search_log row in the scope (§5.2 step 6), the 404s included.
  */
 import { Effect } from "effect"
 import { CurrentCaller } from "../auth/caller.js"
@@ -38,10 +38,11 @@ export const readSource = operation({
   label: "query",
   check: (q) => (parseInclude(q.include) === null ? Effect.fail(INVALID_INCLUDE) : Effect.void),
   scopes: (q) => [q.scope],
+  refs: (q) => [sourceRef(q.id)],
   run: (q) =>
     Effect.gen(function*() {
       const caller = yield* CurrentCaller
       const out = yield* readStoredSource(q.scope, q.id, caller.grant.id, parseInclude(q.include) ?? new Set())
-      return { status: 200, body: out, refs: [] }
+      return { status: 200, body: out, refs: [sourceRef(out.id)] }
     })
 })

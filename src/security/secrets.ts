@@ -17,7 +17,10 @@
  *  - passwords and PINs after a label (`password=…`, `Passwort: …`, `Kennwort …`, `PIN: …`,
  *    `das Passwort ist …`) when the value looks like one (letters with digits or symbols, or a
  *    digit PIN), never a placeholder (`****`, `${VAR}`, `<password>`) or an ordinary word;
- *  - high-entropy values after a secret-like label (token, secret, api key, key, Schlüssel …).
+ *  - high-entropy values after a secret-like label (token, secret, api key, key, Schlüssel …);
+ *  - a random value within a few words of a secret word, whatever separates them (`aws secret key
+ *    wJalr…`, `API token for the shop -> …`, `… ist der API-Schlüssel.`); ordinary nouns (key
+ *    account, Schlüsselkunde, Token-Bucket), ids and hashes named as such stay quiet.
  *
  * Speed: every pattern is linear (bounded quantifiers, no nested unbounded repetition), each a
  * single pass over the text; bench/secrets.ts prints the figure for a 5 MB source.
@@ -358,8 +361,8 @@ const DETECTORS: ReadonlyArray<Detector> = [
         !PLACEHOLDER_RE.test((m[1] ?? "").replace(/[.,:!?]+$/, ""))
     }
   }),
-  // AWS secret access key: 40 base64 characters after its label
-  byPattern("aws-secret-key", /(?<![A-Za-z0-9])(?:aws[_ .-]?)?secret[_ .-]?(?:access[_ .-]?)?key["']?[^\S\n]{0,3}(?::=|=>|=|:|[^\S\n]is|[^\S\n]ist|[^\S\n]lautet)[^\S\n]{0,3}["']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/dgi, {
+  // AWS secret access key: 40 base64 characters after its label, also with nothing but spaces between
+  byPattern("aws-secret-key", /(?<![A-Za-z0-9])(?:aws[_ .-]?)?secret[_ .-]?(?:access[_ .-]?)?key["']?(?:[^\S\n]{0,3}(?::=|=>|=|:|[^\S\n]is|[^\S\n]ist|[^\S\n]lautet)[^\S\n]{0,3}|[^\S\n]{1,3})["']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/dgi, {
     group: 1,
     accept: (m) => shannonEntropy(m[1] ?? "") >= 3.5
   }),
@@ -380,7 +383,8 @@ const DETECTORS: ReadonlyArray<Detector> = [
       return colon > 0 && colon < decoded.length - 1 && /^[\x20-\x7e]+$/.test(decoded)
     }
   }),
-  labelled
+  labelled,
+  nearby
 ]
 
 function decodeURIComponentSafe(s: string): string {
@@ -426,7 +430,257 @@ function labelled(text: string): Array<Found> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// A random value near a secret word
+
+/** Secret words too ambiguous to label a value they do not touch ("auth", "signature", a "pass"). */
+const NEARBY_IGNORED = new Set(["auth", "sig", "signature", "pass", "pw"])
+/** A word right after the secret word that makes it part of an ordinary noun ("key account", "token system"). */
+const NOT_A_LABEL_AFTER = new Set([
+  ...META_PARTS, "account", "accounts", "card", "cards", "fingerprint", "user", "users", "figure", "figures", "fact", "facts",
+  "point", "points", "dates", "question", "questions", "issue", "issues", "customer", "customers", "kunde", "kunden",
+  "partner", "partners", "player", "players", "role", "roles", "lifetime", "system", "systems", "ring", "santa", "sid",
+  "takeaways", "metrics", "result", "results", "area", "areas", "driver", "drivers", "stakeholder", "stakeholders",
+  "success", "feature", "features", "message", "messages", "findings", "person", "personen", "moment", "frage", "fragen",
+  "rolle", "position", "positionen", "kennzahlen", "faktor", "faktoren", "bund", "brett", "dienst", "wort", "word", "words"
+])
+/** Words that name the next value as something else: an id, a number, a hash. */
+const ID_WORDS = new Set([
+  "id", "ids", "uuid", "guid", "commit", "hash", "checksum", "prüfsumme", "sha", "sha1", "sha256", "sha-1", "sha-256", "md5",
+  "nr", "no", "nummer", "number", "order", "bestellung", "auftrag", "rechnung", "invoice", "ticket", "tracking", "charge",
+  "serial", "seriennummer", "sn", "ref", "referenz", "reference", "version", "build", "revision", "rev", "sku", "ean",
+  "lieferschein", "sendung", "shipment", "iban", "bic", "kundennummer", "artikelnummer", "request", "fingerprint"
+])
+/** Words after which only the next value is the secret ("the key is …", "Schlüssel lautet …"). */
+const CONNECTORS = new Set(["is", "ist", "lautet", "lauten", "heißt", "heisst", "was", "war", "are", "sind"])
+/** The blob of an OpenSSH public key (ssh-ed25519, ssh-rsa, ecdsa): public, not a secret. */
+const SSH_PUBLIC_BLOB = /^AAAA(?:B3NzaC1|C3NzaC1|E2VjZHNh)/
+
+/**
+ * A value that looks random: 16–512 characters of base64/base64url, letters with digits, no
+ * UUID, no placeholder, no public key, no word in it (`Lagerplatz-A-07-3`), entropy ≥ 3.5 bits.
+ */
+const randomToken = (v: string): boolean => {
+  if (v.length < 16 || v.length > 512 || !/^[A-Za-z0-9+/=_~-]+$/.test(v)) return false
+  if (!/[A-Za-z]/.test(v) || !/[0-9]/.test(v) || UUID_RE.test(v) || PLACEHOLDER_RE.test(v) || SSH_PUBLIC_BLOB.test(v)) return false
+  if (v.split(/[-_]/).some((part) => /^[A-Z]?[a-z]{4,}$/.test(part))) return false
+  return shannonEntropy(v) >= 3.5
+}
+
+interface Chunk {
+  readonly start: number
+  readonly end: number
+  /** line breaks in the whitespace between this chunk and the one it was reached from */
+  readonly breaks: number
+}
+
+const isSpace = (ch: string | undefined): boolean => {
+  if (ch === undefined) return false
+  const code = ch.charCodeAt(0)
+  return code === 32 || (code >= 9 && code <= 13) || (code > 127 && /\s/.test(ch))
+}
+
+/** The next whitespace-free run after `at` (at most 600 characters and 20 of whitespace before it). */
+const chunkAfter = (text: string, at: number): Chunk | null => {
+  let i = at
+  let breaks = 0
+  while (i < text.length && i - at < 20 && isSpace(text[i])) if (text[i++] === "\n") breaks++
+  if (i >= text.length || isSpace(text[i])) return null
+  const start = i
+  while (i < text.length && i - start < 600 && !isSpace(text[i])) i++
+  return { start, end: i, breaks }
+}
+
+/** The whitespace-free run before `at`, bounded like chunkAfter. */
+const chunkBefore = (text: string, at: number): Chunk | null => {
+  let i = at
+  let breaks = 0
+  while (i > 0 && at - i < 20 && isSpace(text[i - 1])) if (text[--i] === "\n") breaks++
+  if (i <= 0 || isSpace(text[i - 1])) return null
+  const end = i
+  while (i > 0 && end - i < 600 && !isSpace(text[i - 1])) i--
+  return { start: i, end, breaks }
+}
+
+/** A chunk as a word: lower case, without the quotes, brackets and punctuation around it. */
+const wordOf = (chunk: string): string => chunk.toLowerCase().replace(/^[([{"'„“‚‘`]+|[)\]}"'“”‘’`.,;:!?]+$/g, "")
+const endsSentence = (chunk: string): boolean => /[.!?;]["'“”‘’)\]]*$/.test(chunk)
+const endsLabel = (chunk: string): boolean => /(?::|=|=>|->|→)["'“”‘’]?$/.test(chunk)
+/** Only punctuation: a dash, an arrow, a bracket. */
+const punctuationOnly = (chunk: string): boolean => !/[\p{L}\p{N}]/u.test(chunk)
+
+/** The random value of a chunk as a found secret, or null. */
+const tokenIn = (text: string, c: Chunk): Found | null => {
+  if (c.end - c.start < 16) return null
+  const { value, lead } = trimValue(text.slice(c.start, c.end))
+  return randomToken(value) ? { kind: "high-entropy", start: c.start + lead, end: c.start + lead + value.length } : null
+}
+
+const OWN_SEPARATOR = /["']?[^\S\n]{0,3}(?::=|=>|=|:)/y
+const CLOSED_LABEL = /\S{0,16}?[.!?;)\]}"'“”‘’]/y
+const CLAUSE_END = /["'“”‘’]{0,4}[.,;!?)\]]|[^\S\n]{0,16}(?:\n|$)/y
+
+/** At most this many words between a secret word and the value it labels ("is" and an adverb after it not counted). */
+const NEARBY_WORDS = 4
+
+/**
+ * After a secret word: the first random value within NEARBY_WORDS words, in the same sentence,
+ * across at most one blank line, before the next secret word (`limit`). A `:`/`=` after a word
+ * makes the next value the last one looked at, "is"/"ist"/"lautet" the next one or the one after
+ * an adverb ("is now …"); an id word ("commit", "Nr.") or another value with digits ends the
+ * search.
+ */
+const valueAfter = (text: string, at: number, limit: number): Found | null => {
+  let words = 0
+  /** free: any words; connector: a value or an adverb next ("is now …"); last: only a value next */
+  let state: "free" | "connector" | "last" = "free"
+  for (let c = chunkAfter(text, at); c !== null && c.breaks <= 2 && c.start < limit; c = chunkAfter(text, c.end)) {
+    const chunk = text.slice(c.start, c.end)
+    const found = tokenIn(text, c)
+    if (found !== null) return found
+    // a value that is not random (an order number, another kind of key) is the one the word labels
+    if (state === "last" || endsSentence(chunk) || DIGIT.test(chunk)) return null
+    const word = wordOf(chunk)
+    if (state === "connector") {
+      if (!/^\p{L}{1,10}$/u.test(word)) return null
+      state = "last"
+      continue
+    }
+    if (endsLabel(chunk)) state = "last"
+    if (punctuationOnly(chunk)) continue
+    if (CONNECTORS.has(word)) {
+      if (state === "free") state = "connector"
+      continue
+    }
+    if (ID_WORDS.has(word) || ++words > NEARBY_WORDS) return null
+  }
+  return null
+}
+
+/** Words that may stand between a value and the secret word after it ("… is the password."). */
+const BEFORE_WORDS = new Set([
+  ...CONNECTORS, "the", "der", "die", "das", "den", "dem", "our", "unser", "unsere", "unseren", "my", "mein", "meine", "your",
+  "ihr", "ihre", "dein", "deine", "new", "neu", "neue", "neuer", "neues", "als", "as"
+])
+
+/**
+ * Before a secret word that ends its clause ("… (AWS secret key)", "… ist der API-Schlüssel."):
+ * a random value with at most 3 words between, each "is"/"ist", an article, a possessive, "new"
+ * or an acronym (AWS, API), on the same line and in the same clause (no comma between).
+ */
+const valueBefore = (text: string, at: number, floor: number): Found | null => {
+  let words = 0
+  for (let c = chunkBefore(text, at); c !== null && c.breaks === 0 && c.start >= floor; c = chunkBefore(text, c.start)) {
+    const chunk = text.slice(c.start, c.end)
+    if (endsSentence(chunk) || endsLabel(chunk) || /,["'“”‘’)\]]*$/.test(chunk)) return null
+    const found = tokenIn(text, c)
+    if (found !== null) return found
+    if (punctuationOnly(chunk)) continue
+    const word = wordOf(chunk)
+    if (!(BEFORE_WORDS.has(word) || /^[A-Z]{2,6}$/.test(trimValue(chunk).value)) || ++words > 3) return null
+  }
+  return null
+}
+
+/**
+ * A random value near a secret word (key, secret, token, password, Passwort, Schlüssel, Kennwort
+ * …), whatever separates them: `aws secret key wJalr…`, `API token for the shop -> …`,
+ * `… ist der API-Schlüssel.`. Not a secret word: one inside a compound (Schlüsselkunde), with an
+ * identifier part (Token-Bucket), after public/primary, or before a noun it qualifies (key
+ * account, key figures).
+ */
+function nearby(text: string): Array<Found> {
+  const out: Array<Found> = []
+  const cores = new RegExp(CORES, "gi")
+  /** The next secret word that stands alone (not inside a compound like "Schlüsselkunde" or "Shipping"). */
+  const nextWord = (): { start: number; end: number; core: string; parts: ReadonlyArray<string> } | null => {
+    for (let c = cores.exec(text); c !== null; c = cores.exec(text)) {
+      const end = c.index + c[0].length
+      if (IDENT_CHAR.test(text[end] ?? "")) continue
+      const parts = prefixBefore(text, c.index)
+      if (parts === null) continue
+      return { start: c.index - parts.reduce((n, p) => n + p.length + 1, 0), end, core: c[0], parts }
+    }
+    return null
+  }
+  let floor = 0
+  for (let word = nextWord(), following = nextWord(); word !== null; floor = word.end, word = following, following = nextWord()) {
+    const { start, end, parts } = word
+    // another secret word ends the search: it labels what follows it itself
+    const limit = following?.start ?? text.length
+    // an identifier part after the word ("Token-Bucket", "password_policy") makes it no label
+    if (PART_SEP.test(text[end] ?? "") && IDENT_CHAR.test(text[end + 1] ?? "")) continue
+    const core = norm(word.core)
+    if (NEARBY_IGNORED.has(core) || parts.some((p) => PUBLIC_PARTS.has(p.toLowerCase()))) continue
+    // "public key", "primary key" (a bare key only: a "primary API key" is a secret)
+    if (parts.length === 0 && WEAK_SECRET_CORES.has(core)) {
+      const previous = chunkBefore(text, start)
+      if (previous !== null && previous.breaks === 0 && PUBLIC_PARTS.has(wordOf(text.slice(previous.start, previous.end)))) continue
+    }
+    // `Token: …`, `key = …`: the label's own value is the next one, also on the next line
+    OWN_SEPARATOR.lastIndex = end
+    const own = OWN_SEPARATOR.exec(text)
+    if (own !== null) {
+      const c = chunkAfter(text, end + own[0].length)
+      const found = c === null || c.breaks > 2 || c.start >= limit ? null : tokenIn(text, c)
+      if (found !== null) out.push(found)
+      continue
+    }
+    if (text.startsWith("-----", end) || text.startsWith(" BLOCK-----", end)) continue // a PEM line ("-----END PRIVATE KEY-----")
+    const next = chunkAfter(text, end)
+    if (next !== null && next.breaks === 0 && next.end - next.start <= 24 && NOT_A_LABEL_AFTER.has(wordOf(text.slice(next.start, next.end)))) continue
+    // the rest of the word's own run: a bracket, a quote or a sentence end closes the label
+    CLOSED_LABEL.lastIndex = end
+    if (!CLOSED_LABEL.test(text)) {
+      const after = valueAfter(text, end, limit)
+      if (after !== null) {
+        out.push(after)
+        continue
+      }
+    }
+    // the word ends its clause: the value may stand before it
+    CLAUSE_END.lastIndex = end
+    if (CLAUSE_END.test(text)) {
+      const before = valueBefore(text, start, floor)
+      if (before !== null) out.push(before)
+    }
+  }
+  return out
+}
+
+// ---------------------------------------------------------------------------------------------
 // The scan
+
+/** Whether f overlaps one of the spans, which are disjoint and sorted by start (so by end too). */
+const overlapsAny = (spans: ReadonlyArray<Found>, f: Found): boolean => {
+  let lo = 0
+  let hi = spans.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if ((spans[mid]?.end ?? 0) <= f.start) lo = mid + 1
+    else hi = mid
+  }
+  const first = spans[lo]
+  return first !== undefined && first.start < f.end
+}
+
+/** Two span lists sorted by start, merged into one. */
+const mergeByStart = (a: ReadonlyArray<Found>, b: ReadonlyArray<Found>): Array<Found> => {
+  const out: Array<Found> = []
+  let i = 0
+  let j = 0
+  while (i < a.length || j < b.length) {
+    const x = a[i]
+    const y = b[j]
+    if (y === undefined || (x !== undefined && x.start <= y.start)) {
+      if (x !== undefined) out.push(x)
+      i++
+    } else {
+      out.push(y)
+      j++
+    }
+  }
+  return out
+}
 
 /**
  * Every secret in the fields, in field order and then by position. Where two detectors find
@@ -437,15 +691,18 @@ export const scanSecrets = (fields: ReadonlyArray<SecretField>): ReadonlyArray<S
   const hits: Array<SecretHit> = []
   for (const { field, text } of fields) {
     if (text.length === 0) continue
-    const taken: Array<Found> = []
+    let taken: Array<Found> = []
     for (const detect of DETECTORS) {
-      for (const f of detect(text)) {
-        if (f.end <= f.start) continue
-        if (taken.some((t) => f.start < t.end && t.start < f.end)) continue
-        taken.push(f)
+      const found = detect(text).filter((f) => f.end > f.start).sort((a, b) => a.start - b.start)
+      if (found.length === 0) continue
+      const added: Array<Found> = []
+      for (const f of found) {
+        const last = added[added.length - 1]
+        if ((last !== undefined && f.start < last.end) || overlapsAny(taken, f)) continue
+        added.push(f)
       }
+      taken = mergeByStart(taken, added)
     }
-    taken.sort((a, b) => a.start - b.start)
     for (const t of taken) hits.push({ field, kind: t.kind, start: t.start, end: t.end })
   }
   return hits

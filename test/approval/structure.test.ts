@@ -193,3 +193,31 @@ describe("the rule page's pending concerns links", () => {
     expect(r.headers.get("location")).toMatch(/^\/approval\/structure\?scope=sales&done=structure-confirm/)
   })
 })
+
+describe("the duplicate candidates a forced create overrode (graph.md §12)", () => {
+  it("are the ones stored when it happened: a later rename or a new look-alike does not change what the page shows", async () => {
+    const west = await create("Lager West", root)
+    const mitte = await create("Halle Mitte", root)
+    const forcedLager = await create("Lager Wesd", root, { force: true, reason: "a second warehouse, the person says" })
+    const stored = await s.run(Effect.flatMap(sqlOf("sales"), (sql) =>
+      sql<{ candidate_id: string; name: string; path: string; match: string }>`SELECT candidate_id, name, path, match FROM entity_override WHERE id = ${forcedLager} AND version = 1 ORDER BY n`))
+    expect(stored.map((r) => [r.candidate_id, r.name, JSON.parse(r.path) as unknown])).toEqual([[west, "Lager West", ["Acme", "Lager West"]]])
+    // afterwards: the overridden one is renamed away, an older entity is renamed to look alike, a new look-alike is created
+    await s.run(updateEntity(west, { scope: "sales", name: "Zentrallager" }, agent()))
+    const unforced = await s.run(Effect.flip(updateEntity(mitte, { scope: "sales", name: "Lager Wesk" }, agent())))
+    expect(unforced).toMatchObject({ code: "duplicate-candidate" })
+    await s.run(updateEntity(mitte, { scope: "sales", name: "Lager Wesk", force: true, reason: "renamed by the site team" }, agent()))
+    await create("Lager Wesdt", root, { force: true, reason: "a third one" })
+    const page = await get("/approval/structure?scope=sales")
+    const text = textOf(page.text)
+    const from = text.indexOf("New department Lager Wesd ")
+    const item = text.slice(from, text.indexOf("New department", from + 1))
+    expect(item).toMatch(/Similar entities The agent created it although these looked alike then \(forced with its reason\): Acme › Lager West \(department, unconfirmed\) ?Details: sales-e\d+ · typo/)
+    expect(item).not.toContain("Zentrallager")
+    expect(item).not.toContain("Lager Wesk")
+    expect(item).not.toContain("Lager Wesdt")
+    // the forced rename stored what it overrode too, and the page shows it with the update
+    const renamed = text.slice(text.indexOf("Changed Halle Mitte → Lager Wesk"))
+    expect(renamed.slice(0, renamed.indexOf("Details: entity/"))).toMatch(/The agent changed it although these looked alike then .*Acme › Lager Wesd/)
+  })
+})

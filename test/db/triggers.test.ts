@@ -42,6 +42,8 @@ const SEED = [
   `INSERT INTO entity_version VALUES ('sales-e0002', 1, 'department', 'Sales', '[]', 'sales-e0001', 'unconfirmed', '2026-03-12', NULL, NULL, 'create', 'mcp', 'person:1', '${T}', 'created via mcp')`,
   `INSERT INTO entity_closure VALUES ('sales-e0002', 'sales-e0002', 0)`,
   `INSERT INTO entity_closure VALUES ('sales-e0001', 'sales-e0002', 1)`,
+  // e0002 was forced past a look-alike (migration 0008)
+  `INSERT INTO entity_override VALUES ('sales-e0002', 1, 1, 'sales-e0001', 'Acme', 'organisation', 'unconfirmed', '[]', '["Acme"]', 0.9, 'typo')`,
   `INSERT INTO entity VALUES (3, 'sales-e0003', 'sales', '${T}', 'agent')`,
   `INSERT INTO entity_version VALUES ('sales-e0003', 1, 'topic', 'Old', '[]', NULL, 'unconfirmed', '2026-03-12', NULL, NULL, 'create', 'mcp', 'person:1', '${T}', 'created via mcp')`,
   `INSERT INTO entity_closure VALUES ('sales-e0003', 'sales-e0003', 0)`,
@@ -69,7 +71,7 @@ const link = (seq: number, from: string, to: string, extra: Partial<Record<strin
 interface Case { name: string; sql: string; trigger?: string; check?: true; unique?: true }
 
 const SCOPE_CASES: ReadonlyArray<Case> = [
-  ...["rule", "rule_version", "decision", "source", "source_attachment", "source_segment", "entity", "entity_version", "review"].flatMap((t) => [
+  ...["rule", "rule_version", "decision", "source", "source_attachment", "source_segment", "entity", "entity_version", "review", "entity_override"].flatMap((t) => [
     { name: `append-only: UPDATE ${t}`, sql: `UPDATE ${t} SET rowid = rowid WHERE 1`, trigger: "append-only" },
     { name: `append-only: DELETE ${t}`, sql: `DELETE FROM ${t}`, trigger: "append-only" }
   ]).filter((c) => !(c.sql.includes("rowid") && /source_attachment|source_segment/.test(c.sql))),

@@ -324,7 +324,7 @@ describe("buildExport", () => {
     expect(manifest.scope).toBe("sales")
     expect(manifest.schema_version).toBe(latestVersion(SCOPE_MIGRATIONS))
     expect(manifest.counts).toEqual({
-      classification: 0, decision: 4, entity: 3, entity_version: 4, link: 2, review: 2, rule: 4, rule_version: 8,
+      classification: 0, decision: 4, entity: 3, entity_override: 0, entity_version: 4, link: 2, review: 2, rule: 4, rule_version: 8,
       secret_finding: 0, source: 3, source_attachment: 2, source_auth: 0, source_segment: 3
     })
     expect(Object.keys(manifest.counts)).toEqual(Object.keys(manifest.counts).sort())
@@ -460,8 +460,8 @@ describe("buildExport", () => {
     const manifest = JSON.parse(fileOf(exp, "manifest.json")) as { counts: Record<string, number>; files: Record<string, string> }
     expect(Object.keys(manifest.files)).toEqual(["graph/entities.md", "graph/links.md"])
     expect(Object.values(manifest.counts).every((n) => n === 0)).toBe(true)
-    // the append-only tables, with classification, source_auth and secret_finding of scope migration 0004
-    expect(Object.keys(manifest.counts)).toHaveLength(13)
+    // the append-only tables, with classification, source_auth and secret_finding of scope migration 0004 and entity_override of 0008
+    expect(Object.keys(manifest.counts)).toHaveLength(14)
     expect(fileOf(exp, "graph/entities.md")).toContain("No entities.")
     expect(fileOf(exp, "graph/links.md")).toContain("No links.")
     expect(fileOf(exp, "graph/links.md")).toContain("No reviews.")

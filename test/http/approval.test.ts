@@ -209,3 +209,56 @@ describe("the secret corpus through the API (invariant 12)", () => {
     expect(refused).toEqual([])
   }, 240_000)
 })
+
+describe("a secret after a label without = or : (invariant 12)", () => {
+  const KEY = "wJa7rXUtnFEMIK7MDENGbPxRfiCY4xq9Lm2Tz8Vd"
+  const TOKEN = "Rk3vQ9xLm2Tz8VdNb7pWc4YhJs6Gf1Ea5Ku0Io"
+
+  /** Rows per table of the scope file, without the audit rows a refusal writes (search_log, secret_finding and its AUTOINCREMENT counter). */
+  const contentRows = () => server.run(Effect.gen(function*() {
+    const sql = yield* sqlOf("sales")
+    const tables = yield* sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('search_log', 'secret_finding', 'sqlite_sequence') ORDER BY name`
+    const out: Record<string, number> = {}
+    for (const { name } of tables) out[name] = (yield* sql.unsafe<{ n: number }>(`SELECT count(*) AS n FROM "${name}"`))[0]?.n ?? 0
+    return out
+  }))
+
+  it("POST /v1/sources with such a mail and POST /v1/proposals with it in statement, quote or keyword: 422 secret-detected, nothing stored", async () => {
+    const before = await contentRows()
+    const m = internalMail()
+    const mails = [
+      `Hallo Tom,\nhier der Zugang für das Lager:\naws secret key ${KEY}\nGruß Maria`,
+      `Hi Tom,\nthe new api token for the shop -> ${TOKEN}\nBest, Maria`,
+      `Hallo,\nder Schlüssel für die Schnittstelle ist jetzt ${TOKEN}\nGruß`,
+      `Hallo,\n${KEY} ist der neue API-Schlüssel.\nGruß`
+    ]
+    for (const [i, text] of mails.entries()) {
+      const r = await call("POST", "/v1/sources", { ...m, source: { ...m.source, id: `mail:<label-${i}@acme.example>` }, text })
+      expect(r.status, text).toBe(422)
+      expect(r.json.error).toBe("secret-detected")
+      expect(r.json.findings).toEqual([{ field: "text", kind: expect.stringMatching(/^(aws-secret-key|high-entropy)$/) as unknown }])
+    }
+    const line = PLAIN[5]
+    const proposals = [
+      { field: "statement", body: quoting(line, { statement: `Die Inventur: aws secret key ${KEY}` }) },
+      { field: "statement", body: quoting(line, { statement: `Für die Inventur gilt der Passwort-Tresor, Kennwort des Kontos ${TOKEN}` }) },
+      { field: "source.quote", body: quoting(line, { source: { kind: "mail", id: internalMail().source.id, quote: `${line} Token ${TOKEN}`, link: null } }) },
+      { field: "keywords[1]", body: quoting(line, { keywords: ["Inventur", `aws secret key ${KEY}`] }) },
+      { field: "keywords[0]", body: quoting(line, { keywords: [`${TOKEN} (API key)`] }) }
+    ]
+    for (const p of proposals) {
+      const r = await call("POST", "/v1/proposals", p.body)
+      expect(r.status, p.field).toBe(422)
+      expect(r.json.error).toBe("secret-detected")
+      expect((r.json.findings as Array<{ field: string }>).map((f) => f.field)).toEqual([p.field])
+      expect(JSON.stringify(r.json)).not.toContain(KEY)
+      expect(JSON.stringify(r.json)).not.toContain(TOKEN)
+    }
+    // nothing but the audit rows was written, and no byte of either value is in any file of the data dir
+    expect(await contentRows()).toEqual(before)
+    const bytes = dataDirBytes()
+    expect(bytes.includes(Buffer.from(KEY))).toBe(false)
+    expect(bytes.includes(Buffer.from(TOKEN))).toBe(false)
+  })
+})
+

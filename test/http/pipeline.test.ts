@@ -214,6 +214,25 @@ describe("step 6: search_log", () => {
     expect(foreign.text).toBe(unknown.text)
     expect(otherScope.text).toBe(unknown.text)
   })
+  it("GET /v1/sources/:id leaves one search_log row (read_source) in the scope it names, for the 200 and for every 404", async () => {
+    const id = "mail:<repeat@example.com>"
+    const before = { sales: (await logRows("sales")).length, ops: (await logRows("ops")).length }
+    expect((await req("GET", `/v1/sources/${encodeURIComponent(id)}?scope=sales`, { token: tokens.feeder })).status).toBe(200)
+    expect((await req("GET", `/v1/sources/${encodeURIComponent(id)}?scope=sales`, { token: DEV_API })).status).toBe(404)
+    expect((await req("GET", `/v1/sources/${encodeURIComponent("mail:<nope@x>")}?scope=sales`, { token: tokens.feeder })).status).toBe(404)
+    expect((await req("GET", `/v1/sources/${encodeURIComponent(id)}?scope=ops`, { token: tokens.feeder })).status).toBe(404)
+    // a denial of steps 1–4 (a reader lacks propose) goes to the process log only
+    expect((await req("GET", `/v1/sources/${encodeURIComponent(id)}?scope=sales`, { token: tokens.reader })).status).toBe(403)
+    const sales = (await logRows("sales")).slice(before.sales)
+    const ops = (await logRows("ops")).slice(before.ops)
+    expect(sales.map((r) => [r.operation, r.outcome, r.grant_id, JSON.parse(r.refs) as unknown])).toEqual([
+      ["read_source", 200, "service:2", [`source/${id}`]],
+      ["read_source", 404, "person:1", [`source/${id}`]],
+      ["read_source", 404, "service:2", ["source/mail:<nope@x>"]]
+    ])
+    expect(ops.map((r) => [r.operation, r.outcome, r.grant_id, JSON.parse(r.refs) as unknown])).toEqual([["read_source", 404, "service:2", [`source/${id}`]]])
+    for (const r of [...sales, ...ops]) expect(r.input_sha256).toBeNull()
+  })
 })
 
 describe("approval session, CSRF and the decision route", () => {

@@ -171,7 +171,23 @@ export const SECRETS: ReadonlyArray<SecretSample> = [
   { kind: "high-entropy", text: `The webhook secret is ${alnum(32)}` },
   { kind: "high-entropy", text: `Twilio auth token: ${hex(32)}` },
   { kind: "high-entropy", text: `"access_token": "${b64url(48)}"` },
-  { kind: "high-entropy", text: `Lizenzschlüssel: ${from(UPPER + DIGITS, 5)}-${from(UPPER + DIGITS, 5)}-${from(UPPER + DIGITS, 5)}-${from(UPPER + DIGITS, 5)}` }
+  { kind: "high-entropy", text: `Lizenzschlüssel: ${from(UPPER + DIGITS, 5)}-${from(UPPER + DIGITS, 5)}-${from(UPPER + DIGITS, 5)}-${from(UPPER + DIGITS, 5)}` },
+  // a random value near a secret word, whatever separates them (no `=` or `:` right after the word)
+  { kind: "aws-secret-key", text: `aws secret key ${alnum(20)}/${alnum(19)}` },
+  { kind: "aws-secret-key", text: `AWS Secret Access Key ${alnum(30)}+${alnum(9)}` },
+  { kind: "aws-secret-key", text: `aws_secret_access_key ${alnum(40)}` },
+  { kind: "high-entropy", text: `API key ${alnum(32)}` },
+  { kind: "high-entropy", text: `the new api token for the shop -> ${b64url(40)}` },
+  { kind: "high-entropy", text: `Our Stripe webhook secret ${alnum(28)} (rotated in May)` },
+  { kind: "high-entropy", text: `Secret für die Lager-Schnittstelle – ${b64url(36)}` },
+  { kind: "high-entropy", text: `Der AWS-Schlüssel für das Lager-Konto ist ${alnum(40)}` },
+  { kind: "high-entropy", text: `Kennwort des Admin-Kontos ${alnum(20)}` },
+  { kind: "high-entropy", text: `Passwort (neu) „${alnum(24)}“` },
+  { kind: "high-entropy", text: `Token\n${b64url(48)}` },
+  { kind: "high-entropy", text: `Here is the key to the reporting API:\n\n${alnum(40)}` },
+  { kind: "high-entropy", text: `${hex(40)} ist der API-Schlüssel.` },
+  { kind: "high-entropy", text: `${alnum(40)} (AWS secret key)` },
+  { kind: "high-entropy", text: `${b64url(32)} is the password.` }
 ]
 
 /** Business text around a secret ({S}); none of them holds a secret itself. */
@@ -330,5 +346,22 @@ export const NEAR_MISSES: ReadonlyArray<string> = [
   "-----BEGIN PUBLIC KEY----- is the header of a public key.",
   "-----BEGIN CERTIFICATE----- starts the certificate.",
   "SharedAccessKeyName=RootManageSharedAccessKey",
-  "Unsere geheime Zutat bleibt geheim."
+  "Unsere geheime Zutat bleibt geheim.",
+  // secret words in ordinary business text, ids and hashes near them or without them
+  "Key Account Manager Frau Schmidt betreut ab sofort den Auftrag AB2024X7Q9-00017-LK.",
+  "Our key account manager confirmed order PO-2024-118734 and shipment 1Z999AA10123456784.",
+  "Schlüsselkunde Müller GmbH, Kundennummer K-100234, Lagerplatz-A-07-3-B11.",
+  "Die Schlüsselkunden bekommen ab Mai 3 % Skonto auf Bestellung 4500012345.",
+  "Der Schlüssel für Halle 3 wurde mit Lieferschein LS-2024-0118-HL400 übergeben.",
+  "Key figures for Q3: revenue up 12 %, see report RPT-2024-Q3-7F3K22Q9.",
+  "The key question is whether SN-7F3K-22Q9-XP41 is still under warranty.",
+  "API key rotation is tracked in commit 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b.",
+  "Passwort-Hinweis: siehe Ticket JIRA-4711, Commit 3f2a9c1d0e4b5a6978c1d2e3f4a5b6c7d8e9f0a1.",
+  "Token: abgelaufen, Checksum d41d8cd98f00b204e9800998ecf8427e",
+  "The public key AAAAC3NzaC1lZDI1NTE5AAAAIHk7Q2fXmP9rT4vLw8sNb3cZa1eYu6oJd5gRt0hWq2Ki is attached.",
+  "SSH-Key ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHk7Q2fXmP9rT4vLw8sNb3cZa1eYu6oJd5gRt0hWq2Ki maria@laptop",
+  "Der Token-Automat in der Kantine hat die Seriennummer TKA-2024-88Q1-7731.",
+  "Die Lieferung 00340434161094042557 enthält den Ersatzschlüssel für Tor 2.",
+  "Hash der Rechnung: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08, Passwort bleibt unverändert.",
+  "Order 9b2f6c1e-4d3a-4f5b-8c7d-1e2f3a4b5c6d: key dates are 12.03. and 15.04."
 ]

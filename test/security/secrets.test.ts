@@ -72,6 +72,54 @@ describe("secret corpus", () => {
   })
 })
 
+describe("a random value near a secret word, whatever separates them", () => {
+  const VALUE = "wJa7rXUtnFEMIK7MDENGbPxRfiCY4xq9Lm2Tz8Vd"
+  const WORDS = ["key", "Key", "secret", "token", "password", "Passwort", "Schlüssel", "Kennwort", "API-Key", "Zugangstoken", "access token"]
+  const GAPS = [" ", "  ", " - ", " -> ", " → ", " – ", "\n", " (prod) ", " for the shop ", " für das Lager ", " des Kontos ist ", " is now "]
+
+  it("finds the value after each secret word with each gap, in a sentence of each language", () => {
+    for (const word of WORDS) {
+      for (const gap of GAPS) {
+        for (const text of [`Hallo Jonas, hier ${word}${gap}${VALUE} bitte sicher ablegen`, `Hi Tom, the new ${word}${gap}${VALUE}, keep it safe`]) {
+          // after a password word and "ist" the password rule names it first
+          const hits = scanOne(text).map((h) => ({ ...h, kind: h.kind === "password" ? "high-entropy" : h.kind }))
+          expect(show(text, hits), text).toEqual([`high-entropy@statement:${VALUE}`])
+        }
+      }
+    }
+  })
+
+  it("finds the value before a secret word that ends its clause", () => {
+    for (const text of [`${VALUE} ist der API-Schlüssel.`, `${VALUE} (AWS secret key)`, `${VALUE} is our new token.`, `Zugang: ${VALUE} – Passwort`]) {
+      expect(show(text, scanOne(text)), text).toEqual([`high-entropy@statement:${VALUE}`])
+    }
+  })
+
+  it("names a 40-character AWS secret after its label with only spaces between as aws-secret-key", () => {
+    for (const label of ["aws secret key", "AWS Secret Access Key", "aws_secret_access_key", "secret key"]) {
+      const text = `${label} ${VALUE}`
+      expect(show(text, scanOne(text)), text).toEqual([`aws-secret-key@statement:${VALUE}`])
+    }
+  })
+
+  it("stays quiet on ordinary words, ids and hashes without a secret word right there", () => {
+    for (const text of [
+      `Key Account Manager Frau Schmidt, Auftrag ${VALUE}`,
+      `Die Schlüsselkunden ${VALUE} bekommen Skonto.`,
+      `Token-Bucket ${VALUE}`,
+      `The public key ${VALUE} is attached.`,
+      `API key rotated in commit 3f2a9c1d0e4b5a6978c1d2e3f4a5b6c7d8e9f0a1`,
+      `Der Schlüssel liegt beim Pförtner. ${VALUE}`,
+      `Der Schlüssel für das Lager liegt beim Pförtner im Fach ${VALUE}`,
+      `Passwort: bitte eintragen\n\n\n${VALUE}`,
+      `${VALUE}, Passwort bleibt unverändert.`,
+      `Bestellung ${VALUE} vom Kunden mit dem Schlüssel.`,
+      `Token: abgelaufen ${VALUE}`,
+      `Secret Santa ${VALUE}`
+    ]) expect(show(text, scanOne(text)), text).toEqual([])
+  })
+})
+
 describe("what a hit and a refusal carry", () => {
   it("a hit holds field, kind and offsets, never the secret; the message names field and kind only", () => {
     for (const secret of SECRETS) {
