@@ -82,7 +82,9 @@ export const renderNightly = (r: NightlyReport): string => {
   lines.push(isError(r.run) ? `run: FAILED: ${r.run.error}: ${r.run.message}` : renderRun(r.run))
   if (r.probe !== null) lines.push(isError(r.probe) ? `probe: FAILED: ${r.probe.error}: ${r.probe.message}` : renderProbe(r.probe))
   const p = r.ping
-  lines.push(!p.sent
+  lines.push(p.skipped === true
+    ? "dead-man ping: skipped (backup.deadman_url is null: nothing alerts you when a night fails)"
+    : !p.sent
     ? "dead-man ping: not sent (run and probe must both pass)"
     : p.ok
     ? `dead-man ping: ok (${p.status ?? "?"}, attempt ${p.attempts})`
