@@ -121,6 +121,47 @@ describe("npm start's demo", () => {
     expect(readFileSync(join(dataDir, "demo.env"), "utf8")).toBe(before)
   }, 120_000)
 
+  it("a later start on another port (what port-in-use advises): groundnote.json's public_url, the banner and demo.env's GROUNDNOTE_URL follow it; sign-in and the CLI work", async () => {
+    const moved = join(dir, "moved")
+    const first = await freePort()
+    const once = start({ ...cleanEnv(), GROUNDNOTE_DATA_DIR: moved, GROUNDNOTE_PORT: String(first) })
+    try {
+      await waitFor(() => once.stderr().includes("confirmed rule"))
+    } finally {
+      await stop(once)
+    }
+    const port = await freePort()
+    const url = `http://127.0.0.1:${port}`
+    const later = start({ ...cleanEnv(), GROUNDNOTE_DATA_DIR: moved, GROUNDNOTE_PORT: String(port) })
+    try {
+      await waitFor(async () => (await fetch(`${url}/healthz`)).ok)
+      await waitFor(() => later.stderr().includes("demo on"))
+      expect(later.stderr()).toContain(`demo on ${url} (data dir ${moved})`)
+      expect(later.stderr()).toContain(`approval login    ${url}/approval/login`)
+      expect((JSON.parse(readFileSync(join(moved, "groundnote.json"), "utf8")) as { public_url: string }).public_url).toBe(url)
+      expect(statSync(join(moved, "groundnote.json")).mode & 0o777).toBe(0o600)
+      const kept = envFile(readFileSync(join(moved, "demo.env"), "utf8"))
+      expect(kept.GROUNDNOTE_URL).toBe(url)
+      expect(statSync(join(moved, "demo.env")).mode & 0o777).toBe(0o600)
+
+      // sign-in from the page's own origin is a session, not csrf-failed
+      const login = await fetch(`${url}/approval/login`, {
+        method: "POST", redirect: "manual",
+        headers: { "content-type": "application/x-www-form-urlencoded", origin: url },
+        body: new URLSearchParams({ token: kept.GROUNDNOTE_DEV_APPROVAL_TOKEN ?? "" }).toString()
+      })
+      expect(login.status, await login.clone().text()).toBe(303)
+      expect(login.headers.getSetCookie().some((c) => c.startsWith("gn_session="))).toBe(true)
+
+      // the CLI with nothing but demo.env reaches the service on the new port
+      const viaCli = await cli(["search", "--scope", "demo", "--text", "offer", "--json"], { ...cleanEnv(), ...kept })
+      expect(viaCli.code, viaCli.stderr).toBe(0)
+      expect((json(viaCli) as unknown as SearchAnswer).bundles.length).toBeGreaterThan(0)
+    } finally {
+      await stop(later)
+    }
+  }, 120_000)
+
   it("the README's CLI line names only commands of groundnote --help and says npx groundnote", async () => {
     const readme = readFileSync(join(ROOT, "README.md"), "utf8")
     const line = readme.split("\n").find((l) => l.startsWith("npx groundnote"))
