@@ -40,6 +40,7 @@ const servedPort = (text: string | undefined): number | null => {
 }
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"])
+const OLD_DEADMAN_PLACEHOLDER = "http://127.0.0.1:9/deadman"
 
 /** Writes `text` over `path` through a new 0600 file beside it and a rename. */
 const replaceFile = (path: string, text: string): void => {
@@ -52,8 +53,9 @@ const replaceFile = (path: string, text: string): void => {
  * The demo's public_url (an http URL on a loopback host) and demo.env's GROUNDNOTE_URL take the
  * port serve listens on, so sign-in (its origin check) and the CLI reach this start. A
  * public_url the operator pointed elsewhere, or a config that does not parse, stays as it is.
+ * The placeholder dead-man URL of earlier demos becomes null.
  */
-const followPort = (configPath: string, envFile: string, port: number): void => {
+const updateDemoConfig = (configPath: string, envFile: string, port: number): void => {
   let config: Record<string, unknown>
   try {
     config = JSON.parse(readFileSync(configPath, "utf8")) as Record<string, unknown>
@@ -67,11 +69,15 @@ const followPort = (configPath: string, envFile: string, port: number): void => 
   } catch {
     return
   }
-  if (url.protocol !== "http:" || !LOOPBACK.has(url.hostname) || url.port === String(port)) return
-  url.port = String(port)
-  const followed = url.origin
-  replaceFile(configPath, `${JSON.stringify({ ...config, public_url: followed }, null, 2)}\n`)
-  if (!existsSync(envFile)) return
+  // earlier demos wrote a dead-man URL nobody serves (port 9): now null, as a new demo writes it
+  const backup = config.backup as Record<string, unknown> | null | undefined
+  const placeholder = typeof backup === "object" && backup !== null && backup.deadman_url === OLD_DEADMAN_PLACEHOLDER
+  const follow = url.protocol === "http:" && LOOPBACK.has(url.hostname) && url.port !== String(port)
+  if (!placeholder && !follow) return
+  if (follow) url.port = String(port)
+  const followed = follow ? url.origin : config.public_url
+  replaceFile(configPath, `${JSON.stringify({ ...config, public_url: followed, ...(placeholder ? { backup: { ...backup, deadman_url: null } } : {}) }, null, 2)}\n`)
+  if (!follow || !existsSync(envFile)) return
   const kept = readFileSync(envFile, "utf8")
   const updated = kept.replace(/^GROUNDNOTE_URL=.*$/m, `GROUNDNOTE_URL=${followed}`)
   if (updated !== kept) replaceFile(envFile, updated)
@@ -94,7 +100,7 @@ export const prepareDemoDir = (env: Record<string, string | undefined>, cwd: str
   const configPath = join(dataDir, "groundnote.json")
   if (existsSync(configPath)) {
     // a later start on another port (what port-in-use advises): the demo's own config follows it
-    if (port !== null && (env.GROUNDNOTE_CONFIG === undefined || resolve(cwd, env.GROUNDNOTE_CONFIG) === configPath)) followPort(configPath, join(dataDir, "demo.env"), port)
+    if (port !== null && (env.GROUNDNOTE_CONFIG === undefined || resolve(cwd, env.GROUNDNOTE_CONFIG) === configPath)) updateDemoConfig(configPath, join(dataDir, "demo.env"), port)
   } else {
     writeFileSync(configPath, `${JSON.stringify({
       instance: "demo",
@@ -102,7 +108,8 @@ export const prepareDemoDir = (env: Record<string, string | undefined>, cwd: str
       public_url: `http://127.0.0.1:${port ?? DEFAULT_PORT}`,
       scopes: [{ name: DEMO_SCOPE, providers_allowed: [] }],
       search: {},
-      backup: { kind: "copy", directory: backups, deadman_url: "http://127.0.0.1:9/deadman" }
+      // no dead-man service on a first look: backup nightly skips the ping and says so
+      backup: { kind: "copy", directory: backups, deadman_url: null }
     }, null, 2)}\n`, { mode: 0o600 })
   }
   const envFile = join(dataDir, "demo.env")

@@ -30,7 +30,10 @@ const list = (items: ReadonlyArray<string>): string => items.join("; ")
 // Configuration and environment
 
 export const configValid = (input: DoctorInput): Finding =>
-  input.config.ok
+  input.config.ok && input.config.config.backup.deadman_url === null
+    ? warn("config-valid", `${input.config.path} is valid; backup.deadman_url is null: no dead-man ping, nothing alerts you when a night fails`,
+      "set backup.deadman_url to the ping URL of a dead-man service (healthchecks.io, Uptime Kuma push, Cronitor …; docs/backup.md)")
+    : input.config.ok
     ? ok("config-valid", `${input.config.path} is valid`)
     : fail("config-valid", `${input.config.code}: ${input.config.message}`,
       `fix ${input.config.path} as the message says (every key named with its path), then restart the service`)
@@ -175,10 +178,18 @@ const maxHours = (input: DoctorInput, key: "max_backup_age_hours" | "max_probe_a
 
 const NIGHTLY = "check the timer (systemctl list-timers groundnote-backup*, journalctl -u groundnote-backup) and run groundnote backup nightly"
 
+/**
+ * Nothing was ever copied or probed (a fresh install, the demo): not yet due, so a warning with
+ * the command that makes the first backup; once one exists, what is missing or old fails.
+ */
+const neverBackedUp = (status: DoctorStatus): boolean =>
+  status.backup.ops_backup_at === null && status.scopes.every((s) => s.last_backup_at === null && s.probed_at === null)
+
 export const backupAge = (input: DoctorInput): Finding => {
   const status = statusOf(input)
   if (status === null) return skip("backup-age", serviceDown(input))
   if (status.backup.kind === "litestream") return skip("backup-age", "backup.kind is litestream: it replicates continuously (probe-age tells whether its replica restores)")
+  if (neverBackedUp(status)) return warn("backup-age", "no backup has run on this instance yet", "groundnote backup run (then set up the nightly timer: docs/backup.md)")
   const limit = maxHours(input, "max_backup_age_hours")
   const stale: Array<string> = []
   const check = (name: string, at: string | null) => {
@@ -189,12 +200,17 @@ export const backupAge = (input: DoctorInput): Finding => {
   for (const s of status.scopes.filter((x) => x.created)) check(s.scope, s.last_backup_at)
   return stale.length === 0
     ? ok("backup-age", `every copy is younger than ${limit} h`)
-    : fail("backup-age", `older than ${limit} h: ${list(stale)}`, NIGHTLY)
+    : fail("backup-age", `older than ${limit} h: ${list(stale)}`, stale.some((x) => x.endsWith(" never copied")) ? `run groundnote backup run; ${NIGHTLY}` : NIGHTLY)
 }
 
 export const probeAge = (input: DoctorInput): Finding => {
   const status = statusOf(input)
   if (status === null) return skip("probe-age", serviceDown(input))
+  if (neverBackedUp(status)) {
+    return warn("probe-age", "no restore probe has run on this instance yet", status.backup.kind === "litestream"
+      ? "groundnote backup probe (then set up the nightly timer: docs/backup.md)"
+      : "groundnote backup run, then groundnote backup probe (the nightly timer runs both: docs/backup.md)")
+  }
   const limit = maxHours(input, "max_probe_age_hours")
   const bad: Array<string> = []
   for (const s of status.scopes.filter((x) => x.created)) {
