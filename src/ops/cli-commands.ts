@@ -9,6 +9,7 @@ import { Args, Command, Options, ValidationError } from "@effect/cli"
 import { Cause, Console, Effect, Exit, Option } from "effect"
 import type { GrantOut } from "../contracts/grants.js"
 import { usdAmount } from "../contracts/ops.js"
+import { plural } from "../contracts/words.js"
 import { type CliError, printJson, terminalSafe, withJsonError } from "./cli-output.js"
 import type { CliRouteName } from "./cli-routes.js"
 import { opsRequest, resolveOps } from "./ops-client.js"
@@ -81,7 +82,7 @@ export const renderStatus = (s: StatusView): string => {
       continue
     }
     const state = sc.locked ? `LOCKED (${sc.lock_reason ?? "see the process log"})` : "ok"
-    lines.push(`  ${sc.scope}: ${state}, ${sc.version_count ?? "?"} rule versions remembered; backup ${when(sc.last_backup_at)}; ` +
+    lines.push(`  ${sc.scope}: ${state}, ${sc.version_count === null ? "? rule versions" : plural(sc.version_count, "rule version")} remembered; backup ${when(sc.last_backup_at)}; ` +
       `verify ${check(sc.verified_at, sc.verify_ok)}; probe ${check(sc.probed_at, sc.probe_ok)}; export ${when(sc.exported_at)}`)
   }
   const sem = s.semantic
@@ -90,7 +91,7 @@ export const renderStatus = (s: StatusView): string => {
     for (const v of sem.scopes) {
       // the catch-up has not counted this scope yet (waiting for the model): no figures to show
       const counted = v.total === null || v.embedded === null ? "rule versions not counted yet"
-        : `${v.embedded} of ${v.total} rule versions embedded${v.pending !== null && v.pending > 0 ? `, ${v.pending} pending` : ""}`
+        : `${v.embedded} of ${plural(v.total, "rule version")} embedded${v.pending !== null && v.pending > 0 ? `, ${v.pending} pending` : ""}`
       lines.push(`  ${v.scope}: ${counted} (${v.state})`)
     }
   }

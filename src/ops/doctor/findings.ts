@@ -3,6 +3,7 @@
  * {id, status ok|warn|fail|skip, message, remedy}. Messages name paths, scopes and variables,
  * never a secret's value.
  */
+import { plural } from "../../contracts/words.js"
 import type { DoctorConfig, DoctorInput, DoctorStatus, Finding, FindingId } from "./types.js"
 
 const ok = (id: FindingId, message: string): Finding => ({ id, status: "ok", message, remedy: null })
@@ -74,7 +75,7 @@ export const secretsPresent = (input: DoctorInput): Finding => {
     return v !== undefined && [...v].length < SECRET_MIN_LENGTH
   }).map(([n]) => n)
   if (missing.length === 0 && short.length === 0) {
-    return ok("secrets-present", `${names.filter(([n]) => value(input.env, n) !== undefined).length} secrets set, each at least ${SECRET_MIN_LENGTH} characters`)
+    return ok("secrets-present", `${plural(names.filter(([n]) => value(input.env, n) !== undefined).length, "secret")} set, each at least ${SECRET_MIN_LENGTH} characters`)
   }
   const parts = [
     ...(missing.length > 0 ? [`not set: ${missing.join(", ")}`] : []),
@@ -92,7 +93,7 @@ export const secretsDistinct = (input: DoctorInput): Finding => {
     for (const b of present.slice(i + 1)) if (value(input.env, a) === value(input.env, b)) equal.push(`${a} = ${b}`)
   }
   return equal.length === 0
-    ? ok("secrets-distinct", `${present.length} secrets, pairwise different`)
+    ? ok("secrets-distinct", `${plural(present.length, "secret")}, pairwise different`)
     : fail("secrets-distinct", `the same value: ${equal.join(", ")}`, "give each secret its own random value (openssl rand -hex 32)")
 }
 
@@ -124,9 +125,9 @@ export const atRest = (input: DoctorInput): Finding => {
   }
   const days = Math.floor((input.now - Date.parse(`${attested.attested_at}T00:00:00Z`)) / DAY)
   return days > ATTESTATION_DAYS
-    ? fail("at-rest", `at_rest was attested on ${attested.attested_at}, ${days} days ago (more than ${ATTESTATION_DAYS})`,
+    ? fail("at-rest", `at_rest was attested on ${attested.attested_at}, ${plural(days, "day")} ago (more than ${ATTESTATION_DAYS})`,
       "check that the data dir is still on an encrypted volume and set at_rest.attested_at to today")
-    : ok("at-rest", `at_rest attested on ${attested.attested_at} (${Math.max(0, days)} days ago)`)
+    : ok("at-rest", `at_rest attested on ${attested.attested_at} (${plural(Math.max(0, days), "day")} ago)`)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -170,7 +171,7 @@ export const scopesUnlocked = (input: DoctorInput): Finding => {
   if (missing.length > 0) {
     return warn("scopes-unlocked", `configured without a file: ${missing.join(", ")}`, `create it: groundnote scope create ${missing[0]}`)
   }
-  return ok("scopes-unlocked", `${status.scopes.length} scopes open`)
+  return ok("scopes-unlocked", `${plural(status.scopes.length, "scope")} open`)
 }
 
 const maxHours = (input: DoctorInput, key: "max_backup_age_hours" | "max_probe_age_hours"): number =>

@@ -196,6 +196,12 @@ describe("doctor findings", () => {
     })
   })
 
+  it("one of a thing is singular: 1 scope open, 1 day ago", () => {
+    expect(F.scopesUnlocked(withStatus({ scopes: [scopeStatus("sales")] }))).toMatchObject({ status: "ok", message: "1 scope open" })
+    const oneDay = input({ volume: { encrypted: null, how: "overlay" }, config: { ok: true, path: "g", config: decoded({ at_rest: { kind: "volume", attested_at: "2026-11-06" } }) } })
+    expect(F.atRest(oneDay)).toMatchObject({ status: "ok", message: "at_rest attested on 2026-11-06 (1 day ago)" })
+  })
+
   it("verify-result: passed, failed, never run", () => {
     expect(F.verifyResult(input()).status).toBe("skip")
     expect(F.verifyResult(withStatus({ scopes: [scopeStatus("sales", { verify_ok: true, verified_at: HOURS_AGO(5) })] })).status).toBe("ok")
