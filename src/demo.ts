@@ -3,13 +3,15 @@
  * secrets in an env file of mode 0600, a person grant for the dev e-mail, a service grant (its
  * token kept in the same env file), one scope with a few sources and proposals, and one rule the
  * demo person confirms through the approval channel as a person would (sign in, post the
- * decision form), so a first plain search finds something. A second start reuses everything.
+ * decision form), so a first plain search finds something. A second start reuses everything; on
+ * another GROUNDNOTE_PORT the demo's public_url and demo.env's GROUNDNOTE_URL follow the port.
  */
 import { randomBytes } from "node:crypto"
-import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs"
+import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { Effect } from "effect"
 import { csrfToken } from "./auth/csrf.js"
+import { DEFAULT_PORT } from "./config/env.js"
 import { ensurePrivateDir } from "./db/files.js"
 import { OpsStore } from "./db/ops-store.js"
 import { ScopeStore } from "./db/scope-store.js"
@@ -30,6 +32,57 @@ export interface DemoEnv {
   readonly fresh: boolean
 }
 
+/** The port serve listens on (GROUNDNOTE_PORT, default 8787); null when it is invalid (the start refuses it). */
+const servedPort = (text: string | undefined): number | null => {
+  if (text === undefined || text === "") return DEFAULT_PORT
+  const n = /^\d{1,5}$/.test(text) ? Number(text) : Number.NaN
+  return Number.isInteger(n) && n >= 1 && n <= 65535 ? n : null
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"])
+const OLD_DEADMAN_PLACEHOLDER = "http://127.0.0.1:9/deadman"
+
+/** Writes `text` over `path` through a new 0600 file beside it and a rename. */
+const replaceFile = (path: string, text: string): void => {
+  const tmp = `${path}.tmp-${randomBytes(4).toString("hex")}`
+  writeFileSync(tmp, text, { mode: 0o600, flag: "wx" })
+  renameSync(tmp, path)
+}
+
+/**
+ * The demo's public_url (an http URL on a loopback host) and demo.env's GROUNDNOTE_URL take the
+ * port serve listens on, so sign-in (its origin check) and the CLI reach this start. A
+ * public_url the operator pointed elsewhere, or a config that does not parse, stays as it is.
+ * The placeholder dead-man URL of earlier demos becomes null.
+ */
+const updateDemoConfig = (configPath: string, envFile: string, port: number): void => {
+  let config: Record<string, unknown>
+  try {
+    config = JSON.parse(readFileSync(configPath, "utf8")) as Record<string, unknown>
+  } catch {
+    return
+  }
+  if (typeof config !== "object" || config === null || typeof config.public_url !== "string") return
+  let url: URL
+  try {
+    url = new URL(config.public_url)
+  } catch {
+    return
+  }
+  // earlier demos wrote a dead-man URL nobody serves (port 9): now null, as a new demo writes it
+  const backup = config.backup as Record<string, unknown> | null | undefined
+  const placeholder = typeof backup === "object" && backup !== null && backup.deadman_url === OLD_DEADMAN_PLACEHOLDER
+  const follow = url.protocol === "http:" && LOOPBACK.has(url.hostname) && url.port !== String(port)
+  if (!placeholder && !follow) return
+  if (follow) url.port = String(port)
+  const followed = follow ? url.origin : config.public_url
+  replaceFile(configPath, `${JSON.stringify({ ...config, public_url: followed, ...(placeholder ? { backup: { ...backup, deadman_url: null } } : {}) }, null, 2)}\n`)
+  if (!follow || !existsSync(envFile)) return
+  const kept = readFileSync(envFile, "utf8")
+  const updated = kept.replace(/^GROUNDNOTE_URL=.*$/m, `GROUNDNOTE_URL=${followed}`)
+  if (updated !== kept) replaceFile(envFile, updated)
+}
+
 /**
  * Creates the demo dir (0700) with groundnote.json and demo.env on the first start and puts the
  * demo environment into `env` where the caller has not set a value.
@@ -43,16 +96,20 @@ export const prepareDemoDir = (env: Record<string, string | undefined>, cwd: str
   const backups = resolve(dataDir, "..", "demo-backups")
   ensurePrivateDir(backups)
   chmodSync(backups, 0o700)
-  const port = env.GROUNDNOTE_PORT ?? "8787"
+  const port = servedPort(env.GROUNDNOTE_PORT)
   const configPath = join(dataDir, "groundnote.json")
-  if (!existsSync(configPath)) {
+  if (existsSync(configPath)) {
+    // a later start on another port (what port-in-use advises): the demo's own config follows it
+    if (port !== null && (env.GROUNDNOTE_CONFIG === undefined || resolve(cwd, env.GROUNDNOTE_CONFIG) === configPath)) updateDemoConfig(configPath, join(dataDir, "demo.env"), port)
+  } else {
     writeFileSync(configPath, `${JSON.stringify({
       instance: "demo",
       zone: "Europe/Berlin",
-      public_url: `http://127.0.0.1:${port}`,
+      public_url: `http://127.0.0.1:${port ?? DEFAULT_PORT}`,
       scopes: [{ name: DEMO_SCOPE, providers_allowed: [] }],
       search: {},
-      backup: { kind: "copy", directory: backups, deadman_url: "http://127.0.0.1:9/deadman" }
+      // no dead-man service on a first look: backup nightly skips the ping and says so
+      backup: { kind: "copy", directory: backups, deadman_url: null }
     }, null, 2)}\n`, { mode: 0o600 })
   }
   const envFile = join(dataDir, "demo.env")

@@ -9,7 +9,8 @@
  * real line breaks) and one JSON log line "start refused" on stdout; a taken port names the
  * address, the port and GROUNDNOTE_PORT. Once listening, serve warns (one log line each) about a
  * backup.directory that backup run would refuse and about a service nobody can use yet (no
- * scope file, no active grant), naming the commands that fix it.
+ * scope file, no active grant), naming the commands that fix it. SIGTERM or SIGINT closes the
+ * listeners and stores, then logs "stopped".
  */
 import type { HttpServerError } from "@effect/platform"
 import { Console, Effect, Layer, Redacted } from "effect"
@@ -127,7 +128,9 @@ export const serve = (options: ServeOptions) =>
       return yield* Effect.never
     }).pipe(
       Effect.provide(app),
-      Effect.mapError((e) => (isServeError(e) ? listenRefusal(e, host, port) : e))
+      Effect.mapError((e) => (isServeError(e) ? listenRefusal(e, host, port) : e)),
+      // SIGTERM/SIGINT interrupt serve: one line once the listeners and stores are closed
+      Effect.onInterrupt(() => Effect.logInfo("stopped").pipe(Effect.annotateLogs({ host, port, version: VERSION })))
     )
   }).pipe(
     Effect.tapError((e) =>

@@ -50,8 +50,6 @@ export const bytes = (n: number | null): string => {
   return `${(n / 1024 / 1024).toFixed(1)} MiB`
 }
 
-export const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`
-
 /** The start of a text, at most `chars` code points, ending in … when shortened. */
 export const shorten = (text: string, chars: number): string => {
   const cps = [...text]

@@ -5,7 +5,8 @@
  * mandatory exceptions with their reasons) and the "Structure changes" section (counts and the
  * newest five, graph.md §12). A scope lists PAGE_SIZE proposals per page.
  */
-import { ageDays, ageText, badge, type Clockwork, detailsLine, plural, reasonsList, shorten, timestamp } from "./format.js"
+import { plural } from "../contracts/words.js"
+import { ageDays, ageText, badge, type Clockwork, detailsLine, reasonsList, shorten, timestamp } from "./format.js"
 import { type Html, html } from "./html.js"
 import { layout, type Viewer } from "./layout.js"
 import type { AdoptedRow, ProposalRow, ScopeCounts } from "./queries.js"

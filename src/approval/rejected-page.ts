@@ -2,7 +2,8 @@
  * GET /approval/rejected?scope=: the scope's rejected rules, newest rejection first, with who
  * rejected them, when and why. Rejected rules exist only on the approval channel (invariant 8).
  */
-import { detailsLine, type Clockwork, plural, shorten, when } from "./format.js"
+import { plural } from "../contracts/words.js"
+import { detailsLine, type Clockwork, shorten, when } from "./format.js"
 import { type Html, html } from "./html.js"
 import { layout, type Viewer } from "./layout.js"
 import type { RejectedRow } from "./queries.js"

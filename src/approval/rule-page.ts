@@ -8,9 +8,10 @@
  * similar rules, the rule's pending concerns links, and the decision forms for the version the
  * person sees (an auto-adopted rule: confirm, reject, review, revoke).
  */
+import { plural } from "../contracts/words.js"
 import type { RuleVersionRow } from "../domain/rules.js"
 import {
-  ageDays, ageText, badge, bytes, type Clockwork, detailsLine, fileKind, grantName, localTime, plural, reasonsList, reasonText, shorten,
+  ageDays, ageText, badge, bytes, type Clockwork, detailsLine, fileKind, grantName, localTime, reasonsList, reasonText, shorten,
   TEXT_ORIGIN, timestamp, when
 } from "./format.js"
 import { locateQuote, marked, offsetsOf, within } from "./highlight.js"

@@ -9,7 +9,8 @@
  */
 import type { Candidate, PathItem } from "../contracts/errors.js"
 import type { PendingEnd, PendingEntityVersion, PendingItem, PendingLink } from "../graph/review-schemas.js"
-import { badge, type Clockwork, detailsLine, grantName, plural, reasonText, when } from "./format.js"
+import { plural } from "../contracts/words.js"
+import { badge, type Clockwork, detailsLine, grantName, reasonText, when } from "./format.js"
 import { type Html, html, join, safeHref, segment } from "./html.js"
 import { csrfField, layout, type Viewer } from "./layout.js"
 import { doneNotice, type Outcome, refusedNotice } from "./outcome.js"

@@ -29,6 +29,8 @@ const isUrl = (s: string): boolean => {
 }
 
 const Url = Schema.String.pipe(Schema.filter((s) => isUrl(s) || "must be an absolute URL"))
+/** backup.deadman_url: null is no dead-man service (the demo); the key itself stays required, so it is never forgotten. */
+const DeadmanUrl = Schema.NullOr(Schema.String).pipe(Schema.filter((s) => s === null || isUrl(s) || "must be an absolute URL, or null for no dead-man ping"))
 const NonEmpty = Schema.String.pipe(Schema.minLength(1))
 const Int = (min: number, max: number) => Schema.Number.pipe(Schema.int(), Schema.between(min, max))
 const PerMinute = (d: number) => Schema.optionalWith(Int(1, 100_000), { default: () => d })
@@ -93,13 +95,13 @@ export const BackupLitestream = Schema.Struct({
   kind: Schema.Literal("litestream"),
   target: Url,
   prefix: NonEmpty,
-  deadman_url: Url,
+  deadman_url: DeadmanUrl,
   export_directory: Schema.optional(AbsolutePath)
 })
 export const BackupCopy = Schema.Struct({
   kind: Schema.Literal("copy"),
   directory: NonEmpty,
-  deadman_url: Url,
+  deadman_url: DeadmanUrl,
   export_directory: Schema.optional(AbsolutePath)
 })
 export const Backup = Schema.Union(BackupLitestream, BackupCopy)

@@ -11,6 +11,7 @@ import { Console, Effect, Option } from "effect"
 import type { NightlyReport } from "../backup/nightly.js"
 import { nightly } from "../backup/nightly.js"
 import type { Check, ProbeAnswer, RunAnswer, VerifyAnswer } from "../backup/schemas.js"
+import { plural } from "../contracts/words.js"
 import { VERSION } from "../version.js"
 import { callOps, jsonOption } from "./cli-commands.js"
 import type { CliHost, HostFailure } from "./cli-host.js"
@@ -54,7 +55,7 @@ export const renderProbe = (a: ProbeAnswer): string => {
   const lines = [`backup probe (${a.kind}), ${a.checked_at}: ${verdict(a.ok)}`]
   lines.push(`  ops.sqlite: ${a.ops.ok ? "ok" : `FAILED: ${failedChecks(a.ops.checks)}`}`)
   for (const s of a.scopes) {
-    const parts = [s.ok ? `ok (${s.checks.length} checks)` : `FAILED: ${failedChecks(s.checks)}`]
+    const parts = [s.ok ? `ok (${plural(s.checks.length, "check")})` : `FAILED: ${failedChecks(s.checks)}`]
     if (s.exceptions.length > 0) parts.push(`changed in live since the backup: ${s.exceptions.join(", ")}`)
     if (s.export !== null) parts.push(`export ${s.export.file} (${bytes(s.export.bytes)}, sha256 ${s.export.sha256.slice(0, 12)}…)`)
     lines.push(`  ${s.scope}: ${parts.join("; ")}`)
@@ -66,7 +67,7 @@ export const renderProbe = (a: ProbeAnswer): string => {
 export const renderVerify = (a: VerifyAnswer): string => {
   const lines = [`backup verify (${a.kind}), ${a.checked_at}: ${verdict(a.ok)}`]
   for (const s of a.scopes) {
-    const parts = [s.ok ? `ok (${s.checks.length} checks)` : `FAILED: ${failedChecks(s.checks)}`]
+    const parts = [s.ok ? `ok (${plural(s.checks.length, "check")})` : `FAILED: ${failedChecks(s.checks)}`]
     if (s.exceptions.length > 0) parts.push(`changed in live since the backup: ${s.exceptions.join(", ")}`)
     lines.push(`  ${s.scope}: ${parts.join("; ")}`)
   }
@@ -82,11 +83,13 @@ export const renderNightly = (r: NightlyReport): string => {
   lines.push(isError(r.run) ? `run: FAILED: ${r.run.error}: ${r.run.message}` : renderRun(r.run))
   if (r.probe !== null) lines.push(isError(r.probe) ? `probe: FAILED: ${r.probe.error}: ${r.probe.message}` : renderProbe(r.probe))
   const p = r.ping
-  lines.push(!p.sent
+  lines.push(p.skipped === true
+    ? "dead-man ping: skipped (backup.deadman_url is null: nothing alerts you when a night fails)"
+    : !p.sent
     ? "dead-man ping: not sent (run and probe must both pass)"
     : p.ok
     ? `dead-man ping: ok (${p.status ?? "?"}, attempt ${p.attempts})`
-    : `dead-man ping: FAILED after ${p.attempts} attempts (${p.error ?? `status ${p.status ?? "?"}`})`)
+    : `dead-man ping: FAILED after ${plural(p.attempts, "attempt")} (${p.error ?? `status ${p.status ?? "?"}`})`)
   return lines.join("\n")
 }
 

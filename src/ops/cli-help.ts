@@ -136,7 +136,7 @@ export const COMMANDS: ReadonlyArray<CommandDoc> = [
   {
     path: "backup nightly", summary: "backup run, then probe, then the dead-man ping",
     usage: "groundnote backup nightly [--json]",
-    description: `What the nightly timer runs (docs/backup.md). The ping (a GET to backup.deadman_url of groundnote.json) is sent only when run and probe passed. Exits 0 when all passed, 3 otherwise. ${OPS}`,
+    description: `What the nightly timer runs (docs/backup.md). The ping (a GET to backup.deadman_url of groundnote.json) is sent only when run and probe passed; null skips it. Exits 0 when all passed, 3 otherwise. ${OPS}`,
     options: [JSON_OPT], example: "groundnote backup nightly"
   },
   {

@@ -4,6 +4,7 @@
  */
 import type { GrantOut } from "../contracts/grants.js"
 import { usdAmount } from "../contracts/usd.js"
+import { plural } from "../contracts/words.js"
 import { terminalSafe } from "./cli-text.js"
 
 interface RunView { readonly seq: number; readonly kind: string; readonly finished_at: string; readonly ok: boolean }
@@ -49,7 +50,7 @@ export const renderStatus = (s: StatusView): string => {
       continue
     }
     const state = sc.locked ? `LOCKED (${sc.lock_reason ?? "see the process log"})` : "ok"
-    lines.push(`  ${sc.scope}: ${state}, ${sc.version_count ?? "?"} rule versions remembered; backup ${when(sc.last_backup_at)}; ` +
+    lines.push(`  ${sc.scope}: ${state}, ${sc.version_count === null ? "? rule versions" : plural(sc.version_count, "rule version")} remembered; backup ${when(sc.last_backup_at)}; ` +
       `verify ${check(sc.verified_at, sc.verify_ok)}; probe ${check(sc.probed_at, sc.probe_ok)}; export ${when(sc.exported_at)}`)
   }
   const sem = s.semantic
@@ -58,7 +59,7 @@ export const renderStatus = (s: StatusView): string => {
     for (const v of sem.scopes) {
       // the catch-up has not counted this scope yet (waiting for the model): no figures to show
       const counted = v.total === null || v.embedded === null ? "rule versions not counted yet"
-        : `${v.embedded} of ${v.total} rule versions embedded${v.pending !== null && v.pending > 0 ? `, ${v.pending} pending` : ""}`
+        : `${v.embedded} of ${plural(v.total, "rule version")} embedded${v.pending !== null && v.pending > 0 ? `, ${v.pending} pending` : ""}`
       lines.push(`  ${v.scope}: ${counted} (${v.state})`)
     }
   }

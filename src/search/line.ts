@@ -17,6 +17,7 @@
  */
 import type { Group, GroupKind, Head } from "../domain/search-schemas.js"
 import { dayIn } from "../contracts/time.js"
+import { plural } from "../contracts/words.js"
 
 /** The head fields the line reads. */
 export type LineHead = Pick<Head, "kind" | "status" | "date" | "title" | "age_days" | "recheck"> & { readonly adoption?: Head["adoption"] }
@@ -28,10 +29,8 @@ export interface LineFacts {
   readonly unreadAttachments: number
 }
 
-/** "1 mail", "2 mails"; `plural` when the plural is not singular + "s". */
-const counted = (n: number, singular: string, plural = `${singular}s`): string => `${n} ${n === 1 ? singular : plural}`
 
-const days = (n: number): string => counted(n, "day")
+const days = (n: number): string => plural(n, "day")
 
 /** The rule id of an entry ref rule/<id>@<n> (the ref itself if it is not a rule ref). */
 const ruleIdOfRef = (ref: string): string => ref.replace(/^rule\//, "").replace(/@\d+$/, "")
@@ -42,23 +41,23 @@ const part = (g: Group, facts: LineFacts): string | null => {
   const kind: GroupKind = g.kind
   switch (kind) {
     case "source":
-      return g.entries[0]?.kind === "meeting" ? counted(g.count, "meeting") : counted(g.count, "mail")
+      return g.entries[0]?.kind === "meeting" ? plural(g.count, "meeting") : plural(g.count, "mail")
     case "thread":
-      return `${counted(g.count, "mail")} in thread`
+      return `${plural(g.count, "mail")} in thread`
     case "attachment":
       return facts.unreadAttachments > 0
-        ? `${counted(g.count, "attachment")} (${facts.unreadAttachments} unread)`
-        : counted(g.count, "attachment")
+        ? `${plural(g.count, "attachment")} (${facts.unreadAttachments} unread)`
+        : plural(g.count, "attachment")
     case "entity":
-      return counted(g.count, "entity", "entities")
+      return plural(g.count, "entity", "entities")
     case "predecessor":
       return g.entries.length === 0 ? null : `replaces ${ids(g)}`
     case "successor":
       return g.entries.length === 0 ? null : `superseded by ${ids(g)}`
     case "contradicts":
-      return counted(g.count, "contradicting rule")
+      return plural(g.count, "contradicting rule")
     case "same-relation":
-      return counted(g.count, "related rule")
+      return plural(g.count, "related rule")
   }
 }
 

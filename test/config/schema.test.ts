@@ -153,6 +153,13 @@ describe("groundnote.json schema", () => {
     expect(paths).toEqual(["instance", "zone", "public_url", "scopes", "search", "backup"])
   })
 
+  it("backup.deadman_url may be null (no dead-man service, the demo), but never left out", () => {
+    expect(parse({ ...minimal, backup: { ...minimal.backup, deadman_url: null } }).backup.deadman_url).toBeNull()
+    expect(parse({ ...minimal, backup: { kind: "litestream", target: "s3://b/p", prefix: "gn", deadman_url: null } }).backup.deadman_url).toBeNull()
+    expect(issuePaths({ ...minimal, backup: { kind: "copy", directory: "/var/backups/groundnote" } })).toEqual(["backup.deadman_url"])
+    expect(issuePaths({ ...minimal, backup: { ...minimal.backup, deadman_url: "" } })).toEqual(["backup.deadman_url"])
+  })
+
   it("turns semantic on with its defaults (gaps §11)", () => {
     const c = parse({ ...minimal, search: { semantic: { enabled: true } } })
     expect(c.search.semantic).toEqual({ enabled: true, model: "bge-m3" })

@@ -7,7 +7,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
+import { type AddressInfo, createServer as createNetServer, type Socket } from "node:net"
 import { join } from "node:path"
 import { Deferred, Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -17,7 +17,7 @@ import { FINDING_IDS } from "../../src/ops/doctor/types.js"
 import { type BackupEnv, backupEnv, seedScope, withFile } from "../backup/support.js"
 import { baseConfigJson, testConfig } from "../support/env.js"
 import { captureLogs } from "../support/logs.js"
-import { cleanEnv, cli, json, type Result, type Service, startService } from "./support.js"
+import { cleanEnv, cli, GC_PRESSURE, json, type Result, type Service, startService } from "./support.js"
 
 const S = (c: string) => c.repeat(40)
 const SECRETS = {
@@ -113,6 +113,54 @@ describe("backup, restore and doctor from the CLI", { timeout: 300_000 }, () => 
     expect(missing.code).toBe(1)
     expect(missing.stderr).toMatch(/^groundnote: config-unreadable: backup nightly reads backup\.deadman_url from /)
   })
+
+  /** A dead-man endpoint on 127.0.0.1 that does what `handle` does with each connection; closed after `f`. */
+  const withEndpoint = async (handle: (socket: Socket) => void, f: (url: string, accepted: () => number) => Promise<void>) => {
+    const sockets: Array<Socket> = []
+    const server = createNetServer((socket) => {
+      sockets.push(socket)
+      socket.on("error", () => undefined)
+      handle(socket)
+    })
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()))
+    try {
+      await f(`http://127.0.0.1:${(server.address() as AddressInfo).port}/ping/abc123`, () => sockets.length)
+    } finally {
+      for (const s of sockets) s.destroy()
+      await new Promise<void>((r) => server.close(() => r()))
+    }
+  }
+  // under GC pressure: a timeout that a garbage collection can lose is lost at once
+  const nightlyWith = (name: string, url: string, timeoutMs: number) =>
+    cli(["backup", "nightly", "--json"], cliEnv(configFile(name, { kind: "copy", directory: env.backupDir, deadman_url: url, export_directory: env.exportDir })), {
+      timeoutMs,
+      nodeArgs: GC_PRESSURE
+    })
+
+  it("backup nightly with a dead-man endpoint that accepts and never answers: three bounded attempts, then exit 3 (the process ends)", async () => {
+    await withEndpoint(() => undefined, async (url, accepted) => {
+      const started = Date.now()
+      // 3 attempts of 10 s, 2 pauses of 2 s, run and probe: the CLI is killed (code null) after 90 s
+      const r = await nightlyWith("silent.json", url, 90_000)
+      expect(r.code, r.stderr).toBe(3)
+      expect(Date.now() - started).toBeLessThan(80_000)
+      expect(json(r)).toMatchObject({ ok: false, run: { ok: true }, probe: { ok: true }, ping: { sent: true, ok: false, attempts: 3, error: expect.stringContaining("no answer within 10000 ms") } })
+      expect(accepted()).toBe(3)
+      expect(r.stdout).not.toContain("abc123")
+    })
+  }, 120_000)
+
+  it("backup nightly with a dead-man endpoint that answers 200 and half a body: the ping counts, exit 0 (the process ends)", async () => {
+    const half = (socket: Socket) => {
+      socket.once("data", () => socket.write("HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 100\r\n\r\nOK, half"))
+    }
+    await withEndpoint(half, async (url, accepted) => {
+      const r = await nightlyWith("half.json", url, 60_000)
+      expect(r.code, r.stderr).toBe(0)
+      expect(json(r)).toMatchObject({ ok: true, ping: { sent: true, ok: true, status: 200, attempts: 1 } })
+      expect(accepted()).toBe(1)
+    })
+  }, 120_000)
 
   it("while a backup holds the lock: backup-running, exit 1, with --json the error body", async () => {
     const release = await service.run(Deferred.make<void>())

@@ -7,7 +7,7 @@
  * CLI line names is a command of `groundnote --help`.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { readFileSync, statSync } from "node:fs"
+import { readFileSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { tempDir } from "../support/env.js"
@@ -106,7 +106,20 @@ describe("npm start's demo", () => {
     expect(kept.GROUNDNOTE_CONFIG).toBe(join(dataDir, "groundnote.json"))
     const doctor = await cli(["doctor", "--json"], { ...cleanEnv(), ...kept })
     const checks = JSON.parse(doctor.stdout) as ReadonlyArray<{ id: string; status: string }>
-    expect(checks.find((c) => c.id === "config-valid")?.status).toBe("ok")
+    // a fresh demo: nothing fails; never backed up yet is a warning naming groundnote backup run
+    expect(doctor.code, doctor.stdout).toBe(0)
+    expect(checks.filter((c) => c.status === "fail")).toEqual([])
+    expect(checks.find((c) => c.id === "backup-age")).toMatchObject({ status: "warn", remedy: expect.stringMatching(/^groundnote backup run/) })
+    expect(checks.find((c) => c.id === "probe-age")).toMatchObject({ status: "warn", remedy: expect.stringMatching(/^groundnote backup run/) })
+    // the demo has no dead-man service: config-valid says so (warn), backup nightly skips the ping and passes
+    expect(checks.find((c) => c.id === "config-valid")).toMatchObject({ status: "warn", message: expect.stringContaining("backup.deadman_url is null") })
+    expect((JSON.parse(readFileSync(join(dataDir, "groundnote.json"), "utf8")) as { backup: { deadman_url: unknown } }).backup.deadman_url).toBeNull()
+    const nightly = await cli(["backup", "nightly"], { ...cleanEnv(), ...kept })
+    expect(nightly.code, nightly.stderr).toBe(0)
+    expect(nightly.stderr).toContain("backup nightly: ok")
+    expect(nightly.stderr).toContain("dead-man ping: skipped (backup.deadman_url is null")
+    const after = JSON.parse((await cli(["doctor", "--json"], { ...cleanEnv(), ...kept })).stdout) as ReadonlyArray<{ id: string; status: string }>
+    expect(after.filter((c) => ["backup-age", "probe-age"].includes(c.id)).map((c) => c.status)).toEqual(["ok", "ok"])
     expect(r.stderr()).toContain(`ops (CLI)         set -a; . ${dataDir}/demo.env; set +a; npx groundnote status`)
 
     // a second start seeds nothing and confirms nothing again; demo.env stays as it was
@@ -119,6 +132,51 @@ describe("npm start's demo", () => {
     expect(await again.json()).toMatchObject({ scopes: [{ scope: "demo", rules: { proposed: 3, confirmed: 1 } }] })
     expect(second.stderr()).not.toContain("confirmed rule")
     expect(readFileSync(join(dataDir, "demo.env"), "utf8")).toBe(before)
+  }, 120_000)
+
+  it("a later start on another port (what port-in-use advises): groundnote.json's public_url, the banner and demo.env's GROUNDNOTE_URL follow it; sign-in and the CLI work", async () => {
+    const moved = join(dir, "moved")
+    const first = await freePort()
+    const once = start({ ...cleanEnv(), GROUNDNOTE_DATA_DIR: moved, GROUNDNOTE_PORT: String(first) })
+    try {
+      await waitFor(() => once.stderr().includes("confirmed rule"))
+    } finally {
+      await stop(once)
+    }
+    // a demo dir of an earlier version: its dead-man URL nobody serves becomes null
+    const configPath = join(moved, "groundnote.json")
+    const written = JSON.parse(readFileSync(configPath, "utf8")) as { backup: Record<string, unknown> }
+    writeFileSync(configPath, JSON.stringify({ ...written, backup: { ...written.backup, deadman_url: "http://127.0.0.1:9/deadman" } }), { mode: 0o600 })
+    const port = await freePort()
+    const url = `http://127.0.0.1:${port}`
+    const later = start({ ...cleanEnv(), GROUNDNOTE_DATA_DIR: moved, GROUNDNOTE_PORT: String(port) })
+    try {
+      await waitFor(async () => (await fetch(`${url}/healthz`)).ok)
+      await waitFor(() => later.stderr().includes("demo on"))
+      expect(later.stderr()).toContain(`demo on ${url} (data dir ${moved})`)
+      expect(later.stderr()).toContain(`approval login    ${url}/approval/login`)
+      expect(JSON.parse(readFileSync(configPath, "utf8"))).toMatchObject({ public_url: url, backup: { deadman_url: null } })
+      expect(statSync(join(moved, "groundnote.json")).mode & 0o777).toBe(0o600)
+      const kept = envFile(readFileSync(join(moved, "demo.env"), "utf8"))
+      expect(kept.GROUNDNOTE_URL).toBe(url)
+      expect(statSync(join(moved, "demo.env")).mode & 0o777).toBe(0o600)
+
+      // sign-in from the page's own origin is a session, not csrf-failed
+      const login = await fetch(`${url}/approval/login`, {
+        method: "POST", redirect: "manual",
+        headers: { "content-type": "application/x-www-form-urlencoded", origin: url },
+        body: new URLSearchParams({ token: kept.GROUNDNOTE_DEV_APPROVAL_TOKEN ?? "" }).toString()
+      })
+      expect(login.status, await login.clone().text()).toBe(303)
+      expect(login.headers.getSetCookie().some((c) => c.startsWith("gn_session="))).toBe(true)
+
+      // the CLI with nothing but demo.env reaches the service on the new port
+      const viaCli = await cli(["search", "--scope", "demo", "--text", "offer", "--json"], { ...cleanEnv(), ...kept })
+      expect(viaCli.code, viaCli.stderr).toBe(0)
+      expect((json(viaCli) as unknown as SearchAnswer).bundles.length).toBeGreaterThan(0)
+    } finally {
+      await stop(later)
+    }
   }, 120_000)
 
   it("the README's CLI line names only commands of groundnote --help and says npx groundnote", async () => {

@@ -46,7 +46,7 @@ const privateDir = (caseDir: string) => {
   return d
 }
 
-interface Log { readonly level: string; readonly message: string; readonly code?: string }
+interface Log { readonly level: string; readonly message: string; readonly code?: string; readonly port?: number }
 
 /** Starts serve and waits for "listening" (or the exit); answers the log lines so far and the process. */
 const serve = (env: Record<string, string>) => new Promise<{ child: ChildProcess; logs: () => Array<Log>; stderr: () => string; code: number | null }>((resolve) => {
@@ -152,6 +152,21 @@ describe("backup.directory at start (kind copy)", () => {
 })
 
 describe("the first moments of serve", () => {
+  it("SIGTERM and SIGINT: one JSON log line \"stopped\" (after the listeners closed) is the last line before the exit", async () => {
+    for (const signal of ["SIGTERM", "SIGINT"] as const) {
+      const env = await setup(privateDir)
+      const r = await serve(env)
+      expect(r.code).toBeNull()
+      const exited = new Promise<number | null>((resolve) => r.child.once("close", (code) => resolve(code)))
+      r.child.kill(signal)
+      // the process ends (today with exit 1, as every interrupted command of the CLI)
+      expect(await exited, signal).not.toBeNull()
+      const stopped = r.logs().filter((l) => l.message === "stopped")
+      expect(stopped, signal).toEqual([expect.objectContaining({ level: "info", message: "stopped", port: Number(env.GROUNDNOTE_PORT) })])
+      expect(r.logs().at(-1)?.message).toBe("stopped")
+    }
+  }, 90_000)
+
   it("a /healthz probe from the spawn on is refused until the port listens, then answered: none waits", async () => {
     const env = await setup(privateDir)
     const port = env.GROUNDNOTE_PORT ?? ""

@@ -40,12 +40,20 @@ export interface CliOptions {
   /** written to stdin, which is then closed (default: stdin closed at once) */
   readonly stdin?: string
   readonly timeoutMs?: number
+  /** options of node itself, before the CLI's path */
+  readonly nodeArgs?: ReadonlyArray<string>
 }
+
+/**
+ * Node options that collect garbage every 20 ms in the CLI, as V8 does at its own moments on a
+ * busy instance: what a GC can lose (a weakly held timer or signal) is lost at once.
+ */
+export const GC_PRESSURE: ReadonlyArray<string> = ["--expose-gc", "--import", "data:text/javascript,setInterval(() => globalThis.gc(), 20).unref()"]
 
 /** Spawns the built CLI asynchronously (a service in this process answers from its event loop). */
 export const cli = (args: ReadonlyArray<string>, env: Record<string, string>, options: CliOptions = {}): Promise<Result> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env, cwd: options.cwd ?? ROOT, stdio: ["pipe", "pipe", "pipe"] })
+    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), CLI, ...args], { env, cwd: options.cwd ?? ROOT, stdio: ["pipe", "pipe", "pipe"] })
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (d: Buffer) => { stdout += d.toString() })

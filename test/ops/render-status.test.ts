@@ -43,6 +43,16 @@ describe("renderStatus", () => {
     expect(text).toContain("  sales: rule versions not counted yet (waiting)")
     expect(text).not.toContain("null")
   })
+  it("one of a thing is singular: 1 rule version remembered, 0 of 1 rule version embedded", () => {
+    const text = renderStatus({
+      ...base,
+      scopes: [{ ...sales, version_count: 1 }],
+      semantic: { model: "bge-m3", state: "ready", reason: null, scopes: [{ scope: "sales", state: "catching-up", total: 1, embedded: 0, pending: 1 }] }
+    })
+    expect(text).toContain("  sales: ok, 1 rule version remembered;")
+    expect(text).toContain("  sales: 0 of 1 rule version embedded, 1 pending (catching-up)")
+  })
+
   it("says nothing of stage b when it is off, nor of stage c without spend", () => {
     const text = renderStatus({ ...base, semantic: null, usage: { reranker_month_usd: 0 } })
     expect(text).not.toContain("stage b")

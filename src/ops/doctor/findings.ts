@@ -3,6 +3,7 @@
  * {id, status ok|warn|fail|skip, message, remedy}. Messages name paths, scopes and variables,
  * never a secret's value.
  */
+import { plural } from "../../contracts/words.js"
 import type { DoctorConfig, DoctorInput, DoctorStatus, Finding, FindingId } from "./types.js"
 
 const ok = (id: FindingId, message: string): Finding => ({ id, status: "ok", message, remedy: null })
@@ -30,7 +31,10 @@ const list = (items: ReadonlyArray<string>): string => items.join("; ")
 // Configuration and environment
 
 export const configValid = (input: DoctorInput): Finding =>
-  input.config.ok
+  input.config.ok && input.config.config.backup.deadman_url === null
+    ? warn("config-valid", `${input.config.path} is valid; backup.deadman_url is null: no dead-man ping, nothing alerts you when a night fails`,
+      "set backup.deadman_url to the ping URL of a dead-man service (healthchecks.io, Uptime Kuma push, Cronitor …; docs/backup.md)")
+    : input.config.ok
     ? ok("config-valid", `${input.config.path} is valid`)
     : fail("config-valid", `${input.config.code}: ${input.config.message}`,
       `fix ${input.config.path} as the message says (every key named with its path), then restart the service`)
@@ -71,7 +75,7 @@ export const secretsPresent = (input: DoctorInput): Finding => {
     return v !== undefined && [...v].length < SECRET_MIN_LENGTH
   }).map(([n]) => n)
   if (missing.length === 0 && short.length === 0) {
-    return ok("secrets-present", `${names.filter(([n]) => value(input.env, n) !== undefined).length} secrets set, each at least ${SECRET_MIN_LENGTH} characters`)
+    return ok("secrets-present", `${plural(names.filter(([n]) => value(input.env, n) !== undefined).length, "secret")} set, each at least ${SECRET_MIN_LENGTH} characters`)
   }
   const parts = [
     ...(missing.length > 0 ? [`not set: ${missing.join(", ")}`] : []),
@@ -89,7 +93,7 @@ export const secretsDistinct = (input: DoctorInput): Finding => {
     for (const b of present.slice(i + 1)) if (value(input.env, a) === value(input.env, b)) equal.push(`${a} = ${b}`)
   }
   return equal.length === 0
-    ? ok("secrets-distinct", `${present.length} secrets, pairwise different`)
+    ? ok("secrets-distinct", `${plural(present.length, "secret")}, pairwise different`)
     : fail("secrets-distinct", `the same value: ${equal.join(", ")}`, "give each secret its own random value (openssl rand -hex 32)")
 }
 
@@ -121,9 +125,9 @@ export const atRest = (input: DoctorInput): Finding => {
   }
   const days = Math.floor((input.now - Date.parse(`${attested.attested_at}T00:00:00Z`)) / DAY)
   return days > ATTESTATION_DAYS
-    ? fail("at-rest", `at_rest was attested on ${attested.attested_at}, ${days} days ago (more than ${ATTESTATION_DAYS})`,
+    ? fail("at-rest", `at_rest was attested on ${attested.attested_at}, ${plural(days, "day")} ago (more than ${ATTESTATION_DAYS})`,
       "check that the data dir is still on an encrypted volume and set at_rest.attested_at to today")
-    : ok("at-rest", `at_rest attested on ${attested.attested_at} (${Math.max(0, days)} days ago)`)
+    : ok("at-rest", `at_rest attested on ${attested.attested_at} (${plural(Math.max(0, days), "day")} ago)`)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -167,7 +171,7 @@ export const scopesUnlocked = (input: DoctorInput): Finding => {
   if (missing.length > 0) {
     return warn("scopes-unlocked", `configured without a file: ${missing.join(", ")}`, `create it: groundnote scope create ${missing[0]}`)
   }
-  return ok("scopes-unlocked", `${status.scopes.length} scopes open`)
+  return ok("scopes-unlocked", `${plural(status.scopes.length, "scope")} open`)
 }
 
 const maxHours = (input: DoctorInput, key: "max_backup_age_hours" | "max_probe_age_hours"): number =>
@@ -175,10 +179,18 @@ const maxHours = (input: DoctorInput, key: "max_backup_age_hours" | "max_probe_a
 
 const NIGHTLY = "check the timer (systemctl list-timers groundnote-backup*, journalctl -u groundnote-backup) and run groundnote backup nightly"
 
+/**
+ * Nothing was ever copied or probed (a fresh install, the demo): not yet due, so a warning with
+ * the command that makes the first backup; once one exists, what is missing or old fails.
+ */
+const neverBackedUp = (status: DoctorStatus): boolean =>
+  status.backup.ops_backup_at === null && status.scopes.every((s) => s.last_backup_at === null && s.probed_at === null)
+
 export const backupAge = (input: DoctorInput): Finding => {
   const status = statusOf(input)
   if (status === null) return skip("backup-age", serviceDown(input))
   if (status.backup.kind === "litestream") return skip("backup-age", "backup.kind is litestream: it replicates continuously (probe-age tells whether its replica restores)")
+  if (neverBackedUp(status)) return warn("backup-age", "no backup has run on this instance yet", "groundnote backup run (then set up the nightly timer: docs/backup.md)")
   const limit = maxHours(input, "max_backup_age_hours")
   const stale: Array<string> = []
   const check = (name: string, at: string | null) => {
@@ -189,12 +201,17 @@ export const backupAge = (input: DoctorInput): Finding => {
   for (const s of status.scopes.filter((x) => x.created)) check(s.scope, s.last_backup_at)
   return stale.length === 0
     ? ok("backup-age", `every copy is younger than ${limit} h`)
-    : fail("backup-age", `older than ${limit} h: ${list(stale)}`, NIGHTLY)
+    : fail("backup-age", `older than ${limit} h: ${list(stale)}`, stale.some((x) => x.endsWith(" never copied")) ? `run groundnote backup run; ${NIGHTLY}` : NIGHTLY)
 }
 
 export const probeAge = (input: DoctorInput): Finding => {
   const status = statusOf(input)
   if (status === null) return skip("probe-age", serviceDown(input))
+  if (neverBackedUp(status)) {
+    return warn("probe-age", "no restore probe has run on this instance yet", status.backup.kind === "litestream"
+      ? "groundnote backup probe (then set up the nightly timer: docs/backup.md)"
+      : "groundnote backup run, then groundnote backup probe (the nightly timer runs both: docs/backup.md)")
+  }
   const limit = maxHours(input, "max_probe_age_hours")
   const bad: Array<string> = []
   for (const s of status.scopes.filter((x) => x.created)) {

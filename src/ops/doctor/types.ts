@@ -44,8 +44,8 @@ export interface DoctorConfig {
   readonly instance: string
   readonly scopes: ReadonlyArray<{ readonly name: string }>
   readonly backup:
-    | { readonly kind: "copy"; readonly directory: string; readonly deadman_url: string; readonly export_directory?: string | undefined }
-    | { readonly kind: "litestream"; readonly deadman_url: string; readonly export_directory?: string | undefined }
+    | { readonly kind: "copy"; readonly directory: string; readonly deadman_url: string | null; readonly export_directory?: string | undefined }
+    | { readonly kind: "litestream"; readonly deadman_url: string | null; readonly export_directory?: string | undefined }
   /** cloudflare-access mode: the team domain is doctor's reference clock */
   readonly access?: { readonly team_domain: string } | undefined
   readonly at_rest?: { readonly kind: "volume"; readonly attested_at?: string | undefined } | undefined

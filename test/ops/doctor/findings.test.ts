@@ -167,6 +167,41 @@ describe("doctor findings", () => {
     expect(F.probeAge(withStatus({ scopes: [scopeStatus("sales", { probed_at: HOURS_AGO(50) })] }))).toMatchObject({ status: "fail", message: "sales probed 2 d 2 h ago" })
   })
 
+  it("an instance that was never backed up (a fresh install, the demo): backup-age and probe-age warn with groundnote backup run, not fail", () => {
+    const fresh = withStatus({
+      backup: { kind: "copy", ops_backup_at: null },
+      scopes: [scopeStatus("sales", { last_backup_at: null, probed_at: null, probe_ok: null }), scopeStatus("ops", { created: false, last_backup_at: null, probed_at: null, probe_ok: null })]
+    })
+    expect(F.backupAge(fresh)).toEqual({
+      id: "backup-age", status: "warn", message: "no backup has run on this instance yet",
+      remedy: "groundnote backup run (then set up the nightly timer: docs/backup.md)"
+    })
+    expect(F.probeAge(fresh)).toEqual({
+      id: "probe-age", status: "warn", message: "no restore probe has run on this instance yet",
+      remedy: "groundnote backup run, then groundnote backup probe (the nightly timer runs both: docs/backup.md)"
+    })
+    expect(runDoctor(fresh).filter((f) => f.status === "fail")).toEqual([])
+    // once one copy exists, a scope that was never copied fails, naming the command first
+    const partly = withStatus({ scopes: [scopeStatus("sales", { last_backup_at: null, probed_at: null, probe_ok: null }), scopeStatus("ops")] })
+    expect(F.backupAge(partly)).toMatchObject({ status: "fail", message: "older than 26 h: sales never copied", remedy: expect.stringMatching(/^run groundnote backup run; /) })
+    expect(F.probeAge(partly)).toMatchObject({ status: "fail", message: "sales never probed" })
+  })
+
+  it("config-valid warns when backup.deadman_url is null: nothing alerts the operator when a night fails", () => {
+    const none = input({ config: { ok: true, path: "/etc/groundnote/groundnote.json", config: decoded({ backup: { kind: "copy", directory: "/srv/backup", deadman_url: null } }) } })
+    expect(F.configValid(none)).toEqual({
+      id: "config-valid", status: "warn",
+      message: "/etc/groundnote/groundnote.json is valid; backup.deadman_url is null: no dead-man ping, nothing alerts you when a night fails",
+      remedy: "set backup.deadman_url to the ping URL of a dead-man service (healthchecks.io, Uptime Kuma push, Cronitor …; docs/backup.md)"
+    })
+  })
+
+  it("one of a thing is singular: 1 scope open, 1 day ago", () => {
+    expect(F.scopesUnlocked(withStatus({ scopes: [scopeStatus("sales")] }))).toMatchObject({ status: "ok", message: "1 scope open" })
+    const oneDay = input({ volume: { encrypted: null, how: "overlay" }, config: { ok: true, path: "g", config: decoded({ at_rest: { kind: "volume", attested_at: "2026-11-06" } }) } })
+    expect(F.atRest(oneDay)).toMatchObject({ status: "ok", message: "at_rest attested on 2026-11-06 (1 day ago)" })
+  })
+
   it("verify-result: passed, failed, never run", () => {
     expect(F.verifyResult(input()).status).toBe("skip")
     expect(F.verifyResult(withStatus({ scopes: [scopeStatus("sales", { verify_ok: true, verified_at: HOURS_AGO(5) })] })).status).toBe("ok")
