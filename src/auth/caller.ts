@@ -75,11 +75,16 @@ export const checkCaller = (
     if (!CHANNEL_KINDS[channel].includes(kind)) {
       return yield* new ChannelNotAllowed({ message: `a ${kind} cannot use the ${channel} channel`, reason: `${kind} on ${channel}`, grantId: grant.id })
     }
-    if (check.limit !== null) {
-      const limiter = yield* RateLimiter
-      yield* limiter.take(check.limit, grant.id).pipe(
-        Effect.mapError((e) => new RateLimited({ message: e.message, retryAfter: e.retryAfter ?? 1, reason: check.limit ?? "", grantId: grant.id }))
-      )
-    }
+    if (check.limit !== null) yield* takeLimit(check.limit, grant.id)
     return { identity: identity.right, grant, channel }
   })
+
+/**
+ * Takes `count` tokens of the grant's `kind` bucket (all or none): a request is one, a JSON-RPC
+ * batch on /mcp one per message. The refusal carries the kind and the grant for the process log.
+ */
+export const takeLimit = (kind: LimitKind, grantId: string, count = 1): Effect.Effect<void, RateLimited, RateLimiter> =>
+  Effect.flatMap(RateLimiter, (limiter) =>
+    limiter.take(kind, grantId, count).pipe(
+      Effect.mapError((e) => new RateLimited({ message: e.message, retryAfter: e.retryAfter ?? 1, reason: kind, grantId }))
+    ))

@@ -27,10 +27,16 @@ export interface RequestParts {
 
 export type Params = Readonly<Record<string, string | undefined>>
 
-/** The bucket of each operation: decisions, reviews and archives count as decisions, exports per hour. */
+/**
+ * The bucket of each operation: decisions, reviews and archives count as decisions, exports per
+ * hour; every other route of /v1 (GET /v1/rejected of the approval channel too) counts as a
+ * request. The approval pages are not limited (§3: requests "on /mcp and /v1").
+ */
 const LIMIT_OF: Partial<Record<OperationName, LimitKind>> = {
   decide: "decisions", review_structure: "decisions", archive_entity: "decisions", export: "exports"
 }
+
+const isV1 = (request: HttpServerRequest.HttpServerRequest): boolean => /^\/v1(\/|$|\?)/.test(request.url)
 
 export interface Route<I, R, RP> {
   readonly channel: ChannelName
@@ -80,7 +86,7 @@ export const serveRoute = <I, R, RP>(route: Route<I, R, RP>) =>
     const bodyLimit = route.bodyLimit ?? DEFAULT_BODY_LIMIT
     // 1. credential → identity → active grant; identity kind of the channel; limits (before the
     // body's size: a call without a credential is 401 whatever it sends; no body is read here)
-    const limit = LIMIT_OF[call.name] ?? (channel === "approval" ? null : "requests")
+    const limit = LIMIT_OF[call.name] ?? (isV1(request) ? "requests" : null)
     const caller = yield* Effect.either(checkCaller(request, { channel, limit }))
     if (caller._tag === "Left") {
       const e = caller.left
