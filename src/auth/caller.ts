@@ -12,7 +12,7 @@ import { ChannelNotAllowed, RateLimited, type SessionEnded, Unauthorized } from 
 import type { Grant } from "../contracts/grants.js"
 import { BEARER_RE, hashBearer, OpsStore } from "../db/ops-store.js"
 import { type LimitKind, RateLimiter } from "../transport/rate-limit.js"
-import { authenticate } from "./credentials.js"
+import { authenticate, CREDENTIAL_MESSAGES } from "./credentials.js"
 import type { ChannelName, Identity, JwksUnavailable } from "./identity.js"
 import type { JwtVerifier } from "./jwt.js"
 
@@ -29,8 +29,6 @@ export class CurrentCaller extends Context.Tag("Groundnote/CurrentCaller")<Curre
 export const CHANNEL_KINDS: Readonly<Record<ChannelName, ReadonlyArray<Identity["kind"]>>> = {
   mcp: ["person"], api: ["person", "service"], approval: ["person"]
 }
-
-export const NO_GRANT_MESSAGE = "a valid credential is required"
 
 /** A refusal of step 1; the grant id (when known) and the reason go to the process log. */
 export type CallerRefusal = Unauthorized | ChannelNotAllowed | SessionEnded | RateLimited
@@ -69,7 +67,12 @@ export const checkCaller = (
       return yield* e
     }
     const found = yield* ops.findActiveGrant(identity.right.auth, identity.right.identity).pipe(Effect.orDie)
-    if (Option.isNone(found)) return yield* new Unauthorized({ message: NO_GRANT_MESSAGE, reason: "no active grant" })
+    if (Option.isNone(found)) {
+      // a bearer proves nothing by its form: without a grant it is an unknown token; a verified
+      // JWT or a dev token did prove itself, and only the grant is missing
+      const message = identity.right.auth === "bearer" ? CREDENTIAL_MESSAGES.unknownToken : CREDENTIAL_MESSAGES.noGrant
+      return yield* new Unauthorized({ message, reason: "no active grant" })
+    }
     const grant = found.value
     const kind = identity.right.kind
     if (!CHANNEL_KINDS[channel].includes(kind)) {
