@@ -44,7 +44,15 @@ export interface Route<I, R, RP> {
   /** step 2's reading of the request (with CurrentCaller: the caller is known) */
   readonly parse: (parts: RequestParts) => Effect.Effect<I, DomainError, RP | CurrentCaller>
   readonly bodyLimit?: number
+  /** true: the route reads a JSON body only; any other content type is 415 before the body is read */
+  readonly jsonBody?: boolean
 }
+
+/** The media type of a request body (without parameters), lowercased; "" without a Content-Type. */
+const mediaType = (request: HttpServerRequest.HttpServerRequest): string =>
+  (request.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() ?? ""
+
+export const JSON_ONLY_MESSAGE = "this route reads a JSON body: send it with Content-Type: application/json"
 
 const isFile = (body: unknown): body is FileBody =>
   typeof body === "object" && body !== null && (body as { _tag?: unknown })._tag === "File"
@@ -96,6 +104,10 @@ export const serveRoute = <I, R, RP>(route: Route<I, R, RP>) =>
     if (contentLengthTooLarge(request, bodyLimit)) {
       return errorResponse("payload-too-large", graphEnvelope(call.name, "payload-too-large", { message: `the body is larger than ${bodyLimit} bytes` }))
     }
+    // a form or any other type is refused whole, never read half (a form's fields would decode as strings)
+    if (route.jsonBody === true && mediaType(request) !== "" && mediaType(request) !== "application/json") {
+      return errorResponse("unsupported-media-type", graphEnvelope(call.name, "unsupported-media-type", { message: JSON_ONLY_MESSAGE }))
+    }
     // 2.–6. read the input, then the shared steps
     const clean: Record<string, string> = {}
     for (const [k, v] of Object.entries(params)) if (v !== undefined) clean[k] = v
@@ -140,6 +152,7 @@ export const operationRoute = <I, R>(
   serveRoute({
     channel,
     call: op,
+    jsonBody: from === "body",
     ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
     parse: (parts) =>
       Effect.suspend(() => {

@@ -125,7 +125,7 @@ const ENUMS = new Set([
   "below-min-coverage", "below-reranker-threshold", "no-candidate",
   "validation-failed", "multiple-scopes-without-flag", "source-immutable", "reason-missing", "unauthorized",
   "channel-not-allowed", "scope-not-allowed", "csrf-failed", "not-found", "already-decided", "version-outdated",
-  "source-conflict", "duplicate-candidate", "cycle", "has-children", "payload-too-large", "quote-not-found",
+  "source-conflict", "duplicate-candidate", "cycle", "has-children", "payload-too-large", "unsupported-media-type", "quote-not-found",
   "source-unknown", "reference-unknown", "secret-detected", "scope-mismatch", "parent-archived", "depth-limit",
   "entity-archived", "rate-limited", "internal", "scope-locked",
   ...SIGNALS
