@@ -7,7 +7,7 @@
  * head.adoption says who adopted the rule; an auto-adopted statement stays framed (auto-adopted).
  */
 import { Schema } from "effect"
-import { parseRuleRef, RULE_ID_RE, RULE_REF_RE } from "../../contracts/ids.js"
+import { parseRuleRef, RuleRefOrId } from "../../contracts/ids.js"
 import { ReadRuleInput } from "../../domain/rule-schemas.js"
 import { readRule as read } from "../../operations/rules.js"
 import type { Services } from "../../services.js"
@@ -20,11 +20,6 @@ export const READ_RULE_DESCRIPTION =
   "as_of for the version in force on that day and include_proposals: true to read an unconfirmed proposal. Cite " +
   "its date and source; if recheck is set, ask the person \"still valid?\" and read rule_provenance first. A head " +
   "with adoption kind auto was adopted by the approval policy without a person: say \"auto-adopted\" when you cite it."
-
-/** A rule ref as search answers it (rule/<id>[@<n>]) or the bare rule id an agent reads in a line. */
-const RuleRefOrId = Schema.String.pipe(Schema.filter((s) => RULE_REF_RE.test(s) || RULE_ID_RE.test(s), {
-  message: () => "must be a rule ref rule/<id>[@<n>] or a rule id <scope>-<nnnn>"
-}))
 
 /** The tool names the rule by its ref (or its id); the operation reads it by id. */
 const ReadRuleArgs = Schema.Struct({ ref: RuleRefOrId, as_of: ReadRuleInput.fields.as_of, include_proposals: ReadRuleInput.fields.include_proposals })
