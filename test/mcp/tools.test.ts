@@ -216,6 +216,9 @@ describe("read_rule", () => {
     expect(proposal.isError).toBe(true)
     expect(proposal.structuredContent).toMatchObject({ error: "not-found", message: "sales-0003 is a proposal a person has not confirmed yet" })
     expect(textOf(proposal)).toContain("include_proposals: true")
+    // the code, the server's own message and its remedy reach the model as is, not in an untrusted block
+    expect(textOf(proposal)).toContain("\nmessage: sales-0003 is a proposal a person has not confirmed yet\n")
+    expect(textOf(proposal)).not.toContain("untrusted")
     expect(structured<{ head: { ref: string } }>(await mcp.call("read_rule", { ref: "rule/sales-0003", include_proposals: true })).head.ref).toBe("rule/sales-0003@1")
     const plain = errorOf(await mcp.call("read_rule", { ref: "rule/sales-0002" }))
     const withProposals = errorOf(await mcp.call("read_rule", { ref: "rule/sales-0002@2", include_proposals: true }))
