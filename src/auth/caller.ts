@@ -12,7 +12,7 @@ import { ChannelNotAllowed, RateLimited, type SessionEnded, Unauthorized } from 
 import type { Grant } from "../contracts/grants.js"
 import { BEARER_RE, hashBearer, OpsStore } from "../db/ops-store.js"
 import { type LimitKind, RateLimiter } from "../transport/rate-limit.js"
-import { authenticate } from "./credentials.js"
+import { authenticate, CREDENTIAL_MESSAGES } from "./credentials.js"
 import type { ChannelName, Identity, JwksUnavailable } from "./identity.js"
 import type { JwtVerifier } from "./jwt.js"
 
@@ -29,8 +29,6 @@ export class CurrentCaller extends Context.Tag("Groundnote/CurrentCaller")<Curre
 export const CHANNEL_KINDS: Readonly<Record<ChannelName, ReadonlyArray<Identity["kind"]>>> = {
   mcp: ["person"], api: ["person", "service"], approval: ["person"]
 }
-
-export const NO_GRANT_MESSAGE = "a valid credential is required"
 
 /** A refusal of step 1; the grant id (when known) and the reason go to the process log. */
 export type CallerRefusal = Unauthorized | ChannelNotAllowed | SessionEnded | RateLimited
@@ -69,17 +67,27 @@ export const checkCaller = (
       return yield* e
     }
     const found = yield* ops.findActiveGrant(identity.right.auth, identity.right.identity).pipe(Effect.orDie)
-    if (Option.isNone(found)) return yield* new Unauthorized({ message: NO_GRANT_MESSAGE, reason: "no active grant" })
+    if (Option.isNone(found)) {
+      // a bearer proves nothing by its form: without a grant it is an unknown token; a verified
+      // JWT or a dev token did prove itself, and only the grant is missing
+      const message = identity.right.auth === "bearer" ? CREDENTIAL_MESSAGES.unknownToken : CREDENTIAL_MESSAGES.noGrant
+      return yield* new Unauthorized({ message, reason: "no active grant" })
+    }
     const grant = found.value
     const kind = identity.right.kind
     if (!CHANNEL_KINDS[channel].includes(kind)) {
       return yield* new ChannelNotAllowed({ message: `a ${kind} cannot use the ${channel} channel`, reason: `${kind} on ${channel}`, grantId: grant.id })
     }
-    if (check.limit !== null) {
-      const limiter = yield* RateLimiter
-      yield* limiter.take(check.limit, grant.id).pipe(
-        Effect.mapError((e) => new RateLimited({ message: e.message, retryAfter: e.retryAfter ?? 1, reason: check.limit ?? "", grantId: grant.id }))
-      )
-    }
+    if (check.limit !== null) yield* takeLimit(check.limit, grant.id)
     return { identity: identity.right, grant, channel }
   })
+
+/**
+ * Takes `count` tokens of the grant's `kind` bucket (all or none): a request is one, a JSON-RPC
+ * batch on /mcp one per message. The refusal carries the kind and the grant for the process log.
+ */
+export const takeLimit = (kind: LimitKind, grantId: string, count = 1): Effect.Effect<void, RateLimited, RateLimiter> =>
+  Effect.flatMap(RateLimiter, (limiter) =>
+    limiter.take(kind, grantId, count).pipe(
+      Effect.mapError((e) => new RateLimited({ message: e.message, retryAfter: e.retryAfter ?? 1, reason: kind, grantId }))
+    ))

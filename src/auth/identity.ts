@@ -19,4 +19,6 @@ export class JwksUnavailable extends Schema.TaggedError<JwksUnavailable>()("Jwks
   reason: Schema.String
 }) {}
 
-export const UNAUTHORIZED_MESSAGE = "a valid credential is required"
+/** Every refused Access JWT (the reason, jose's code, goes to the process log only). */
+export const UNAUTHORIZED_MESSAGE =
+  "the Access token is not valid for this channel (expired, issued for another Access application, or not signed by the team's keys); sign in again"

@@ -54,6 +54,7 @@ const GRAPH_GUIDANCE: Partial<Record<ErrorCode, { remedy: string; next: Readonly
   "multiple-scopes-without-flag": { remedy: "name one scope: entities and links never span scopes", next: [] },
   "validation-failed": { remedy: "correct the fields named in issues and call again", next: [] },
   "payload-too-large": { remedy: "send a smaller request", next: [] },
+  "unsupported-media-type": { remedy: "send the body as JSON with Content-Type: application/json", next: [] },
   "rate-limited": { remedy: "wait the seconds of Retry-After, then call again", next: [] },
   "scope-locked": { remedy: "the scope is not available now: tell the person and try again later", next: [] }
 }

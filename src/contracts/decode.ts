@@ -1,6 +1,7 @@
 /** Strict decoding into the contract's schemas: 400 validation-failed naming every path. */
 import { Effect, type ParseResult, Schema } from "effect"
 import { type Issue, QUOTED_VALUE_CHARS, ValidationFailed, validationFailed } from "./errors.js"
+import { suggestKnownKeys, UNKNOWN_KEY } from "./known-keys.js"
 import { STRICT } from "./schemas.js"
 
 /** A UTF-16 surrogate without its partner: text that has no Unicode form and cannot be stored as it was sent. */
@@ -37,6 +38,14 @@ export const loneSurrogates = (value: unknown, max = MAX_ISSUES): Array<Issue> =
   return out
 }
 
+/** The refusal with every unknown key's nearest known key named ("did you mean …?"). */
+const withSuggestions = (schema: Schema.Schema.Any, e: ValidationFailed, what: string): ValidationFailed => {
+  if (e.issues === undefined || !e.issues.some((i) => i.message === UNKNOWN_KEY)) return e
+  const issues = suggestKnownKeys(schema, e.issues)
+  const first = issues[0]
+  return new ValidationFailed({ message: first === undefined ? e.message : `${what} is invalid: ${first.path}: ${first.message}`, issues })
+}
+
 /**
  * Decodes `value` strictly into `schema`. Ill-formed UTF-16 (a lone surrogate, e.g. the JSON
  * escape "\ud800" without its pair) in any string or key is refused first, naming the field: it
@@ -50,5 +59,5 @@ export const decodeStrict = <A, I>(schema: Schema.Schema<A, I>, value: unknown, 
   if (first !== undefined) {
     return Effect.fail(new ValidationFailed({ message: `${what} is invalid: ${first.path}: ${first.message}`, issues: lone }))
   }
-  return Schema.decodeUnknown(schema, STRICT)(value).pipe(Effect.mapError((e: ParseResult.ParseError) => validationFailed(e, what)))
+  return Schema.decodeUnknown(schema, STRICT)(value).pipe(Effect.mapError((e: ParseResult.ParseError) => withSuggestions(schema, validationFailed(e, what), what)))
 }

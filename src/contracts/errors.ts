@@ -30,6 +30,8 @@ export const ERROR_STATUS = {
   "scope-exists": 409,
   "grant-exists": 409,
   "payload-too-large": 413,
+  /** a /v1 route that reads a JSON body got another content type (a form, text) */
+  "unsupported-media-type": 415,
   "quote-not-found": 422,
   "source-unknown": 422,
   "reference-unknown": 422,

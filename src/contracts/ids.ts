@@ -27,6 +27,10 @@ export const RuleId = Schema.String.pipe(Schema.pattern(RULE_ID_RE, {
 export const RuleRef = Schema.String.pipe(Schema.pattern(RULE_REF_RE, {
   message: () => "must be a rule ref rule/<id>[@<n>]"
 }))
+/** A rule ref as search answers it (rule/<id>[@<n>]) or the bare rule id people and lines name (read_rule). */
+export const RuleRefOrId = Schema.String.pipe(Schema.filter((s) => RULE_REF_RE.test(s) || RULE_ID_RE.test(s), {
+  message: () => "must be a rule ref rule/<id>[@<n>] or a rule id <scope>-<nnnn>"
+}))
 export const EntityId = Schema.String.pipe(Schema.pattern(ENTITY_ID_RE, {
   message: () => "must be an entity id <scope>-e<nnnn>"
 }))

@@ -27,10 +27,16 @@ export interface RequestParts {
 
 export type Params = Readonly<Record<string, string | undefined>>
 
-/** The bucket of each operation: decisions, reviews and archives count as decisions, exports per hour. */
+/**
+ * The bucket of each operation: decisions, reviews and archives count as decisions, exports per
+ * hour; every other route of /v1 (GET /v1/rejected of the approval channel too) counts as a
+ * request. The approval pages are not limited (§3: requests "on /mcp and /v1").
+ */
 const LIMIT_OF: Partial<Record<OperationName, LimitKind>> = {
   decide: "decisions", review_structure: "decisions", archive_entity: "decisions", export: "exports"
 }
+
+const isV1 = (request: HttpServerRequest.HttpServerRequest): boolean => /^\/v1(\/|$|\?)/.test(request.url)
 
 export interface Route<I, R, RP> {
   readonly channel: ChannelName
@@ -38,7 +44,15 @@ export interface Route<I, R, RP> {
   /** step 2's reading of the request (with CurrentCaller: the caller is known) */
   readonly parse: (parts: RequestParts) => Effect.Effect<I, DomainError, RP | CurrentCaller>
   readonly bodyLimit?: number
+  /** true: the route reads a JSON body only; any other content type is 415 before the body is read */
+  readonly jsonBody?: boolean
 }
+
+/** The media type of a request body (without parameters), lowercased; "" without a Content-Type. */
+const mediaType = (request: HttpServerRequest.HttpServerRequest): string =>
+  (request.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() ?? ""
+
+export const JSON_ONLY_MESSAGE = "this route reads a JSON body: send it with Content-Type: application/json"
 
 const isFile = (body: unknown): body is FileBody =>
   typeof body === "object" && body !== null && (body as { _tag?: unknown })._tag === "File"
@@ -80,7 +94,7 @@ export const serveRoute = <I, R, RP>(route: Route<I, R, RP>) =>
     const bodyLimit = route.bodyLimit ?? DEFAULT_BODY_LIMIT
     // 1. credential → identity → active grant; identity kind of the channel; limits (before the
     // body's size: a call without a credential is 401 whatever it sends; no body is read here)
-    const limit = LIMIT_OF[call.name] ?? (channel === "approval" ? null : "requests")
+    const limit = LIMIT_OF[call.name] ?? (isV1(request) ? "requests" : null)
     const caller = yield* Effect.either(checkCaller(request, { channel, limit }))
     if (caller._tag === "Left") {
       const e = caller.left
@@ -89,6 +103,10 @@ export const serveRoute = <I, R, RP>(route: Route<I, R, RP>) =>
     }
     if (contentLengthTooLarge(request, bodyLimit)) {
       return errorResponse("payload-too-large", graphEnvelope(call.name, "payload-too-large", { message: `the body is larger than ${bodyLimit} bytes` }))
+    }
+    // a form or any other type is refused whole, never read half (a form's fields would decode as strings)
+    if (route.jsonBody === true && mediaType(request) !== "" && mediaType(request) !== "application/json") {
+      return errorResponse("unsupported-media-type", graphEnvelope(call.name, "unsupported-media-type", { message: JSON_ONLY_MESSAGE }))
     }
     // 2.–6. read the input, then the shared steps
     const clean: Record<string, string> = {}
@@ -134,6 +152,7 @@ export const operationRoute = <I, R>(
   serveRoute({
     channel,
     call: op,
+    jsonBody: from === "body",
     ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
     parse: (parts) =>
       Effect.suspend(() => {

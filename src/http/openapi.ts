@@ -56,6 +56,7 @@ const ERRORS: ReadonlyArray<readonly [status: string, description: string]> = [
   ["401", "unauthorized: no valid credential or no active grant (WWW-Authenticate names the protected-resource document)"],
   ["403", "channel-not-allowed (identity kind or right), scope-not-allowed (the same answer whether the scope exists or not) or csrf-failed"],
   ["413", "payload-too-large: 10 MiB on /v1/sources, 256 KiB elsewhere"],
+  ["415", "unsupported-media-type: a route that reads a JSON body got another Content-Type (a form, text)"],
   ["429", "rate-limited: wait the seconds of Retry-After"],
   ["500", "internal: nothing but the code"],
   ["503", "scope-locked: the scope file cannot be opened (or is missing); overloaded: the listener's queue is full, nothing was done — retry after the seconds of Retry-After"]
@@ -96,7 +97,7 @@ export const completeSpec = (version: string) => (spec: Json): Json => {
       const responses = op.responses as Record<string, Json>
       const graph = GRAPH_PATHS.test(path)
       for (const [status, description] of ERRORS) {
-        if (status === "413" && method === "get") continue
+        if ((status === "413" || status === "415") && method === "get") continue
         responses[status] = { description, content: errorContent(graph) }
       }
       if (path.includes("{") && responses["404"] === undefined) responses["404"] = { description: "not-found: the same answer for an unknown, malformed or foreign id", content: errorContent(graph) }

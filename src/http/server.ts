@@ -17,6 +17,7 @@ import { InFlight, type InFlightShape } from "../read-pool/in-flight.js"
 import { Admission, admissionKey, type Gate, makeGate } from "../transport/admission.js"
 import { interleaved } from "../transport/interleave.js"
 import { errorResponse } from "../transport/responses.js"
+import { mcpOverloaded } from "../mcp/overloaded.js"
 import { AppRoutes } from "./app.js"
 
 /** Paths served at once, never queued: the liveness probe and the static protected-resource document. */
@@ -27,11 +28,24 @@ const pathOf = (url: string): string => {
   return q < 0 ? url : url.slice(0, q)
 }
 
+const overloadedMessage = (retryAfterSeconds: number) =>
+  `the service is serving as many requests as it can; try again in ${retryAfterSeconds} s`
+
 /** 503 overloaded: the ErrorBody and Retry-After in whole seconds. */
 export const overloadedResponse = (retryAfterSeconds: number): HttpServerResponse.HttpServerResponse =>
-  errorResponse("overloaded", {
-    message: `the service is serving as many requests as it can; try again in ${retryAfterSeconds} s`
-  }, { "retry-after": String(retryAfterSeconds) })
+  errorResponse("overloaded", { message: overloadedMessage(retryAfterSeconds) }, { "retry-after": String(retryAfterSeconds) })
+
+/**
+ * The answer to a request the gate turns away: 503 overloaded, except a POST /mcp, which is
+ * answered in the protocol (src/mcp/overloaded.ts: an isError result per tool call).
+ */
+const refusedAnswer = (request: HttpServerRequest.HttpServerRequest, retryAfterSeconds: number) =>
+  Effect.suspend(() => {
+    const plain = overloadedResponse(retryAfterSeconds)
+    return request.method === "POST" && pathOf(request.url) === "/mcp"
+      ? mcpOverloaded(retryAfterSeconds, overloadedMessage(retryAfterSeconds), plain)
+      : Effect.succeed(plain)
+  })
 
 /**
  * What runs around every request, in this order: counted (read-pool/in-flight.ts: the read pool's
@@ -43,7 +57,7 @@ export const overloadedResponse = (retryAfterSeconds: number): HttpServerRespons
  * Effect's default scheduler, in the microtask queue of the request that left, and each request
  * woken there ran step 1 before the event loop polled again.
  */
-const aroundRequest = (gate: Gate | null, refused: Effect.Effect<HttpServerResponse.HttpServerResponse>, inFlight: InFlightShape) =>
+const aroundRequest = (gate: Gate | null, retryAfterSeconds: number, inFlight: InFlightShape) =>
 <E, R>(effect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest>) => {
   const gated = gate === null
     ? effect
@@ -51,7 +65,7 @@ const aroundRequest = (gate: Gate | null, refused: Effect.Effect<HttpServerRespo
       UNGATED.has(pathOf(request.url))
         ? effect
         // the connection is the flow whose served count decides turns within a grant
-        : gate.admit(admissionKey(request.headers, Option.getOrUndefined(request.remoteAddress)), NodeHttpServerRequest.toIncomingMessage(request).socket, effect, refused))
+        : gate.admit(admissionKey(request.headers, Option.getOrUndefined(request.remoteAddress)), NodeHttpServerRequest.toIncomingMessage(request).socket, effect, refusedAnswer(request, retryAfterSeconds)))
   return Effect.ensuring(Effect.zipRight(Effect.sync(inFlight.enter), interleaved(gated)), Effect.sync(inFlight.leave))
 }
 
@@ -60,7 +74,7 @@ const AroundRequest = HttpLayerRouter.middleware(
   Effect.map(Effect.all([Admission, InFlight]), ([{ options, observe }, inFlight]) => {
     const gate = options === null ? null : makeGate(options)
     if (gate !== null) observe?.(gate)
-    return aroundRequest(gate, Effect.sync(() => overloadedResponse(options?.retryAfterSeconds ?? 1)), inFlight)
+    return aroundRequest(gate, options?.retryAfterSeconds ?? 1, inFlight)
   }),
   { global: true }
 )

@@ -32,6 +32,22 @@ const plainError = (body: PlainError): CallToolResult => ({
   isError: true
 })
 
+/** A tool call the service had no capacity for (503 overloaded on the rest of the listener). */
+export interface OverloadedBody {
+  readonly error: "overloaded"
+  /** the server's own words, no caller input */
+  readonly message: string
+  /** whole seconds to wait before sending the call again (the Retry-After of HTTP) */
+  readonly retry_after: number
+}
+
+/** The isError result of a tool call past capacity: nothing ran; send it again after retry_after seconds. */
+export const overloadedResult = (body: OverloadedBody): CallToolResult => ({
+  content: [{ type: "text", text: JSON.stringify(body) }],
+  structuredContent: { ...body },
+  isError: true
+})
+
 /** The guidance of an internal failure on a graph tool (graph.md §8: every graph answer has remedy and next). */
 const INTERNAL_REMEDY = "Something failed inside Groundnote. Tell the person; do not repeat the call."
 

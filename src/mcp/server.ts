@@ -6,18 +6,20 @@
  * Before the transport, in this order: a foreign Origin → 403 csrf-failed; a body over 256 KiB →
  * 413; the credential → identity → active grant (401 with WWW-Authenticate: Bearer
  * resource_metadata=…); a service (Access service token or service bearer) → 403
- * channel-not-allowed; the request limit of the grant (429); reading the body: over 256 KiB
- * (chunked) → 413, nested more than 64 levels → 400 validation-failed (an ErrorBody, before it is
- * parsed), not JSON → a JSON-RPC parse error. Each tool call then runs steps 2–6
+ * channel-not-allowed; reading the body: over 256 KiB (chunked) → 413; the request limit of the
+ * grant, one request per JSON-RPC message (a batch of 100 counts 100; 429, nothing of it runs);
+ * nested more than 64 levels → 400 validation-failed (an ErrorBody, before it is parsed), not
+ * JSON → a JSON-RPC parse error. Each tool call then runs steps 2–6
  * of the scope-check pipeline (runCall) for that person and grant. Any other method → 405.
  */
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
 import { Effect } from "effect"
-import { checkCaller } from "../auth/caller.js"
+import { checkCaller, takeLimit } from "../auth/caller.js"
 import { logDenied } from "../auth/scope-check.js"
 import { AppConfig } from "../config/config.js"
+import type { RateLimited } from "../contracts/errors.js"
 import type { Services } from "../services.js"
 import { contentLengthTooLarge, DEFAULT_BODY_LIMIT, isTooDeep, readBody } from "../transport/body.js"
 import { errorResponse, internal } from "../transport/responses.js"
@@ -90,24 +92,33 @@ export const mcpPost = Effect.gen(function*() {
     yield* Effect.logWarning("denied").pipe(Effect.annotateLogs({ channel: "mcp", operation: "mcp", code: "csrf-failed", grant: null, reason: "foreign origin" }))
     return errorResponse("csrf-failed", { message: "requests to /mcp from another origin are refused" })
   }
-  // 1. credential → identity → active grant; a person only; the request limit
-  const caller = yield* Effect.either(checkCaller(request, { channel: "mcp", limit: "requests" }))
+  // 1. credential → identity → active grant; a person only (the request limit below, per message)
+  const caller = yield* Effect.either(checkCaller(request, { channel: "mcp", limit: null }))
+  const unauthorizedHeaders = { "www-authenticate": `Bearer resource_metadata="${config.file.public_url}/.well-known/oauth-protected-resource"` }
   if (caller._tag === "Left") {
     const e = caller.left
     if (e._tag === "JwksUnavailable") return yield* internal("jwks", e)
     yield* logDenied("mcp", "mcp", e, e.grantId ?? null)
-    const headers: Record<string, string> = e.code === "unauthorized"
-      ? { "www-authenticate": `Bearer resource_metadata="${config.file.public_url}/.well-known/oauth-protected-resource"` }
-      : e.code === "rate-limited" ? { "retry-after": String(e.retryAfter ?? 1) } : {}
-    return errorResponse(e.code, { message: e.message }, headers)
+    return errorResponse(e.code, { message: e.message }, e.code === "unauthorized" ? unauthorizedHeaders : {})
   }
+  const grantId = caller.right.grant.id
+  /** The request limit: every JSON-RPC message of the POST counts, a body that is not one counts once. */
+  const limited = (count: number) =>
+    Effect.map(Effect.either(takeLimit("requests", grantId, count)), (taken) => taken._tag === "Right" ? null : taken.left)
+  const refusedByLimit = (e: RateLimited) =>
+    Effect.as(logDenied("mcp", "mcp", e, grantId), errorResponse(e.code, { message: e.message }, { "retry-after": String(e.retryAfter ?? 1) }))
   // the declared size after step 1: without a credential the answer is 401 whatever is sent
   if (contentLengthTooLarge(request, DEFAULT_BODY_LIMIT)) {
+    const over = yield* limited(1)
+    if (over !== null) return yield* refusedByLimit(over)
     return errorResponse("payload-too-large", { message: `the body is larger than ${DEFAULT_BODY_LIMIT} bytes` })
   }
 
   // the JSON-RPC body (the transport gets it parsed)
   const body = yield* Effect.either(readBody(request, DEFAULT_BODY_LIMIT))
+  const messages = body._tag === "Right" && Array.isArray(body.right.value) ? Math.max(1, body.right.value.length) : 1
+  const over = yield* limited(messages)
+  if (over !== null) return yield* refusedByLimit(over)
   if (body._tag === "Left") {
     if (body.left._tag === "PayloadTooLarge") return errorResponse("payload-too-large", { message: body.left.message })
     // nested deeper than any message of the protocol: refused before parsing, like on /v1

@@ -125,9 +125,9 @@ const ENUMS = new Set([
   "below-min-coverage", "below-reranker-threshold", "no-candidate",
   "validation-failed", "multiple-scopes-without-flag", "source-immutable", "reason-missing", "unauthorized",
   "channel-not-allowed", "scope-not-allowed", "csrf-failed", "not-found", "already-decided", "version-outdated",
-  "source-conflict", "duplicate-candidate", "cycle", "has-children", "payload-too-large", "quote-not-found",
+  "source-conflict", "duplicate-candidate", "cycle", "has-children", "payload-too-large", "unsupported-media-type", "quote-not-found",
   "source-unknown", "reference-unknown", "secret-detected", "scope-mismatch", "parent-archived", "depth-limit",
-  "entity-archived", "rate-limited", "internal", "scope-locked",
+  "entity-archived", "rate-limited", "internal", "scope-locked", "overloaded",
   ...SIGNALS
 ])
 
@@ -153,6 +153,47 @@ const adoptedByPolicy = (o: Obj): boolean => isObj(o.adoption) && o.adoption.kin
 
 /** A statement is human-confirmed only while its record is confirmed and says a person adopted it (fail-closed). */
 export const humanConfirmed = (o: Obj): boolean => o.status === "confirmed" && isObj(o.adoption) && o.adoption.kind === "person"
+
+/**
+ * The refusal messages the server writes, as patterns whose holes take only server-shaped values
+ * (ids, server refs, numbers, scope names, entity types): such a message beside an error code is
+ * written as is. Any other message — one that could echo what the caller sent (a key, a name, a
+ * source id, a path) — stays framed (fail-closed).
+ */
+const MESSAGE_ID = `${SCOPE_PART}-[elr]?\\d{4,}`
+const MESSAGE_REF = `(?:rule|entity|link|review)/${SCOPE_PART}-[elr]?\\d{4,}(?:@[1-9]\\d*)?`
+const MESSAGE_TYPE = "[a-z][a-z0-9_]{1,39}"
+const QUOTE_NOT_FOUND = "the quote was not found in the stored source \\(compared after normalization; a jamie quote within ±120 s of timestamp_s\\)"
+const SERVER_MESSAGES: ReadonlyArray<RegExp> = [
+  `no rule ${MESSAGE_ID}`,
+  `${MESSAGE_ID} is a proposal a person has not confirmed yet`,
+  `no [a-z]+ (?:${MESSAGE_REF}|${MESSAGE_ID}) in scope ${SCOPE_PART}`,
+  `the entity ${MESSAGE_ID} is archived; archived is final`,
+  `${MESSAGE_ID} has (?:\\d+ )?(?:child|children) that are not archived`,
+  `${MESSAGE_ID} is archived already`,
+  `(?:the parent|the parent before the change,) ${MESSAGE_ID},? is archived`,
+  `parent_id names an entity of another scope than ${SCOPE_PART}`,
+  `parent_id ${MESSAGE_ID} is not an entity of scope ${SCOPE_PART}`,
+  `depth \\d+ is above the tree limit of \\d+`,
+  `this would put an entity at level \\d+; the tree has at most \\d+ levels`,
+  `\\d+ similar ${MESSAGE_TYPE} entit(?:y exists|ies exist) in this scope`,
+  `an entity of type ${MESSAGE_TYPE} with this name exists under the same parent; force does not override this`,
+  `version \\d+ is not the current version \\d+ of ${MESSAGE_ID}`,
+  `(?:${MESSAGE_REF}) is reviewed already \\(${MESSAGE_ID}\\)`,
+  "no such entity in this scope", "force: true needs a reason", "the new parent lies inside the moved subtree",
+  "the parent is archived", "the entity has children that are not archived",
+  "the restored parent lies inside the entity's subtree", "the restored parent is archived",
+  "this grant does not cover the requested scope", "no scope given: name the scope",
+  "more than one scope needs cross_scope: true", "a retract needs a non-blank reason",
+  `too many (?:requests|decisions|exports) \\(limit \\d+ per (?:minute|hour)\\); retry in \\d+ s`,
+  "the service is serving as many requests as it can; try again in \\d+ s",
+  `the quote is shorter than \\d+ characters after normalization; copy a longer passage of the source`,
+  `${QUOTE_NOT_FOUND}; no passage of the source resembles it: check the source id and copy the quote from the source`,
+  `${QUOTE_NOT_FOUND}; it first differs at character \\d+ of the normalized quote(?:; the closest passage starts in the segment at timestamp_s \\d+)?\\. closest\\.passage passes the check as the quote`
+].map((m) => new RegExp(`^(?:${m})$`))
+
+/** A message the server wrote beside an error code, with no echo of the caller's input (SERVER_MESSAGES). */
+const serverMessage: Check = (v, o) => typeof o.error === "string" && ENUMS.has(o.error) && SERVER_MESSAGES.some((re) => re.test(v))
 
 /** Server fields: key → the shape its value must have to be written as is. */
 const SERVER_FIELDS: Readonly<Record<string, Check>> = {
@@ -186,6 +227,8 @@ const SERVER_FIELDS: Readonly<Record<string, Check>> = {
   reason: (v, o) => ("best_coverage" in o && ABSTAIN_REASONS.has(v)) || ("duration_ms" in o && STAGE_REASON.test(v)),
   // guidance written by the graph code: follow it (graph.md §8); names go in candidates and paths
   remedy: (v) => v.length <= 1000, why: (v) => v.length <= 300,
+  // a refusal's message, only where it is one of the server's own sentences
+  message: serverMessage,
   // the statement of a record confirmed by a person, and the line of its bundle
   title: (_v, o) => "scope" in o && "status" in o && humanConfirmed(o),
   statement: (_v, o) => "status" in o && humanConfirmed(o),

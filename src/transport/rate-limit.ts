@@ -19,8 +19,11 @@ import type { ConfigFile } from "../config/schema.js"
 export type LimitKind = "requests" | "decisions" | "logins" | "exports"
 
 export interface RateLimiterService {
-  /** Takes one token from the (kind, key) bucket, or fails with RateLimited when none is left. */
-  readonly take: (kind: LimitKind, key: string) => Effect.Effect<void, RateLimited>
+  /**
+   * Takes `count` tokens (default one) from the (kind, key) bucket, all or none, or fails with
+   * RateLimited when fewer are left. A count above the limit itself can never pass and says so.
+   */
+  readonly take: (kind: LimitKind, key: string, count?: number) => Effect.Effect<void, RateLimited>
 }
 
 export class RateLimiter extends Context.Tag("Groundnote/RateLimiter")<RateLimiter, RateLimiterService>() {}
@@ -92,10 +95,10 @@ const sweep = (state: KindState, now: number): void => {
 }
 
 /**
- * Takes one token at `now`; returns null when taken, else the whole seconds (≥ 1) until one
- * token will be available.
+ * Takes `count` tokens at `now`; returns null when taken, else the whole seconds (≥ 1) until
+ * `count` tokens (at most a full bucket) will be available.
  */
-const takeAt = (state: KindState, key: string, now: number): number | null => {
+const takeAt = (state: KindState, key: string, now: number, count: number): number | null => {
   let bucket = state.buckets.get(key)
   if (bucket === undefined) {
     if (state.buckets.size >= state.sweepAt) sweep(state, now)
@@ -105,12 +108,13 @@ const takeAt = (state: KindState, key: string, now: number): number | null => {
     bucket.units = unitsAt(state, bucket, now)
     bucket.at = Math.max(bucket.at, now) // a clock that steps back refills nothing
   }
-  if (bucket.units >= state.periodMs) {
-    bucket.units -= state.periodMs
+  const need = Math.min(count, state.n) * state.periodMs
+  if (count <= state.n && bucket.units >= need) {
+    bucket.units -= need
     return null
   }
-  const missing = state.periodMs - bucket.units
-  // ms until one token = ceil(missing / n); in whole seconds: ceil(missing / (n × 1000))
+  const missing = need - bucket.units
+  // ms until `count` tokens = ceil(missing / n); in whole seconds: ceil(missing / (n × 1000))
   return Math.max(1, Math.ceil(missing / (state.n * 1000)))
 }
 
@@ -121,18 +125,19 @@ export const makeRateLimiter = (limits: LimitsConfig): RateLimiterImpl => {
     logins: kindState("logins", limits.login_attempts_per_minute, MINUTE_MS),
     exports: kindState("exports", limits.exports_per_hour, HOUR_MS)
   }
-  const take = (kind: LimitKind, key: string): Effect.Effect<void, RateLimited> =>
+  const take = (kind: LimitKind, key: string, count = 1): Effect.Effect<void, RateLimited> =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
       const state = states[kind]
-      const retryAfter = takeAt(state, key, now)
+      const n = Math.max(1, Math.floor(count))
+      const retryAfter = takeAt(state, key, now, n)
       if (retryAfter === null) return Effect.void
       const per = state.periodMs === HOUR_MS ? "hour" : "minute"
-      return Effect.fail(
-        new RateLimited({
-          message: `too many ${KIND_LABEL[kind]} (limit ${state.n} per ${per}); retry in ${retryAfter} s`,
-          retryAfter
-        })
-      )
+      const message = n > state.n
+        ? `a batch of ${n} ${KIND_LABEL[kind]} is more than the limit of ${state.n} per ${per} and is never served; send at most ${state.n} at once`
+        : n > 1
+        ? `too many ${KIND_LABEL[kind]} (limit ${state.n} per ${per}; this batch counts ${n}); retry in ${retryAfter} s`
+        : `too many ${KIND_LABEL[kind]} (limit ${state.n} per ${per}); retry in ${retryAfter} s`
+      return Effect.fail(new RateLimited({ message, retryAfter }))
     })
   const bucketCount = (): number =>
     Object.values(states).reduce((sum, state) => sum + state.buckets.size, 0)

@@ -113,6 +113,31 @@ describe("RateLimiter: requests", () => {
     }))
 })
 
+describe("RateLimiter: several tokens at once", () => {
+  it.effect("a take of n tokens is all or none; the refusal names the batch and waits for n tokens", () =>
+    Effect.gen(function* () {
+      const rl = limiter({ requests_per_minute: 60 })
+      yield* rl.take("requests", "g", 58)
+      const refusal = yield* Effect.flip(rl.take("requests", "g", 3))
+      expect(refusal.message).toContain("this batch counts 3")
+      expect(refusal.retryAfter).toBe(1) // one token short, one a second
+      // nothing was taken: the two left are still there
+      expect((yield* drain(rl, "requests", "g")).allowed).toBe(2)
+      yield* TestClock.adjust("3 seconds")
+      yield* rl.take("requests", "g", 3)
+      expect((yield* drain(rl, "requests", "g")).allowed).toBe(0)
+    }))
+
+  it.effect("more tokens than the limit can never pass and the message says so", () =>
+    Effect.gen(function* () {
+      const rl = limiter({ requests_per_minute: 60 })
+      const refusal = yield* Effect.flip(rl.take("requests", "g", 100))
+      expect(refusal.message).toContain("a batch of 100 requests is more than the limit of 60 per minute")
+      expect(refusal.retryAfter).toBe(1)
+      expect((yield* drain(rl, "requests", "g")).allowed).toBe(60)
+    }))
+})
+
 describe("RateLimiter: decisions, logins, exports", () => {
   it.effect("decisions: decisions_per_minute 10 allows exactly 10, Retry-After 6 s", () =>
     Effect.gen(function* () {

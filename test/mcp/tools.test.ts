@@ -216,6 +216,9 @@ describe("read_rule", () => {
     expect(proposal.isError).toBe(true)
     expect(proposal.structuredContent).toMatchObject({ error: "not-found", message: "sales-0003 is a proposal a person has not confirmed yet" })
     expect(textOf(proposal)).toContain("include_proposals: true")
+    // the code, the server's own message and its remedy reach the model as is, not in an untrusted block
+    expect(textOf(proposal)).toContain("\nmessage: sales-0003 is a proposal a person has not confirmed yet\n")
+    expect(textOf(proposal)).not.toContain("untrusted")
     expect(structured<{ head: { ref: string } }>(await mcp.call("read_rule", { ref: "rule/sales-0003", include_proposals: true })).head.ref).toBe("rule/sales-0003@1")
     const plain = errorOf(await mcp.call("read_rule", { ref: "rule/sales-0002" }))
     const withProposals = errorOf(await mcp.call("read_rule", { ref: "rule/sales-0002@2", include_proposals: true }))
@@ -228,7 +231,17 @@ describe("read_rule", () => {
   it("a rule of a scope outside the grant, a locked scope, a malformed ref", async () => {
     expect(errorOf(await mcp.call("read_rule", { ref: "rule/finance-0001" }))).toEqual({ error: "scope-not-allowed" })
     expect(errorOf(await mcp.call("read_rule", { ref: "rule/hr-0001" }))).toEqual({ error: "scope-locked" })
-    expect(textOf(await mcp.call("read_rule", { ref: "sales-0001" }))).toContain("Input validation error")
+    for (const ref of ["sales", "rule/sales", "sales-1", "rule/sales-0001@0"]) {
+      expect(textOf(await mcp.call("read_rule", { ref }))).toContain("must be a rule ref rule/<id>[@<n>] or a rule id <scope>-<nnnn>")
+    }
+  })
+  it("takes the bare rule id as well as the ref: the same bundle, the same refusals", async () => {
+    const byId = await mcp.call("read_rule", { ref: "sales-0001" })
+    expect(byId.isError).toBeFalsy()
+    expect(structured(byId)).toEqual(structured(await mcp.call("read_rule", { ref: "rule/sales-0001" })))
+    expect(structured<{ head: { ref: string } }>(await mcp.call("read_rule", { ref: "sales-0003", include_proposals: true })).head.ref).toBe("rule/sales-0003@1")
+    expect(errorOf(await mcp.call("read_rule", { ref: "sales-0002" })).error).toBe("not-found")
+    expect(errorOf(await mcp.call("read_rule", { ref: "finance-0001" }))).toEqual({ error: "scope-not-allowed" })
   })
 })
 
