@@ -5,13 +5,12 @@
  *  1. the secret scan over every text the proposal brings (statement, quote, keywords, speaker,
  *     relation names): a hit is 422 secret-detected and only the secret_finding rows are written;
  *  2. in one transaction of the scope: an identical repeat by the same grant (same statement,
- *     source and quote, not rejected) answers the existing rule with 200 (issue 16 item 10);
- *     else the checks and the insert of §6.3 (source-unknown, quote-not-found,
+ *     source and quote, not rejected) answers the existing rule with 200; else the checks and the insert of §6.3 (source-unknown, quote-not-found,
  *     reference-unknown; rule, version 1, FTS and index rows, possible duplicates), then the
  *     policy (ApprovalPolicy): a classification row for every proposal and, when the outcome is
  *     auto, the adoption (version 2 confirmed, decision origin auto) in the same transaction.
  *
- * completeDraft fills what the MCP tool leaves out (issue 16 item 7).
+ * completeDraft fills what a caller left out (both doors take ProposalDraft).
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
@@ -82,7 +81,7 @@ const answer = (
   }
 }
 
-/** The answer for an identical repeat: the existing rule as it stands now, with its classification's reasons. */
+/** The answer for a repeat: the existing rule as it stands now, with its classification's reasons. */
 const repeatAnswer = (sql: SqlClient, ruleId: string, publicUrl: string, today: string) =>
   Effect.gen(function*() {
     const cur = yield* currentVersion(sql, ruleId)
@@ -131,18 +130,19 @@ export const intake = Effect.fn("Intake.propose")(function*(req: ProposalRequest
 })
 
 /**
- * The ProposalRequest of a propose_rule call: what the tool left out, filled (issue 16 item 7):
- * said_at = the stored source's occurred_at (manual, or a source that is not stored: now),
- * valid_from = the day of said_at in config.zone, speaker and supersedes null, relations and
- * keywords [], source.link = the stored meeting's link (jamie) or null. An unknown source is
- * refused later by intake (source-unknown), never here.
+ * The ProposalRequest of a proposal (POST /v1/proposals or propose_rule): what the caller left
+ * out or sent as null where null means the default, filled: said_at = the stored source's
+ * occurred_at (manual, or a source that is not stored: now), valid_from = the day of said_at in
+ * config.zone, speaker and supersedes null, relations and keywords [], source.link = the stored
+ * meeting's link (jamie) or null. An unknown source is refused later by intake (source-unknown),
+ * never here.
  */
 export const completeDraft = Effect.fn("Intake.completeDraft")(function*(draft: ProposalDraft) {
   const store = yield* ScopeStore
   const config = yield* AppConfig
   const now = yield* nowInstant
   const src = draft.source
-  const stored = src.kind === "manual" || (draft.said_at !== undefined && (src.kind !== "jamie" || src.link !== undefined))
+  const stored = src.kind === "manual" || (draft.said_at != null && (src.kind !== "jamie" || src.link != null))
     ? undefined
     : (yield* store.read(draft.scope, ({ sql }) =>
       sql<{ occurred_at: string | null; link: string | null; kind: string }>`SELECT occurred_at, link, kind FROM source WHERE id = ${src.id}`))[0]

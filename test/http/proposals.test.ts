@@ -1,0 +1,104 @@
+/**
+ * POST /v1/proposals and POST /v1/sources over real HTTP: what a feeder sends and what it is told.
+ * The request's optional fields (absent or null) filled with the server's defaults, the same
+ * shape as propose_rule's.
+ */
+import { Effect } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { OpsStore } from "../../src/db/ops-store.js"
+import { ScopeStore } from "../../src/db/scope-store.js"
+import { addedRows, allRows, approvalOf, internalMail, outsideMail, PLAIN, quoting } from "../support/approval.js"
+import { tempDir, testConfig } from "../support/env.js"
+import { jamieSource } from "../support/fixtures.js"
+import { sqlOf } from "../support/run.js"
+import { startServer, type TestServer } from "../support/server.js"
+
+let server: TestServer
+let cleanup: () => void
+const tokens = { feeder: "", other: "", reader: "" }
+const JAMIE = jamieSource()
+const JAMIE_ID = JAMIE.source.id
+
+const call = async (method: string, path: string, body?: unknown, token = tokens.feeder) => {
+  const headers: Record<string, string> = { authorization: `Bearer ${token}` }
+  if (body !== undefined) headers["content-type"] = "application/json"
+  const res = await fetch(`${server.url}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })
+  const text = await res.text()
+  return { status: res.status, text, json: JSON.parse(text) as Record<string, unknown> }
+}
+const rows = () => server.run(Effect.flatMap(sqlOf("sales"), allRows))
+const version1 = (id: string) =>
+  server.run(Effect.flatMap(sqlOf("sales"), (sql) =>
+    sql<Record<string, unknown>>`SELECT said_at, valid_from, speaker, relations, keywords, supersedes, source_link, timestamp_s FROM rule_version WHERE rule_id = ${id} AND version = 1`))
+const idOf = (ref: unknown) => String(ref).replace(/^rule\/|@\d+$/g, "")
+
+beforeAll(async () => {
+  const t = tempDir()
+  cleanup = t.cleanup
+  server = await startServer(testConfig(t.dir, { ...approvalOf("classified", 1000), limits: { requests_per_minute: 100_000 } }))
+  await server.run(Effect.gen(function*() {
+    const ops = yield* OpsStore
+    yield* (yield* ScopeStore).create("sales")
+    const feeder = yield* ops.createGrant({ kind: "service", auth: "bearer", scopes: ["sales"], rights: ["read", "propose"], label: "feeder" })
+    const other = yield* ops.createGrant({ kind: "service", auth: "bearer", scopes: ["sales"], rights: ["read", "propose"], label: "other" })
+    const reader = yield* ops.createGrant({ kind: "service", auth: "bearer", scopes: ["sales"], rights: ["read"], label: "reader" })
+    tokens.feeder = "token" in feeder ? feeder.token : ""
+    tokens.other = "token" in other ? other.token : ""
+    tokens.reader = "token" in reader ? reader.token : ""
+  }))
+  for (const source of [internalMail(), outsideMail(), JAMIE]) expect((await call("POST", "/v1/sources", source)).status).toBe(201)
+}, 60_000)
+afterAll(async () => {
+  await server.close()
+  cleanup()
+})
+
+describe("one request shape for both doors: optional fields absent or null take the server's defaults", () => {
+  const QUOTE = "From now on we always ask the supplier for the delivery time"
+
+  it("a jamie proposal with link null, said_at null and valid_from null: the meeting's link, date and day", async () => {
+    const r = await call("POST", "/v1/proposals", {
+      scope: "sales", kind: "rule", statement: "Ask the supplier for the delivery time before ordering hook rails",
+      source: { kind: "jamie", id: JAMIE_ID, quote: QUOTE, timestamp_s: 100, link: null }, said_at: null, valid_from: null
+    })
+    expect(r.status, r.text).toBe(201)
+    expect(await version1(idOf(r.json.ref))).toEqual([{
+      said_at: "2026-03-12T10:00:00Z", valid_from: "2026-03-12", speaker: null, relations: "[]", keywords: "[]", supersedes: null,
+      source_link: "https://jamie.example.com/m/7", timestamp_s: 100
+    }])
+  })
+
+  it("a jamie proposal without link and the other optional fields; a mail proposal with only the required fields", async () => {
+    const jamie = await call("POST", "/v1/proposals", {
+      scope: "sales", kind: "note", statement: "Delivery times are asked before ordering black hook rails",
+      source: { kind: "jamie", id: JAMIE_ID, quote: QUOTE, timestamp_s: 100 }
+    })
+    expect(jamie.status, jamie.text).toBe(201)
+    expect((await version1(idOf(jamie.json.ref)))[0]).toMatchObject({ source_link: "https://jamie.example.com/m/7", said_at: "2026-03-12T10:00:00Z" })
+    const mail = await call("POST", "/v1/proposals", { scope: "sales", kind: "rule", statement: PLAIN[4], source: { kind: "mail", id: internalMail().source.id, quote: PLAIN[4] } })
+    expect(mail.status, mail.text).toBe(201)
+    expect((await version1(idOf(mail.json.ref)))[0]).toMatchObject({ said_at: "2026-01-14T09:00:00Z", valid_from: "2026-01-14", source_link: null })
+  })
+
+  it("a missing required field or an unknown key is still 400 validation-failed naming it, nothing stored", async () => {
+    const before = await rows()
+    const r = await call("POST", "/v1/proposals", { scope: "sales", kind: "rule", source: { kind: "mail", id: internalMail().source.id, quote: PLAIN[5] } })
+    expect([r.status, r.json.error]).toEqual([400, "validation-failed"])
+    expect(JSON.stringify(r.json.issues)).toContain("statement")
+    const extra = await call("POST", "/v1/proposals", { ...quoting(PLAIN[5]), colour: "red" })
+    expect([extra.status, extra.json.error]).toEqual([400, "validation-failed"])
+    expect(addedRows(before, await rows())).toEqual({})
+  })
+
+  it("/openapi.json documents the one shape: only scope, kind, statement and source required, the defaults described", async () => {
+    const doc = await (await fetch(`${server.url}/openapi.json`)).json() as {
+      paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: Record<string, unknown> }> } }>>
+      components?: { schemas?: Record<string, Record<string, unknown>> }
+    }
+    let schema = doc.paths["/v1/proposals"]?.post?.requestBody?.content["application/json"]?.schema ?? {}
+    if (typeof schema.$ref === "string") schema = doc.components?.schemas?.[schema.$ref.split("/").pop() ?? ""] ?? {}
+    expect([...(schema.required as Array<string>)].sort()).toEqual(["kind", "scope", "source", "statement"])
+    expect(JSON.stringify(schema.properties)).toContain("the date of the stored mail or meeting")
+  })
+})
+
