@@ -4,13 +4,15 @@
  *
  *  1. the secret scan over every text the proposal brings (statement, quote, keywords, speaker,
  *     relation names): a hit is 422 secret-detected and only the secret_finding rows are written;
- *  2. in one transaction of the scope: an identical repeat by the same grant (same statement,
- *     source and quote, not rejected) answers the existing rule with 200; else the checks and the insert of §6.3 (source-unknown, quote-not-found,
+ *  2. in one transaction of the scope: a repeat by the same grant (every field the caller sent the
+ *     same as in the earlier proposal, which is not rejected) answers the existing rule with 200;
+ *     anything else is a new proposal: the checks and the insert of §6.3 (source-unknown, quote-not-found,
  *     reference-unknown; rule, version 1, FTS and index rows, possible duplicates), then the
  *     policy (ApprovalPolicy): a classification row for every proposal and, when the outcome is
  *     auto, the adoption (version 2 confirmed, decision origin auto) in the same transaction.
  *
- * completeDraft fills what a caller left out (both doors take ProposalDraft).
+ * completeDraft fills what a caller left out (both doors take ProposalDraft); sentFields says which
+ * optional fields the caller sent, for the repeat check.
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
@@ -23,7 +25,7 @@ import type { SecretField } from "../security/secrets.js"
 import { PERSON, reviewFacts } from "./adoption.js"
 import { ApprovalPolicy, type PolicyVerdict } from "./approval-policy.js"
 import { approvalUrl, type ProposalCreated, type ProposalDraft, type ProposalRequest } from "./proposal-schemas.js"
-import { findRepeat, insertProposal } from "./proposals.js"
+import { ALL_SENT, findRepeat, insertProposal, type OptionalField } from "./proposals.js"
 import { currentVersion } from "./rules.js"
 import { refuseSecrets } from "./secret-findings.js"
 
@@ -105,10 +107,12 @@ const repeatAnswer = (sql: SqlClient, ruleId: string, publicUrl: string, today: 
 
 /**
  * A proposal through the secret scan, the checks, the insert and the policy (see the module
- * comment). Fails with secret-detected, source-unknown, quote-not-found, reference-unknown or
- * scope-locked; nothing of the proposal is stored on any of them.
+ * comment). `sent` names the optional fields the caller sent (default: all of them); a repeat is
+ * only a repeat when those and the required fields are the same. Fails with secret-detected,
+ * source-unknown, quote-not-found, reference-unknown or scope-locked; nothing of the proposal is
+ * stored on any of them.
  */
-export const intake = Effect.fn("Intake.propose")(function*(req: ProposalRequest, by: Intaker) {
+export const intake = Effect.fn("Intake.propose")(function*(req: ProposalRequest, by: Intaker, sent: ReadonlySet<OptionalField> = ALL_SENT) {
   yield* refuseSecrets(req.scope, proposalTexts(req), { ...by, operation: "propose" })
   const store = yield* ScopeStore
   const config = yield* AppConfig
@@ -118,7 +122,7 @@ export const intake = Effect.fn("Intake.propose")(function*(req: ProposalRequest
   const publicUrl = config.file.public_url
   return yield* store.write(req.scope, ({ sql }) =>
     Effect.gen(function*() {
-      const repeat = yield* findRepeat(sql, req, by.grantId)
+      const repeat = yield* findRepeat(sql, req, by.grantId, sent)
       if (repeat !== null) {
         return { status: 200, created: yield* repeatAnswer(sql, repeat, publicUrl, today) } satisfies IntakeResult
       }
@@ -128,6 +132,23 @@ export const intake = Effect.fn("Intake.propose")(function*(req: ProposalRequest
     })
   )
 })
+
+/**
+ * The optional fields a caller sent: present and, for said_at, valid_from and a jamie link, not
+ * null (null there asks for the default, like leaving the field out).
+ */
+export const sentFields = (draft: ProposalDraft): ReadonlySet<OptionalField> => {
+  const sent = new Set<OptionalField>()
+  if (draft.said_at !== undefined && draft.said_at !== null) sent.add("said_at")
+  if (draft.valid_from !== undefined && draft.valid_from !== null) sent.add("valid_from")
+  if (draft.speaker !== undefined) sent.add("speaker")
+  if (draft.relations !== undefined) sent.add("relations")
+  if (draft.keywords !== undefined) sent.add("keywords")
+  if (draft.supersedes !== undefined) sent.add("supersedes")
+  const link = draft.source.link
+  if (link !== undefined && (link !== null || draft.source.kind !== "jamie")) sent.add("source.link")
+  return sent
+}
 
 /**
  * The ProposalRequest of a proposal (POST /v1/proposals or propose_rule): what the caller left

@@ -138,20 +138,54 @@ export const insertProposal = (sql: SqlClient, req: ProposalRequest, by: Propose
     return { id, seq, duplicates, checked: src.kind !== "manual" } satisfies Inserted
   })
 
+/** The optional fields of a proposal: a repeat compares those the caller sent. */
+export type OptionalField = "said_at" | "speaker" | "relations" | "keywords" | "valid_from" | "supersedes" | "source.link"
+
+/** Every optional field: a full ProposalRequest sent them all. */
+export const ALL_SENT: ReadonlySet<OptionalField> = new Set<OptionalField>(["said_at", "speaker", "relations", "keywords", "valid_from", "supersedes", "source.link"])
+
+interface FirstVersion {
+  readonly rule_id: string
+  readonly kind: string
+  readonly timestamp_s: number | null
+  readonly source_link: string | null
+  readonly said_at: string
+  readonly speaker: string | null
+  readonly relations: string
+  readonly keywords: string
+  readonly valid_from: string
+  readonly supersedes: string | null
+}
+
+/** Version 1 holds every field the caller sent as the request has it (the required ones always). */
+const sameAsSent = (v: FirstVersion, req: ProposalRequest, sent: ReadonlySet<OptionalField>): boolean =>
+  v.kind === req.kind &&
+  v.timestamp_s === (req.source.kind === "jamie" ? req.source.timestamp_s : null) &&
+  (!sent.has("source.link") || v.source_link === req.source.link) &&
+  (!sent.has("said_at") || v.said_at === req.said_at) &&
+  (!sent.has("speaker") || v.speaker === req.speaker) &&
+  (!sent.has("relations") || v.relations === JSON.stringify(req.relations)) &&
+  (!sent.has("keywords") || v.keywords === JSON.stringify(req.keywords)) &&
+  (!sent.has("valid_from") || v.valid_from === req.valid_from) &&
+  (!sent.has("supersedes") || v.supersedes === req.supersedes)
+
 /**
- * An identical repeat of a proposal by the same grant (issue 16 item 10): version 1 of a rule of
- * this scope with the same statement, source and quote, proposed by `grantId`, not rejected (a
- * rejected rule never leaks) and not superseded. The rule id, or null.
+ * A repeat of a proposal by the same grant: version 1 of a rule of this scope proposed by
+ * `grantId` with the same statement, source and quote and every other field the caller sent the
+ * same, not rejected (a rejected rule never leaks) and not superseded. Anything else is a new
+ * proposal with all its checks (a changed supersedes is checked, never answered with the old
+ * rule). The rule id, or null.
  */
-export const findRepeat = (sql: SqlClient, req: ProposalRequest, grantId: string) =>
+export const findRepeat = (sql: SqlClient, req: ProposalRequest, grantId: string, sent: ReadonlySet<OptionalField>) =>
   Effect.map(
-    sql<{ rule_id: string }>`
-      SELECT f.rule_id FROM rule_version f JOIN current_version c ON c.rule_id = f.rule_id
+    sql<FirstVersion>`
+      SELECT f.rule_id, f.kind, f.timestamp_s, f.source_link, f.said_at, f.speaker, f.relations, f.keywords, f.valid_from, f.supersedes
+      FROM rule_version f JOIN current_version c ON c.rule_id = f.rule_id
       WHERE f.version = 1 AND f.source_id = ${req.source.kind === "manual" ? `manual:${grantId}` : req.source.id}
         AND f.changed_by = ${grantId} AND f.statement = ${req.statement} AND f.quote = ${req.source.quote}
         AND c.status IN ('proposed', 'confirmed')
-      ORDER BY f.rule_id LIMIT 1`,
-    (rows) => rows[0]?.rule_id ?? null
+      ORDER BY f.rule_id`,
+    (rows) => rows.find((v) => sameAsSent(v, req, sent))?.rule_id ?? null
   )
 
 /**

@@ -2,8 +2,8 @@
  * propose (POST /v1/proposals and the MCP tool propose_rule, one request: ProposalDraft, whose
  * left-out fields are filled first) and list_proposals (GET /v1/proposals). propose runs
  * intake(): the secret scan, the checks, the insert and the approval policy; 201 for a new
- * proposal (status proposed, or confirmed when the policy adopted it), 200 for an identical
- * repeat of the same grant.
+ * proposal (status proposed, or confirmed when the policy adopted it), 200 for a repeat of the
+ * same grant (every field sent the same).
  */
 import { Effect } from "effect"
 import { CurrentCaller } from "../auth/caller.js"
@@ -12,7 +12,7 @@ import { AppConfig } from "../config/config.js"
 import { scopeOfRuleId } from "../contracts/ids.js"
 import { afterSeq } from "../contracts/schemas.js"
 import { ScopeStore } from "../db/scope-store.js"
-import { completeDraft, intake } from "../domain/intake.js"
+import { completeDraft, intake, sentFields } from "../domain/intake.js"
 import { approvalUrl, ListProposalsInput, ProposalDraft, type ProposalSummary } from "../domain/proposal-schemas.js"
 import { createdAtOf, listCurrent } from "../domain/rules.js"
 
@@ -27,7 +27,7 @@ export const propose = operation({
       const caller = yield* CurrentCaller
       const req = yield* completeDraft(draft)
       const by = { grantId: caller.grant.id, channel: caller.channel, requestId: call.requestId }
-      const { status, created } = yield* intake(req, by)
+      const { status, created } = yield* intake(req, by, sentFields(draft))
       return { status, body: created, refs: [created.ref] }
     })
 })

@@ -1,7 +1,8 @@
 /**
  * POST /v1/proposals and POST /v1/sources over real HTTP: what a feeder sends and what it is told.
- * The request's optional fields (absent or null) filled with the server's defaults, the same
- * shape as propose_rule's.
+ * A repeat is only a repeat when every field sent is the same (a changed supersedes is checked
+ * and refused, nothing stored); the request's optional fields (absent or null) filled with the
+ * server's defaults, the same shape as propose_rule's.
  */
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -51,6 +52,39 @@ beforeAll(async () => {
 afterAll(async () => {
   await server.close()
   cleanup()
+})
+
+describe("a repeat is a repeat only when every field sent is the same", () => {
+  it("the same proposal with an unknown supersedes is refused with reference-unknown; nothing but its search_log row is stored", async () => {
+    const first = await call("POST", "/v1/proposals", quoting(PLAIN[0]))
+    expect(first.status).toBe(201)
+    const before = await rows()
+    const r = await call("POST", "/v1/proposals", quoting(PLAIN[0], { supersedes: "sales-9999" }))
+    expect([r.status, r.json.error]).toEqual([422, "reference-unknown"])
+    expect(r.json.message).toContain("sales-9999")
+    const added = addedRows(before, await rows())
+    expect(Object.keys(added)).toEqual(["search_log"])
+    expect(added.search_log?.map((l) => JSON.parse(l) as { operation: string; outcome: number }).map((l) => [l.operation, l.outcome])).toEqual([["propose", 422]])
+  })
+
+  it("a field that differs (keywords, speaker, kind) makes a new proposal; the identical request answers the existing rule", async () => {
+    const first = await call("POST", "/v1/proposals", quoting(PLAIN[1]))
+    expect(first.status).toBe(201)
+    const same = await call("POST", "/v1/proposals", quoting(PLAIN[1]))
+    expect([same.status, same.json.ref]).toEqual([200, first.json.ref])
+    for (const over of [{ keywords: ["Paletten"] }, { speaker: "Maria" }, { kind: "note" as const }, { valid_from: "2026-02-01" }]) {
+      const r = await call("POST", "/v1/proposals", quoting(PLAIN[1], over))
+      expect(r.status, JSON.stringify(over)).toBe(201)
+      expect(idOf(r.json.ref), JSON.stringify(over)).not.toBe(idOf(first.json.ref))
+    }
+  })
+
+  it("a field left out is not compared: the repeat without said_at and valid_from answers the rule that sent them", async () => {
+    const first = await call("POST", "/v1/proposals", quoting(PLAIN[2]))
+    const { said_at: _s, valid_from: _v, ...rest } = quoting(PLAIN[2])
+    const again = await call("POST", "/v1/proposals", rest)
+    expect([again.status, again.json.ref]).toEqual([200, first.json.ref])
+  })
 })
 
 describe("one request shape for both doors: optional fields absent or null take the server's defaults", () => {

@@ -1,13 +1,14 @@
 /**
  * propose_rule with the official SDK client: the same request shape as POST /v1/proposals
- * (optional fields absent or null take the server's defaults).
+ * (optional fields absent or null take the server's defaults) and a repeat with a changed
+ * supersedes refused like any proposal.
  */
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { OpsStore } from "../../src/db/ops-store.js"
 import { ScopeStore } from "../../src/db/scope-store.js"
 import { storeSource } from "../../src/domain/sources.js"
-import { approvalOf, internalMail, outsideMail } from "../support/approval.js"
+import { addedRows, allRows, approvalOf, internalMail, outsideMail, PLAIN } from "../support/approval.js"
 import { tempDir, testConfig } from "../support/env.js"
 import { jamieSource } from "../support/fixtures.js"
 import { sqlOf } from "../support/run.js"
@@ -63,5 +64,17 @@ describe("propose_rule takes the request of POST /v1/proposals", () => {
     if (typeof body.$ref === "string") body = doc.components?.schemas?.[body.$ref.split("/").pop() ?? ""] ?? {}
     expect(Object.keys(tool?.inputSchema.properties ?? {}).sort()).toEqual(Object.keys(body.properties as object).sort())
     expect([...(tool?.inputSchema.required ?? [])].sort()).toEqual([...(body.required as Array<string>)].sort())
+  })
+})
+
+describe("a repeat with another supersedes", () => {
+  it("is checked like any proposal: reference-unknown, nothing but its search_log row stored", async () => {
+    const args = { scope: "sales", kind: "rule", statement: PLAIN[1], source: { kind: "mail", id: internalMail().source.id, quote: PLAIN[1] } }
+    expect((await mcp.call("propose_rule", args)).isError).toBeFalsy()
+    const before = await server.run(Effect.flatMap(sqlOf("sales"), allRows))
+    const r = await mcp.call("propose_rule", { ...args, supersedes: "sales-9999" })
+    expect(r.isError).toBe(true)
+    expect(JSON.parse(textOf(r))).toMatchObject({ error: "reference-unknown" })
+    expect(Object.keys(addedRows(before, await server.run(Effect.flatMap(sqlOf("sales"), allRows))))).toEqual(["search_log"])
   })
 })
