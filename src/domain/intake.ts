@@ -79,17 +79,19 @@ const answer = (
     adoption: adopted ? { kind: "auto", ruleset: verdict.ruleset } : PERSON,
     valid: validity(status, req.valid_from, null, today),
     marking: adopted ? "auto-adopted" : "unconfirmed",
+    exceptions: [...verdict.exceptions],
     reasons: [...verdict.reasons]
   }
 }
 
-/** The answer for a repeat: the existing rule as it stands now, with its classification's reasons. */
+/** The answer for a repeat: the existing rule as it stands now, with its classification's exceptions and reasons. */
 const repeatAnswer = (sql: SqlClient, ruleId: string, publicUrl: string, today: string) =>
   Effect.gen(function*() {
     const cur = yield* currentVersion(sql, ruleId)
     if (cur === undefined) return yield* Effect.dieMessage(`repeat of a missing rule ${ruleId}`)
     const facts = yield* reviewFacts(sql, ruleId)
-    const classified = yield* sql<{ reasons: string }>`SELECT reasons FROM classification WHERE rule_id = ${ruleId} ORDER BY id DESC LIMIT 1`
+    const classified = yield* sql<{ exceptions: string; reasons: string }>`
+      SELECT exceptions, reasons FROM classification WHERE rule_id = ${ruleId} ORDER BY id DESC LIMIT 1`
     const status = cur.status === "confirmed" ? "confirmed" : "proposed"
     const created: ProposalCreated = {
       ref: ruleRef(ruleId, cur.version),
@@ -100,6 +102,7 @@ const repeatAnswer = (sql: SqlClient, ruleId: string, publicUrl: string, today: 
       adoption: facts.adoption,
       valid: validity(status, cur.valid_from, cur.valid_until, today),
       marking: status !== "confirmed" ? "unconfirmed" : facts.adoption.kind === "auto" ? "auto-adopted" : "human-confirmed",
+      exceptions: classified[0] === undefined ? [] : JSON.parse(classified[0].exceptions) as ProposalCreated["exceptions"],
       reasons: classified[0] === undefined ? [] : JSON.parse(classified[0].reasons) as Array<string>
     }
     return created

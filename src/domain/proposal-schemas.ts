@@ -1,7 +1,7 @@
 /** Proposal schemas (architecture.md §6.3). */
 import { Schema } from "effect"
 import { JamieId, MailId, RuleId, RuleRef, ScopeName } from "../contracts/ids.js"
-import { Adoption, After, Day, Instant, Keywords, Link, PageLimit, Relation, RuleKind } from "../contracts/schemas.js"
+import { Adoption, After, Day, Exceptions, Instant, Keywords, Link, PageLimit, Relation, RuleKind } from "../contracts/schemas.js"
 
 /**
  * Text stored in rule_version: SQLite's length() stops at a NUL character, so a NUL would slip
@@ -60,8 +60,9 @@ export const Validity = Schema.Struct({ from: Day, until: Schema.NullOr(Day), in
  * The answer of a proposal (architecture.md §6.3, slice A): status proposed, or confirmed when
  * the policy adopted it in the same transaction; adoption (who confirmed it: the policy with its
  * ruleset, or a person — for a proposal: a person decides), valid, marking (auto-adopted,
- * unconfirmed, or human-confirmed for an identical repeat of a rule a person confirmed) and the
- * reasons of the classification (why it was adopted or waits for a person).
+ * unconfirmed, or human-confirmed for an identical repeat of a rule a person confirmed), the
+ * mandatory exceptions that hold it for a person by their codes ([] when none) and the reasons of
+ * the classification (why it was adopted or waits for a person).
  */
 export const ProposalCreated = Schema.Struct({
   ref: RuleRef,
@@ -72,6 +73,7 @@ export const ProposalCreated = Schema.Struct({
   adoption: Adoption,
   valid: Validity,
   marking: Schema.Literal("auto-adopted", "human-confirmed", "unconfirmed"),
+  exceptions: Exceptions,
   reasons: Schema.Array(Schema.String)
 })
 export type ProposalCreated = typeof ProposalCreated.Type
@@ -84,7 +86,8 @@ export const ProposalSummary = Schema.Struct({
   source: Schema.Struct({ kind: Schema.String, id: Schema.String }),
   supersedes: Schema.NullOr(RuleId),
   created_at: Instant,
-  approval_url: Schema.String
+  approval_url: Schema.String,
+  exceptions: Exceptions
 })
 export type ProposalSummary = typeof ProposalSummary.Type
 

@@ -209,6 +209,7 @@ export const propose = Effect.fn("Proposals.propose")(function*(req: ProposalReq
         adoption: { kind: "person" },
         valid: { from: req.valid_from, until: null, in_force: false },
         marking: "unconfirmed",
+        exceptions: [],
         reasons: []
       }
       return created

@@ -12,6 +12,7 @@ import { AppConfig } from "../config/config.js"
 import { scopeOfRuleId } from "../contracts/ids.js"
 import { afterSeq } from "../contracts/schemas.js"
 import { ScopeStore } from "../db/scope-store.js"
+import { exceptionsOf } from "../domain/exceptions.js"
 import { completeDraft, intake, sentFields } from "../domain/intake.js"
 import { approvalUrl, ListProposalsInput, ProposalDraft, type ProposalSummary } from "../domain/proposal-schemas.js"
 import { createdAtOf, listCurrent } from "../domain/rules.js"
@@ -45,12 +46,14 @@ export const listProposals = operation({
       const page = yield* store.read(q.scope, ({ sql }) =>
         Effect.gen(function*() {
           const list = yield* listCurrent(sql, { status: ["proposed"], relation: null, limit: q.limit, afterSeq: afterSeq(q.after) })
-          return { ...list, created: yield* createdAtOf(sql, list.rows.map((r) => r.rule_id)) }
+          const ids = list.rows.map((r) => r.rule_id)
+          return { ...list, created: yield* createdAtOf(sql, ids), exceptions: yield* exceptionsOf(sql, ids) }
         })).pipe(Effect.orDie)
       const proposals: Array<ProposalSummary> = page.rows.map((v) => ({
         ref: `rule/${v.rule_id}@${v.version}`, kind: v.kind, statement: v.statement, said_at: v.said_at,
         source: { kind: v.source_id.slice(0, v.source_id.indexOf(":")), id: v.source_id }, supersedes: v.supersedes,
-        created_at: page.created.get(v.rule_id) ?? v.changed_at, approval_url: approvalUrl(config.file.public_url, v.rule_id)
+        created_at: page.created.get(v.rule_id) ?? v.changed_at, approval_url: approvalUrl(config.file.public_url, v.rule_id),
+        exceptions: page.exceptions.get(v.rule_id) ?? []
       }))
       const last = page.rows[page.rows.length - 1]
       return {

@@ -1,14 +1,15 @@
 /**
  * POST /v1/proposals and POST /v1/sources over real HTTP: what a feeder sends and what it is told.
  * A repeat is only a repeat when every field sent is the same (a changed supersedes is checked
- * and refused, nothing stored); the request's optional fields (absent or null) filled with the
- * server's defaults, the same shape as propose_rule's.
+ * and refused, nothing stored); the mandatory exceptions as codes beside the reasons; the
+ * request's optional fields (absent or null) filled with the server's defaults, the same shape as
+ * propose_rule's.
  */
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { OpsStore } from "../../src/db/ops-store.js"
 import { ScopeStore } from "../../src/db/scope-store.js"
-import { addedRows, allRows, approvalOf, internalMail, outsideMail, PLAIN, quoting } from "../support/approval.js"
+import { addedRows, allRows, approvalOf, EXCEPTION_LINES, internalMail, outsideMail, PLAIN, quoting } from "../support/approval.js"
 import { tempDir, testConfig } from "../support/env.js"
 import { jamieSource } from "../support/fixtures.js"
 import { sqlOf } from "../support/run.js"
@@ -87,6 +88,39 @@ describe("a repeat is a repeat only when every field sent is the same", () => {
   })
 })
 
+describe("the mandatory exceptions as codes", () => {
+  it("ProposalCreated carries exceptions: [] when none applies, the codes when some do, the same in a repeat's answer", async () => {
+    const plain = await call("POST", "/v1/proposals", quoting(PLAIN[3]))
+    expect([plain.status, plain.json.status, plain.json.exceptions]).toEqual([201, "confirmed", []])
+    const doubt = await call("POST", "/v1/proposals", quoting(EXCEPTION_LINES.doubt))
+    expect([doubt.json.status, doubt.json.exceptions]).toEqual(["proposed", ["doubt"]])
+    expect((doubt.json.reasons as Array<string>).some((r) => r.startsWith("Doubt:"))).toBe(true)
+    const line = "Kartons werden ab Montag nur noch gefaltet angeliefert."
+    const outside = quoting(line, { source: { kind: "mail", id: outsideMail().source.id, quote: line, link: null }, said_at: "2026-01-14T10:00:00Z" })
+    const external = await call("POST", "/v1/proposals", outside)
+    expect([external.status, external.json.exceptions]).toEqual([201, ["external-sensitive"]])
+    const repeat = await call("POST", "/v1/proposals", outside)
+    expect([repeat.status, repeat.json.exceptions]).toEqual([200, ["external-sensitive"]])
+    const manual = await call("POST", "/v1/proposals", quoting("Vielleicht bezahlen wir Rechnungen künftig per Lastschrift.", { source: { kind: "manual", quote: "said in the hallway", link: null } }))
+    expect(manual.json.exceptions).toEqual(["payment", "unchecked-quote", "doubt"])
+  })
+
+  it("the rule answers carry them too: GET /v1/proposals, GET /v1/rules and the versions", async () => {
+    const doubt = await call("POST", "/v1/proposals", quoting(EXCEPTION_LINES.secret))
+    const id = idOf(doubt.json.ref)
+    const open = await call("GET", "/v1/proposals?scope=sales&limit=200", undefined, tokens.reader)
+    const proposals = open.json.proposals as Array<Record<string, unknown>>
+    expect(proposals.find((p) => idOf(p.ref) === id)?.exceptions).toEqual(["secret"])
+    expect(proposals.every((p) => Array.isArray(p.exceptions))).toBe(true)
+    const list = await call("GET", "/v1/rules?scope=sales&limit=200", undefined, tokens.reader)
+    const rules = list.json.rules as Array<Record<string, unknown>>
+    expect(rules.find((r) => r.rule_id === id)?.exceptions).toEqual(["secret"])
+    expect(rules.find((r) => r.status === "confirmed")?.exceptions).toEqual([])
+    const versions = await call("GET", `/v1/rules/${id}/versions`, undefined, tokens.reader)
+    expect(versions.json.exceptions).toEqual(["secret"])
+  })
+})
+
 describe("one request shape for both doors: optional fields absent or null take the server's defaults", () => {
   const QUOTE = "From now on we always ask the supplier for the delivery time"
 
@@ -135,4 +169,3 @@ describe("one request shape for both doors: optional fields absent or null take 
     expect(JSON.stringify(schema.properties)).toContain("the date of the stored mail or meeting")
   })
 })
-

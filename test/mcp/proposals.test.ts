@@ -1,6 +1,7 @@
 /**
  * propose_rule with the official SDK client: the same request shape as POST /v1/proposals
- * (optional fields absent or null take the server's defaults) and a repeat with a changed
+ * (optional fields absent or null take the server's defaults), the mandatory exceptions as codes
+ * in the structured content and as server words in the model text, and a repeat with a changed
  * supersedes refused like any proposal.
  */
 import { Effect } from "effect"
@@ -13,6 +14,7 @@ import { tempDir, testConfig } from "../support/env.js"
 import { jamieSource } from "../support/fixtures.js"
 import { sqlOf } from "../support/run.js"
 import { startServer, type TestServer } from "../support/server.js"
+import { scanRendered } from "../security/scan.js"
 import { connect, type Mcp, structured, textOf } from "./support.js"
 
 const AUTH = { authorization: `Bearer ${"m".repeat(40)}` }
@@ -64,6 +66,21 @@ describe("propose_rule takes the request of POST /v1/proposals", () => {
     if (typeof body.$ref === "string") body = doc.components?.schemas?.[body.$ref.split("/").pop() ?? ""] ?? {}
     expect(Object.keys(tool?.inputSchema.properties ?? {}).sort()).toEqual(Object.keys(body.properties as object).sort())
     expect([...(tool?.inputSchema.required ?? [])].sort()).toEqual([...(body.required as Array<string>)].sort())
+  })
+})
+
+describe("the mandatory exceptions over MCP", () => {
+  it("structuredContent carries exceptions; the model text writes the codes as server words, outside any untrusted block", async () => {
+    const line = "Kartons werden ab Montag nur noch gefaltet angeliefert."
+    const r = await mcp.call("propose_rule", { scope: "sales", kind: "rule", statement: line, source: { kind: "mail", id: outsideMail().source.id, quote: line } })
+    expect(r.isError, textOf(r)).toBeFalsy()
+    expect(structured(r)).toMatchObject({ status: "proposed", exceptions: ["external-sensitive"] })
+    const text = textOf(r)
+    expect(text).toContain("exceptions: external-sensitive")
+    expect(scanRendered(text).outside).toContain("exceptions: external-sensitive")
+    const plain = await mcp.call("propose_rule", { scope: "sales", kind: "rule", statement: PLAIN[0], source: { kind: "mail", id: internalMail().source.id, quote: PLAIN[0] } })
+    expect(structured(plain)).toMatchObject({ status: "confirmed", exceptions: [] })
+    expect(textOf(plain)).toContain("exceptions: []")
   })
 })
 

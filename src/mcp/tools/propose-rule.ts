@@ -24,7 +24,9 @@ export const PROPOSE_RULE_DESCRIPTION =
   "in supersedes. A secret (password, key, token) is refused with secret-detected: remove it. The answer says " +
   "status proposed (unconfirmed until a person confirms it on the approval page: tell the person and give the " +
   "approval_url) or confirmed with marking auto-adopted (the approval policy adopted it without a person: say so, " +
-  "with its reasons); mention possible_duplicates. You never confirm it yourself."
+  "with its reasons); exceptions lists the mandatory exceptions that hold it for a person (payment, secret, " +
+  "contradiction, external-sensitive, injection, unchecked-quote, doubt, large-subtree); mention possible_duplicates. " +
+  "You never confirm it yourself."
 
 export const proposeRule: ToolSpec<typeof ProposalDraft.Encoded, typeof propose.input.Type, Services> = {
   name: "propose_rule",
