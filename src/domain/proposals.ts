@@ -15,7 +15,7 @@ import { ScopeStore } from "../db/scope-store.js"
 import { QuoteNotFound, ReferenceUnknown, SourceUnknown } from "../contracts/errors.js"
 import { formatRuleId, ruleRef, scopeOfRuleId } from "../contracts/ids.js"
 import { approvalUrl, type ProposalCreated, type ProposalRequest } from "./proposal-schemas.js"
-import { closestPassage, JAMIE_WINDOW_S, jamieQuoteFound, mailQuoteFound, MIN_QUOTE_CHARS, normalizeQuote } from "./quote-check.js"
+import { type Closest, closestInSegments, closestPassage, JAMIE_WINDOW_S, jamieQuoteFound, mailQuoteFound, MIN_QUOTE_CHARS, normalizeQuote } from "./quote-check.js"
 import { RuleIndex } from "./rule-index.js"
 import type { Channel } from "../contracts/schemas.js"
 import { ensureManualSource } from "./sources.js"
@@ -30,27 +30,13 @@ export interface Proposer {
 const QUOTE_NOT_FOUND =
   "the quote was not found in the stored source (compared after normalization; a jamie quote within ±120 s of timestamp_s)"
 
-/** The refusal of a quote that is not there, with the closest passage of the stored text (issue 16 item 8). */
-const quoteNotFound = (quote: string, text: string, segments: ReadonlyArray<{ readonly start_s: number; readonly text: string }> | null) => {
-  const closest = closestPassage(quote, text)
+/**
+ * The refusal of a quote that is not there, with the closest passage of the stored text (of a
+ * meeting: within one segment, whose start_s the message names).
+ */
+const quoteNotFound = (quote: string, closest: Closest | null, segmentStart: number | null) => {
   const short = [...normalizeQuote(quote)].length < MIN_QUOTE_CHARS
-  let where = ""
-  let timestamp: number | null = null
-  if (closest !== null && segments !== null) {
-    // the segment the passage starts in (the text is the segments joined by a space, normalized)
-    let offset = 0
-    for (const s of segments) {
-      const own = normalizeQuote(s.text).length
-      if (own === 0) continue
-      const len = own + 1
-      if (closest.offset < offset + len) {
-        timestamp = s.start_s
-        break
-      }
-      offset += len
-    }
-  }
-  if (timestamp !== null) where = `; the closest passage starts in the segment at timestamp_s ${timestamp}`
+  const where = segmentStart === null ? "" : `; the closest passage lies in the segment at timestamp_s ${segmentStart}`
   const message = short
     ? `the quote is shorter than ${MIN_QUOTE_CHARS} characters after normalization; copy a longer passage of the source`
     : closest === null
@@ -74,7 +60,8 @@ const checkQuote = (sql: SqlClient, source: ProposalRequest["source"]) =>
       return yield* new SourceUnknown({ message: `no ${source.kind} source ${source.id} is stored in this scope` })
     }
     if (source.kind === "mail") {
-      if (!mailQuoteFound(source.quote, row.excerpt ?? "")) return yield* quoteNotFound(source.quote, row.excerpt ?? "", null)
+      const text = row.excerpt ?? ""
+      if (!mailQuoteFound(source.quote, text)) return yield* quoteNotFound(source.quote, closestPassage(source.quote, text), null)
       return
     }
     const segments = yield* sql<{ n: number; start_s: number; text: string }>`
@@ -82,9 +69,10 @@ const checkQuote = (sql: SqlClient, source: ProposalRequest["source"]) =>
         AND start_s BETWEEN ${source.timestamp_s - JAMIE_WINDOW_S} AND ${source.timestamp_s + JAMIE_WINDOW_S}
       ORDER BY n`
     if (jamieQuoteFound(source.quote, segments, source.timestamp_s)) return
-    // not in the window: the closest passage of the whole transcript (it may lie at another time)
+    // not in the window: the closest passage of the whole transcript (it may lie at another time), within one segment
     const all = yield* sql<{ n: number; start_s: number; text: string }>`SELECT n, start_s, text FROM source_segment WHERE source_id = ${source.id} ORDER BY n`
-    return yield* quoteNotFound(source.quote, all.map((x) => x.text).join(" "), all)
+    const closest = closestInSegments(source.quote, all)
+    return yield* quoteNotFound(source.quote, closest, closest?.start_s ?? null)
   })
 
 /** supersedes must name a confirmed rule of the same scope (422 reference-unknown). */

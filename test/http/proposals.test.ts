@@ -3,12 +3,13 @@
  * A repeat is only a repeat when every field sent is the same (a changed supersedes is checked
  * and refused, nothing stored); the mandatory exceptions as codes beside the reasons; the
  * request's optional fields (absent or null) filled with the server's defaults, the same shape as
- * propose_rule's.
+ * propose_rule's; the closest passage of a meeting within one segment.
  */
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { OpsStore } from "../../src/db/ops-store.js"
 import { ScopeStore } from "../../src/db/scope-store.js"
+import { normalizeQuote, quoteFoundIn } from "../../src/domain/quote-check.js"
 import { addedRows, allRows, approvalOf, EXCEPTION_LINES, internalMail, outsideMail, PLAIN, quoting } from "../support/approval.js"
 import { tempDir, testConfig } from "../support/env.js"
 import { jamieSource } from "../support/fixtures.js"
@@ -167,5 +168,26 @@ describe("one request shape for both doors: optional fields absent or null take 
     if (typeof schema.$ref === "string") schema = doc.components?.schemas?.[schema.$ref.split("/").pop() ?? ""] ?? {}
     expect([...(schema.required as Array<string>)].sort()).toEqual(["kind", "scope", "source", "statement"])
     expect(JSON.stringify(schema.properties)).toContain("the date of the stored mail or meeting")
+  })
+})
+
+describe("the closest passage of a meeting stays within one segment", () => {
+  const segments = (JAMIE.segments ?? []).map((s) => normalizeQuote(s.text))
+
+  it("a quote that ends in words the meeting never said: the passage is the segment's, not the next one's", async () => {
+    for (const quote of ["we always ask the supplier for the delivery time of all pallets", "we always ask the supplier for the delivery time before ordering red hook rails"]) {
+      const r = await call("POST", "/v1/proposals", {
+        scope: "sales", kind: "rule", statement: "Ask the supplier for the delivery time first",
+        source: { kind: "jamie", id: JAMIE_ID, quote, timestamp_s: 100, link: "https://jamie.example.com/m/7" },
+        said_at: "2026-03-12T10:00:00Z", speaker: null, relations: [], keywords: [], valid_from: "2026-03-12", supersedes: null
+      })
+      expect([r.status, r.json.error], quote).toEqual([422, "quote-not-found"])
+      const closest = r.json.closest as { passage: string; source_from: string }
+      expect(segments.some((s) => s.includes(closest.passage)), `${quote} → ${closest.passage}`).toBe(true)
+      expect(closest.passage).toContain("we always ask the supplier for the delivery time")
+      expect(segments.some((s) => s.includes(closest.source_from)), closest.source_from).toBe(true)
+      expect(r.json.message).toContain("timestamp_s 100")
+      expect(quoteFoundIn(closest.passage, (JAMIE.segments ?? []).map((s) => s.text).join(" "))).toBe(true)
+    }
   })
 })
