@@ -3,7 +3,8 @@
  * A repeat is only a repeat when every field sent is the same (a changed supersedes is checked
  * and refused, nothing stored); the mandatory exceptions as codes beside the reasons; the
  * request's optional fields (absent or null) filled with the server's defaults, the same shape as
- * propose_rule's; the closest passage of a meeting within one segment.
+ * propose_rule's; the closest passage of a meeting within one segment; a source-conflict naming
+ * the fields that differ (for the grant's own source only, never the stored text).
  */
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -12,7 +13,7 @@ import { ScopeStore } from "../../src/db/scope-store.js"
 import { normalizeQuote, quoteFoundIn } from "../../src/domain/quote-check.js"
 import { addedRows, allRows, approvalOf, EXCEPTION_LINES, internalMail, outsideMail, PLAIN, quoting } from "../support/approval.js"
 import { tempDir, testConfig } from "../support/env.js"
-import { jamieSource } from "../support/fixtures.js"
+import { jamieSource, mailSource } from "../support/fixtures.js"
 import { sqlOf } from "../support/run.js"
 import { startServer, type TestServer } from "../support/server.js"
 
@@ -189,5 +190,44 @@ describe("the closest passage of a meeting stays within one segment", () => {
       expect(r.json.message).toContain("timestamp_s 100")
       expect(quoteFoundIn(closest.passage, (JAMIE.segments ?? []).map((s) => s.text).join(" "))).toBe(true)
     }
+  })
+})
+
+describe("source-conflict names the fields that differ", () => {
+  it("the grant's own source sent again with other fields: the fields named in issues, never the stored text", async () => {
+    const src = mailSource({ scope: "sales" }, "mail:<conflict@acme.example>")
+    expect((await call("POST", "/v1/sources", src)).status).toBe(201)
+    const before = await rows()
+    const changed = { ...src, source: { ...src.source, title: "Another subject" }, text: "Another text entirely" }
+    const r = await call("POST", "/v1/sources", changed)
+    expect([r.status, r.json.error]).toEqual([409, "source-conflict"])
+    expect(r.json.issues).toEqual([
+      { path: "source.title", message: "differs from the stored source with this id" },
+      { path: "text", message: "differs from the stored source with this id" }
+    ])
+    expect(r.json.message).toBe("a source with this id is already stored in this scope and differs from this request")
+    expect(r.json.remedy).toContain("GET /v1/sources/:id")
+    const attachments = await call("POST", "/v1/sources", { ...src, attachments: src.attachments.slice(0, 1) })
+    expect((attachments.json.issues as Array<{ path: string }>).map((i) => i.path)).toEqual(["attachments"])
+    const renamed = await call("POST", "/v1/sources", { ...src, attachments: [{ ...src.attachments[0], filename: "preise.pdf" }, src.attachments[1]] })
+    expect((renamed.json.issues as Array<{ path: string }>).map((i) => i.path)).toEqual(["attachments[0].filename"])
+    for (const body of [r.text, attachments.text, renamed.text]) {
+      expect(body).not.toContain("Bestellungen Hakenleisten")
+      expect(body).not.toContain("Hakenleisten (RAL")
+      expect(body).not.toContain("preisliste")
+    }
+    // nothing stored but the three refusals' search_log rows
+    const added = addedRows(before, await rows())
+    expect(Object.keys(added)).toEqual(["search_log"])
+    expect(added.search_log?.map((l) => (JSON.parse(l) as { outcome: number }).outcome)).toEqual([409, 409, 409])
+  })
+
+  it("another grant's conflict says nothing about the stored source: the generic message, no fields", async () => {
+    const src = mailSource({ scope: "sales" }, "mail:<conflict@acme.example>")
+    const r = await call("POST", "/v1/sources", { ...src, source: { ...src.source, title: "Another subject" } }, tokens.other)
+    expect(r.status).toBe(409)
+    const same = await call("POST", "/v1/sources", src, tokens.other)
+    expect(r.json).toEqual(same.json)
+    expect(r.json).toEqual({ error: "source-conflict", message: "a source with this id is already stored in this scope and differs from this request" })
   })
 })
