@@ -5,7 +5,7 @@
 import { isAbsolute } from "node:path"
 import { Schema } from "effect"
 import { GraphConfig } from "./graph.js"
-import { Day } from "../contracts/schemas.js"
+import { Day, MANDATORY_EXCEPTIONS } from "../contracts/schemas.js"
 import { ScopeName } from "../contracts/ids.js"
 import { LexicalConfig } from "./lexical.js"
 
@@ -126,9 +126,7 @@ export const ApprovalMode = Schema.Literal("autonomous", "classified", "manual")
 export type ApprovalMode = typeof ApprovalMode.Type
 /** Classes a mode may be set for. `payment` is a class and a mandatory exception: it takes no mode. */
 export const CONFIGURABLE_CLASSES = ["general", "personal", "external"] as const
-export const MANDATORY_EXCEPTIONS = [
-  "payment", "secret", "contradiction", "external-sensitive", "injection", "unchecked-quote", "doubt", "large-subtree"
-] as const
+export { MANDATORY_EXCEPTIONS }
 
 const squash = (key: string): string => key.toLowerCase().replace(/[^a-z]/g, "")
 /** Words of a key that reach for the guardrails as a whole. */

@@ -74,6 +74,18 @@ export const Adoption = Schema.Union(
 )
 export type Adoption = typeof Adoption.Type
 
+/**
+ * The mandatory exceptions of the approval policy (gaps.md §10): always a person, in every mode.
+ * Their names are the codes every answer about a proposal or rule lists them by (`exceptions`).
+ */
+export const MANDATORY_EXCEPTIONS = [
+  "payment", "secret", "contradiction", "external-sensitive", "injection", "unchecked-quote", "doubt", "large-subtree"
+] as const
+export const ExceptionCode = Schema.Literal(...MANDATORY_EXCEPTIONS)
+export type ExceptionCode = typeof ExceptionCode.Type
+/** The codes of the mandatory exceptions that held a rule for a person when it was proposed, in MANDATORY_EXCEPTIONS order. */
+export const Exceptions = Schema.Array(ExceptionCode)
+
 export const Channel = Schema.Literal("mcp", "api", "approval")
 export type Channel = typeof Channel.Type
 

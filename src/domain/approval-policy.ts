@@ -10,6 +10,7 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Context, type Effect } from "effect"
 import type { ApprovalMode } from "../config/schema.js"
+import type { ExceptionCode } from "../contracts/schemas.js"
 import type { ProposalRequest } from "./proposal-schemas.js"
 
 export interface PolicyProposal {
@@ -27,7 +28,7 @@ export interface PolicyVerdict {
   readonly ruleset: string
   readonly class: string
   /** the mandatory exceptions that apply, by name */
-  readonly exceptions: ReadonlyArray<string>
+  readonly exceptions: ReadonlyArray<ExceptionCode>
   readonly mode: ApprovalMode
   readonly outcome: "auto" | "person"
   /** the class reason, then why it was adopted or why it waits for a person */

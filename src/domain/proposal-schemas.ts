@@ -1,7 +1,7 @@
 /** Proposal schemas (architecture.md §6.3). */
 import { Schema } from "effect"
 import { JamieId, MailId, RuleId, RuleRef, ScopeName } from "../contracts/ids.js"
-import { Adoption, After, Day, Instant, Keywords, Link, PageLimit, Relation, RuleKind } from "../contracts/schemas.js"
+import { Adoption, After, Day, Exceptions, Instant, Keywords, Link, PageLimit, Relation, RuleKind } from "../contracts/schemas.js"
 
 /**
  * Text stored in rule_version: SQLite's length() stops at a NUL character, so a NUL would slip
@@ -35,6 +35,7 @@ export const ManualQuote = Schema.Struct({
 export const ProposalSource = Schema.Union(JamieQuote, MailQuote, ManualQuote)
 export type ProposalSource = typeof ProposalSource.Type
 
+/** A proposal with every field (architecture.md §6.3): what intake() checks and stores, after completeDraft filled the defaults. */
 export const ProposalRequest = Schema.Struct({
   scope: ScopeName,
   kind: RuleKind,
@@ -59,8 +60,9 @@ export const Validity = Schema.Struct({ from: Day, until: Schema.NullOr(Day), in
  * The answer of a proposal (architecture.md §6.3, slice A): status proposed, or confirmed when
  * the policy adopted it in the same transaction; adoption (who confirmed it: the policy with its
  * ruleset, or a person — for a proposal: a person decides), valid, marking (auto-adopted,
- * unconfirmed, or human-confirmed for an identical repeat of a rule a person confirmed) and the
- * reasons of the classification (why it was adopted or waits for a person).
+ * unconfirmed, or human-confirmed for an identical repeat of a rule a person confirmed), the
+ * mandatory exceptions that hold it for a person by their codes ([] when none) and the reasons of
+ * the classification (why it was adopted or waits for a person).
  */
 export const ProposalCreated = Schema.Struct({
   ref: RuleRef,
@@ -71,6 +73,7 @@ export const ProposalCreated = Schema.Struct({
   adoption: Adoption,
   valid: Validity,
   marking: Schema.Literal("auto-adopted", "human-confirmed", "unconfirmed"),
+  exceptions: Exceptions,
   reasons: Schema.Array(Schema.String)
 })
 export type ProposalCreated = typeof ProposalCreated.Type
@@ -83,7 +86,8 @@ export const ProposalSummary = Schema.Struct({
   source: Schema.Struct({ kind: Schema.String, id: Schema.String }),
   supersedes: Schema.NullOr(RuleId),
   created_at: Instant,
-  approval_url: Schema.String
+  approval_url: Schema.String,
+  exceptions: Exceptions
 })
 export type ProposalSummary = typeof ProposalSummary.Type
 
@@ -92,21 +96,26 @@ export const ListProposalsInput = Schema.Struct({ scope: ScopeName, limit: PageL
 export type ListProposalsInput = typeof ListProposalsInput.Type
 
 // ---------------------------------------------------------------------------------------------
-// The MCP tool propose_rule: ProposalRequest with its optional fields optional
+// What a caller sends: POST /v1/proposals and the MCP tool propose_rule take the same request
+
+/** An optional field: absent or null takes the server's default. */
+const OrDefault = <S extends Schema.Schema.Any>(schema: S, description: string) =>
+  Schema.optional(Schema.NullOr(schema)).annotations({ description })
 
 /**
- * What propose_rule takes: ProposalRequest (the contract of POST /v1/proposals, unchanged) with
- * said_at, speaker, relations, keywords, valid_from, supersedes and source.link optional. The
- * operation fills what is left out (domain/intake.ts completeDraft): said_at = the stored source's
- * date (manual: now), valid_from = the day of said_at in config.zone, speaker and supersedes null,
- * relations and keywords [], link = the stored source's link (jamie) or null.
+ * The request of both doors (POST /v1/proposals, propose_rule): ProposalRequest with said_at,
+ * speaker, relations, keywords, valid_from, supersedes and source.link optional. The operation
+ * fills what is left out (domain/intake.ts completeDraft): said_at and valid_from absent or null =
+ * the stored source's date (manual: now) and its day in config.zone; source.link absent (jamie:
+ * also null) = the stored meeting's link, else null; speaker and supersedes null; relations and
+ * keywords [].
  */
 export const ProposalDraft = Schema.Struct({
   ...ProposalRequest.fields,
   source: Schema.Union(
     Schema.Struct({
       ...JamieQuote.fields,
-      link: Schema.optional(JamieQuote.fields.link).annotations({ description: "http(s) URL of the passage; default: the stored meeting's link" })
+      link: OrDefault(JamieQuote.fields.link, "http(s) URL of the passage; default (absent or null): the stored meeting's link")
     }),
     Schema.Struct({
       ...MailQuote.fields,
@@ -117,17 +126,19 @@ export const ProposalDraft = Schema.Struct({
       link: Schema.optional(ManualQuote.fields.link).annotations({ description: "http(s) URL or null; default null" })
     })
   ),
-  said_at: Schema.optional(ProposalRequest.fields.said_at).annotations({
-    description: "when it was said: a UTC instant YYYY-MM-DDTHH:MM:SSZ; default: the date of the stored mail or meeting (manual: now)"
-  }),
+  said_at: OrDefault(
+    ProposalRequest.fields.said_at,
+    "when it was said: a UTC instant YYYY-MM-DDTHH:MM:SSZ; default (absent or null): the date of the stored mail or meeting (manual: now)"
+  ),
   speaker: Schema.optional(ProposalRequest.fields.speaker).annotations({ description: "who said it (1–200 characters) or null; default null" }),
   relations: Schema.optional(ProposalRequest.fields.relations).annotations({
     description: "up to 20 of {kind: customer | product | supplier, name, ref: string | null}; default []"
   }),
   keywords: Schema.optional(ProposalRequest.fields.keywords).annotations({ description: "up to 30 words of 2–100 characters; default []" }),
-  valid_from: Schema.optional(ProposalRequest.fields.valid_from).annotations({
-    description: "the first day it applies: a calendar day YYYY-MM-DD; default: the day of said_at in the instance's zone"
-  }),
+  valid_from: OrDefault(
+    ProposalRequest.fields.valid_from,
+    "the first day it applies: a calendar day YYYY-MM-DD; default (absent or null): the day of said_at in the instance's zone"
+  ),
   supersedes: Schema.optional(ProposalRequest.fields.supersedes).annotations({
     description: "the id <scope>-<nnnn> of a confirmed rule this one replaces, or null; default null"
   })

@@ -15,7 +15,7 @@ import { ScopeStore } from "../db/scope-store.js"
 import { QuoteNotFound, ReferenceUnknown, SourceUnknown } from "../contracts/errors.js"
 import { formatRuleId, ruleRef, scopeOfRuleId } from "../contracts/ids.js"
 import { approvalUrl, type ProposalCreated, type ProposalRequest } from "./proposal-schemas.js"
-import { closestPassage, JAMIE_WINDOW_S, jamieQuoteFound, mailQuoteFound, MIN_QUOTE_CHARS, normalizeQuote } from "./quote-check.js"
+import { type Closest, closestInSegments, closestPassage, JAMIE_WINDOW_S, jamieQuoteFound, mailQuoteFound, MIN_QUOTE_CHARS, normalizeQuote } from "./quote-check.js"
 import { RuleIndex } from "./rule-index.js"
 import type { Channel } from "../contracts/schemas.js"
 import { ensureManualSource } from "./sources.js"
@@ -30,27 +30,13 @@ export interface Proposer {
 const QUOTE_NOT_FOUND =
   "the quote was not found in the stored source (compared after normalization; a jamie quote within ±120 s of timestamp_s)"
 
-/** The refusal of a quote that is not there, with the closest passage of the stored text, so an agent can fix its quote. */
-const quoteNotFound = (quote: string, text: string, segments: ReadonlyArray<{ readonly start_s: number; readonly text: string }> | null) => {
-  const closest = closestPassage(quote, text)
+/**
+ * The refusal of a quote that is not there, with the closest passage of the stored text (of a
+ * meeting: within one segment, whose start_s the message names).
+ */
+const quoteNotFound = (quote: string, closest: Closest | null, segmentStart: number | null) => {
   const short = [...normalizeQuote(quote)].length < MIN_QUOTE_CHARS
-  let where = ""
-  let timestamp: number | null = null
-  if (closest !== null && segments !== null) {
-    // the segment the passage starts in (the text is the segments joined by a space, normalized)
-    let offset = 0
-    for (const s of segments) {
-      const own = normalizeQuote(s.text).length
-      if (own === 0) continue
-      const len = own + 1
-      if (closest.offset < offset + len) {
-        timestamp = s.start_s
-        break
-      }
-      offset += len
-    }
-  }
-  if (timestamp !== null) where = `; the closest passage starts in the segment at timestamp_s ${timestamp}`
+  const where = segmentStart === null ? "" : `; the closest passage lies in the segment at timestamp_s ${segmentStart}`
   const message = short
     ? `the quote is shorter than ${MIN_QUOTE_CHARS} characters after normalization; copy a longer passage of the source`
     : closest === null
@@ -74,7 +60,8 @@ const checkQuote = (sql: SqlClient, source: ProposalRequest["source"]) =>
       return yield* new SourceUnknown({ message: `no ${source.kind} source ${source.id} is stored in this scope` })
     }
     if (source.kind === "mail") {
-      if (!mailQuoteFound(source.quote, row.excerpt ?? "")) return yield* quoteNotFound(source.quote, row.excerpt ?? "", null)
+      const text = row.excerpt ?? ""
+      if (!mailQuoteFound(source.quote, text)) return yield* quoteNotFound(source.quote, closestPassage(source.quote, text), null)
       return
     }
     const segments = yield* sql<{ n: number; start_s: number; text: string }>`
@@ -82,9 +69,10 @@ const checkQuote = (sql: SqlClient, source: ProposalRequest["source"]) =>
         AND start_s BETWEEN ${source.timestamp_s - JAMIE_WINDOW_S} AND ${source.timestamp_s + JAMIE_WINDOW_S}
       ORDER BY n`
     if (jamieQuoteFound(source.quote, segments, source.timestamp_s)) return
-    // not in the window: the closest passage of the whole transcript (it may lie at another time)
+    // not in the window: the closest passage of the whole transcript (it may lie at another time), within one segment
     const all = yield* sql<{ n: number; start_s: number; text: string }>`SELECT n, start_s, text FROM source_segment WHERE source_id = ${source.id} ORDER BY n`
-    return yield* quoteNotFound(source.quote, all.map((x) => x.text).join(" "), all)
+    const closest = closestInSegments(source.quote, all)
+    return yield* quoteNotFound(source.quote, closest, closest?.start_s ?? null)
   })
 
 /** supersedes must name a confirmed rule of the same scope (422 reference-unknown). */
@@ -138,20 +126,54 @@ export const insertProposal = (sql: SqlClient, req: ProposalRequest, by: Propose
     return { id, seq, duplicates, checked: src.kind !== "manual" } satisfies Inserted
   })
 
+/** The optional fields of a proposal: a repeat compares those the caller sent. */
+export type OptionalField = "said_at" | "speaker" | "relations" | "keywords" | "valid_from" | "supersedes" | "source.link"
+
+/** Every optional field: a full ProposalRequest sent them all. */
+export const ALL_SENT: ReadonlySet<OptionalField> = new Set<OptionalField>(["said_at", "speaker", "relations", "keywords", "valid_from", "supersedes", "source.link"])
+
+interface FirstVersion {
+  readonly rule_id: string
+  readonly kind: string
+  readonly timestamp_s: number | null
+  readonly source_link: string | null
+  readonly said_at: string
+  readonly speaker: string | null
+  readonly relations: string
+  readonly keywords: string
+  readonly valid_from: string
+  readonly supersedes: string | null
+}
+
+/** Version 1 holds every field the caller sent as the request has it (the required ones always). */
+const sameAsSent = (v: FirstVersion, req: ProposalRequest, sent: ReadonlySet<OptionalField>): boolean =>
+  v.kind === req.kind &&
+  v.timestamp_s === (req.source.kind === "jamie" ? req.source.timestamp_s : null) &&
+  (!sent.has("source.link") || v.source_link === req.source.link) &&
+  (!sent.has("said_at") || v.said_at === req.said_at) &&
+  (!sent.has("speaker") || v.speaker === req.speaker) &&
+  (!sent.has("relations") || v.relations === JSON.stringify(req.relations)) &&
+  (!sent.has("keywords") || v.keywords === JSON.stringify(req.keywords)) &&
+  (!sent.has("valid_from") || v.valid_from === req.valid_from) &&
+  (!sent.has("supersedes") || v.supersedes === req.supersedes)
+
 /**
- * An identical repeat of a proposal by the same grant: version 1 of a rule of
- * this scope with the same statement, source and quote, proposed by `grantId`, not rejected (a
- * rejected rule never leaks) and not superseded. The rule id, or null.
+ * A repeat of a proposal by the same grant: version 1 of a rule of this scope proposed by
+ * `grantId` with the same statement, source and quote and every other field the caller sent the
+ * same, not rejected (a rejected rule never leaks) and not superseded. Anything else is a new
+ * proposal with all its checks (a changed supersedes is checked, never answered with the old
+ * rule). The rule id, or null.
  */
-export const findRepeat = (sql: SqlClient, req: ProposalRequest, grantId: string) =>
+export const findRepeat = (sql: SqlClient, req: ProposalRequest, grantId: string, sent: ReadonlySet<OptionalField>) =>
   Effect.map(
-    sql<{ rule_id: string }>`
-      SELECT f.rule_id FROM rule_version f JOIN current_version c ON c.rule_id = f.rule_id
+    sql<FirstVersion>`
+      SELECT f.rule_id, f.kind, f.timestamp_s, f.source_link, f.said_at, f.speaker, f.relations, f.keywords, f.valid_from, f.supersedes
+      FROM rule_version f JOIN current_version c ON c.rule_id = f.rule_id
       WHERE f.version = 1 AND f.source_id = ${req.source.kind === "manual" ? `manual:${grantId}` : req.source.id}
         AND f.changed_by = ${grantId} AND f.statement = ${req.statement} AND f.quote = ${req.source.quote}
         AND c.status IN ('proposed', 'confirmed')
-      ORDER BY f.rule_id LIMIT 1`,
-    (rows) => rows[0]?.rule_id ?? null
+      ORDER BY f.rule_id`,
+    (rows) => rows.find((v) => sameAsSent(v, req, sent))?.rule_id ?? null
   )
 
 /**
@@ -175,6 +197,7 @@ export const propose = Effect.fn("Proposals.propose")(function*(req: ProposalReq
         adoption: { kind: "person" },
         valid: { from: req.valid_from, until: null, in_force: false },
         marking: "unconfirmed",
+        exceptions: [],
         reasons: []
       }
       return created

@@ -65,6 +65,8 @@ export interface Closest {
   readonly source_from: string
   /** where the passage starts in the normalized text */
   readonly offset: number
+  /** the longest run of the quote found in the text: where it starts and how long it is */
+  readonly anchor: { readonly at: number; readonly length: number }
 }
 
 /** The longest prefix of `q` (≥ 0 characters) that occurs in `text`, and where (binary search: prefixes nest). */
@@ -162,6 +164,41 @@ export const closestPassage = (quote: string, text: string): Closest | null => {
     differs_at: differs,
     quote_from: q.slice(differs, differs + DIFF_CHARS),
     source_from: t.slice(from, from + DIFF_CHARS),
-    offset: start
+    offset: start,
+    anchor: { at: best.at, length: best.length }
   }
+}
+
+/** The closest passage of a meeting and the start_s of the segment it lies in. */
+export interface SegmentClosest extends Closest {
+  readonly start_s: number
+}
+
+/**
+ * The closest passage of a meeting transcript, within one segment (one speaker's turn: a passage
+ * running into the next segment would join words never said together). The longest run of the
+ * quote over the whole transcript (segments joined by a space, as the check joins its window)
+ * picks the segments it touches; the passage is sought in each of them alone and the one with the
+ * longest run wins (the earlier on a tie). `offset` is in the joined normalized transcript. Null
+ * when no run of MIN_ANCHOR_CHARS characters of the quote lies within one segment.
+ */
+export const closestInSegments = (quote: string, segments: ReadonlyArray<{ readonly start_s: number; readonly text: string }>): SegmentClosest | null => {
+  let at = 0
+  const parts = segments.map((s) => ({ start_s: s.start_s, text: normalizeQuote(s.text) })).filter((p) => p.text.length > 0).map((p) => {
+    const part = { ...p, from: at }
+    at += p.text.length + 1
+    return part
+  })
+  const whole = closestPassage(quote, parts.map((p) => p.text).join(" "))
+  if (whole === null) return null
+  const runEnd = whole.anchor.at + whole.anchor.length
+  let best: SegmentClosest | null = null
+  for (const p of parts) {
+    if (p.from >= runEnd || p.from + p.text.length <= whole.anchor.at) continue
+    const c = closestPassage(quote, p.text)
+    if (c !== null && (best === null || c.anchor.length > best.anchor.length)) {
+      best = { ...c, offset: p.from + c.offset, anchor: { at: p.from + c.anchor.at, length: c.anchor.length }, start_s: p.start_s }
+    }
+  }
+  return best
 }

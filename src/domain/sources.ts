@@ -17,8 +17,14 @@ import { refuseSecrets } from "./secret-findings.js"
 import type { AttachmentOut, MailAuth, SourceInclude, SourceOut, SourceRequest, SourceStored } from "./source-schemas.js"
 import { nowInstant } from "../contracts/time.js"
 
-/** One generic message whatever the reason (architecture.md §6.2); the reason goes to the log. */
+/**
+ * One generic message whatever the reason (architecture.md §6.2); the reason goes to the log. A
+ * grant's own source also gets the differing fields as issues (paths only: it can read the source
+ * back itself); another grant's is told nothing about the stored source.
+ */
 export const SOURCE_CONFLICT_MESSAGE = "a source with this id is already stored in this scope and differs from this request"
+const DIFFERS = "differs from the stored source with this id"
+const CONFLICT_REMEDY = "send the source as stored (GET /v1/sources/:id?include=text,attachments shows it) or store it under a new id"
 
 export const sha256Hex = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex")
 
@@ -53,13 +59,18 @@ export interface AttachmentRow {
   text_origin: "ocr" | "description" | "none"
 }
 
-const sameAttachments = (stored: ReadonlyArray<AttachmentRow>, req: SourceRequest): boolean =>
-  stored.length === req.attachments.length &&
-  req.attachments.every((a, i) => {
+const ATTACHMENT_FIELDS = ["filename", "media_type", "size", "external", "text", "text_origin"] as const
+
+/** The attachment fields of the request that differ from the stored ones: `attachments` when the lists differ in length. */
+const attachmentDifferences = (stored: ReadonlyArray<AttachmentRow>, req: SourceRequest): Array<string> => {
+  if (stored.length !== req.attachments.length) return ["attachments"]
+  return req.attachments.flatMap((a, i) => {
     const s = stored[i]
-    return s !== undefined && s.n === i + 1 && s.filename === a.filename && s.media_type === a.media_type &&
-      s.size === a.size && s.external === a.external && s.text === a.text && s.text_origin === (a.text_origin ?? "none")
+    if (s === undefined) return [`attachments[${i}]`]
+    const sent = { ...a, text_origin: a.text_origin ?? "none" }
+    return ATTACHMENT_FIELDS.filter((f) => s[f] !== sent[f]).map((f) => `attachments[${i}].${f}`)
   })
+}
 
 type ConflictReason = "other-feeder" | "source-differs" | "attachments-differ"
 
@@ -69,24 +80,37 @@ const authOf = (req: SourceRequest): MailAuth | null => (req.source.kind === "ma
 const sameAuth = (stored: { readonly mail_from: string; readonly authentication_results: string } | undefined, auth: MailAuth | null): boolean =>
   stored === undefined ? auth === null : auth !== null && stored.mail_from === auth.from && stored.authentication_results === auth.authentication_results
 
-const conflictReason = (
+/** Why a request under a stored id is refused, and which of its fields differ (named by their request path, never their values). */
+interface Conflict {
+  readonly reason: ConflictReason
+  /** empty for another feeder's source: nothing about it is told */
+  readonly fields: ReadonlyArray<string>
+}
+
+const conflictOf = (
   row: SourceRow,
   attachments: ReadonlyArray<AttachmentRow>,
   storedAuth: { readonly mail_from: string; readonly authentication_results: string } | undefined,
   req: SourceRequest,
   grantId: string,
   hash: string
-): ConflictReason | null => {
-  if (row.feeder !== grantId) return "other-feeder"
+): Conflict | null => {
+  if (row.feeder !== grantId) return { reason: "other-feeder", fields: [] }
   const src = req.source
   const thread = src.kind === "mail" ? src.thread : null
-  if (row.kind !== src.kind || row.title !== src.title || row.occurred_at !== src.occurred_at ||
-    row.sender !== src.sender || row.thread !== thread || row.link !== src.link || row.fulltext_sha256 !== hash ||
-    !sameAuth(storedAuth, authOf(req))) {
-    return "source-differs"
-  }
-  if (!sameAttachments(attachments, req)) return "attachments-differ"
-  return null
+  const fields = [
+    ...(row.kind !== src.kind ? ["source.kind"] : []),
+    ...(row.title !== src.title ? ["source.title"] : []),
+    ...(row.occurred_at !== src.occurred_at ? ["source.occurred_at"] : []),
+    ...(row.sender !== src.sender ? ["source.sender"] : []),
+    ...(row.thread !== thread ? ["source.thread"] : []),
+    ...(row.link !== src.link ? ["source.link"] : []),
+    ...(row.fulltext_sha256 !== hash ? [src.kind === "mail" ? "text" : "segments"] : []),
+    ...(!sameAuth(storedAuth, authOf(req)) ? ["source.auth"] : [])
+  ]
+  if (fields.length > 0) return { reason: "source-differs", fields }
+  const differ = attachmentDifferences(attachments, req)
+  return differ.length > 0 ? { reason: "attachments-differ", fields: differ } : null
 }
 
 const attachmentsOf = (sql: SqlClient, sourceId: string) =>
@@ -124,7 +148,8 @@ export interface Feeder {
  * Stores a mail or jamie source. First the secret scan (secret-detected, only secret_finding rows
  * written). The same id again from the same grant and identical (fields, full-text hash, auth,
  * attachments) → created: false and nothing written; anything else under that id →
- * source-conflict with one generic message (the reason only in the process log).
+ * source-conflict with one generic message (the reason only in the process log; the differing
+ * fields as issues when the grant stored the source itself).
  */
 export const storeSource = Effect.fn("Sources.store")(function*(
   req: SourceRequest,
@@ -143,12 +168,16 @@ export const storeSource = Effect.fn("Sources.store")(function*(
       if (row !== undefined) {
         const storedAuth = (yield* sql<{ mail_from: string; authentication_results: string }>`
           SELECT mail_from, authentication_results FROM source_auth WHERE source_id = ${src.id}`)[0]
-        const reason = conflictReason(row, yield* attachmentsOf(sql, src.id), storedAuth, req, grantId, hash)
-        if (reason !== null) {
+        const conflict = conflictOf(row, yield* attachmentsOf(sql, src.id), storedAuth, req, grantId, hash)
+        if (conflict !== null) {
           yield* Effect.logWarning("source-conflict").pipe(
-            Effect.annotateLogs({ scope: req.scope, grant: grantId, reason })
+            Effect.annotateLogs({ scope: req.scope, grant: grantId, reason: conflict.reason })
           )
-          return yield* new SourceConflict({ message: SOURCE_CONFLICT_MESSAGE })
+          return yield* new SourceConflict(
+            conflict.fields.length === 0
+              ? { message: SOURCE_CONFLICT_MESSAGE }
+              : { message: SOURCE_CONFLICT_MESSAGE, issues: conflict.fields.map((path) => ({ path, message: DIFFERS })), remedy: CONFLICT_REMEDY }
+          )
         }
         return { created: false, id: src.id } satisfies SourceStored
       }

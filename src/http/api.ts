@@ -8,7 +8,7 @@ import { Schema } from "effect"
 import { VERSION } from "../version.js"
 import { completeSpec } from "./openapi.js"
 import { DecisionRequest, DecisionResult } from "../domain/decision-schemas.js"
-import { ProposalCreated, ProposalRequest, ProposalSummary, RetractRequest, RetractResult } from "../domain/proposal-schemas.js"
+import { ProposalCreated, ProposalDraft, ProposalSummary, RetractRequest, RetractResult } from "../domain/proposal-schemas.js"
 import { FeedbackRequest, SearchRequest, SearchResponse } from "../domain/search-schemas.js"
 import { SourceOut, SourceRequest, SourceStored } from "../domain/source-schemas.js"
 import { ErrorBody, GraphErrorBody } from "../contracts/errors.js"
@@ -30,9 +30,9 @@ export class SourcesApi extends HttpApiGroup.make("sources")
 {}
 
 export class ProposalsApi extends HttpApiGroup.make("proposals")
-  .add(HttpApiEndpoint.post("propose", "/v1/proposals").setPayload(ProposalRequest).addSuccess(ProposalCreated, { status: 201 })
+  .add(HttpApiEndpoint.post("propose", "/v1/proposals").setPayload(ProposalDraft).addSuccess(ProposalCreated, { status: 201 })
     .addSuccess(ProposalCreated).addError(Err(422))
-    .annotate(OpenApi.Description, "201: a new proposal (status proposed, or confirmed when the approval policy adopted it); 200: an identical repeat by the same grant, answered with the existing rule. 422 secret-detected, source-unknown, quote-not-found (with closest), reference-unknown"))
+    .annotate(OpenApi.Description, "The same request as the MCP tool propose_rule: scope, kind, statement and source required; every other field optional (left out, or null where its description says so, it takes the default it names). 201: a new proposal (status proposed, or confirmed when the approval policy adopted it), exceptions = the codes of the mandatory exceptions that hold it for a person; 200: a repeat by the same grant (every field sent the same as in its earlier proposal), answered with the existing rule. 422 secret-detected, source-unknown, quote-not-found (with closest), reference-unknown"))
   .add(HttpApiEndpoint.get("list", "/v1/proposals").addSuccess(Schema.Struct({ proposals: Schema.Array(ProposalSummary), next_after: Schema.NullOr(Schema.String) }))
     .annotate(OpenApi.Description, "Query: scope (required), limit 1–200 (default 100), after = rule id"))
 {}

@@ -14,7 +14,7 @@ import { Args, Command, Options } from "@effect/cli"
 import { Console, Effect, Option, type Schema } from "effect"
 import { decodeStrict } from "../contracts/decode.js"
 import { toErrorBody } from "../contracts/errors.js"
-import { ListProposalsInput, ProposalRequest, RetractInput } from "../domain/proposal-schemas.js"
+import { ListProposalsInput, ProposalDraft, RetractInput } from "../domain/proposal-schemas.js"
 import { ListRulesInput, ReadRuleInput, RuleIdInput, ScopeInput } from "../domain/rule-schemas.js"
 import { FeedbackInput, FeedbackRequest, type SearchResponse, SearchRequest } from "../domain/search-schemas.js"
 import { parseInclude, ReadSourceInput, SourceRequest } from "../domain/source-schemas.js"
@@ -258,7 +258,7 @@ export const retract = Command.make("retract", {
 export const proposals = Command.make("proposals").pipe(Command.withSubcommands([proposalsList]))
 
 export const propose = Command.make("propose", { json: jsonOption, forModel: forModelOption, body: bodyOption }, ({ body, forModel, json }) =>
-  call(json, Effect.tap(readBody(body), (value) => validate(ProposalRequest, value, "proposal")),
+  call(json, Effect.tap(readBody(body), (value) => validate(ProposalDraft, value, "proposal")),
     (ep, value) => apiRequest(ep, "propose", { body: value }),
     (a) => showAnswer(forModel, a, "propose: the proposal waits for a person (approval_url)")))
 

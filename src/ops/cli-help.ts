@@ -232,7 +232,7 @@ export const COMMANDS: ReadonlyArray<CommandDoc> = [
   {
     path: "propose", summary: "propose a rule with its verbatim quote",
     usage: "groundnote propose --body <file> [--json] [--for-model]", description: `${API} A person confirms it on the approval pages.`,
-    options: [["--body <file>", "the ProposalRequest as JSON (docs/api.md); - reads stdin"], JSON_OPT, FOR_MODEL_OPT],
+    options: [["--body <file>", "the proposal as JSON, the body of POST /v1/proposals (docs/api.md); - reads stdin"], JSON_OPT, FOR_MODEL_OPT],
     example: "groundnote propose --body proposal.json"
   },
   {

@@ -22,6 +22,7 @@
  */
 import { randomBytes } from "node:crypto"
 import { Context, Layer } from "effect"
+import { MANDATORY_EXCEPTIONS } from "../contracts/schemas.js"
 import { BRACKETS, INVISIBLE_RE } from "./characters.js"
 import { injectionSignals, SIGNALS, type Signal } from "./signals.js"
 
@@ -147,6 +148,7 @@ const ref: Check = (v) => SERVER_REF.test(v)
 const id: Check = (v) => RULE_ID.test(v) || GRAPH_ID.test(v) || GRANT_ID.test(v) || MANUAL_SOURCE.test(v)
 const date: Check = (v) => DAY.test(v) || INSTANT.test(v)
 const enumValue: Check = (v) => ENUMS.has(v)
+const EXCEPTION_CODES: ReadonlySet<string> = new Set(MANDATORY_EXCEPTIONS)
 
 /** The record says the approval policy adopted it (adoption.kind auto). */
 const adoptedByPolicy = (o: Obj): boolean => isObj(o.adoption) && o.adoption.kind === "auto"
@@ -216,6 +218,8 @@ const SERVER_FIELDS: Readonly<Record<string, Check>> = {
   approval_url: (v) => APPROVAL_URL.test(v),
   ruleset: (v) => /^[a-z0-9][a-z0-9.-]{0,39}$/.test(v),
   marking: enumValue, mode: enumValue, outcome: enumValue,
+  // the codes of the approval policy's mandatory exceptions (ProposalCreated, rule answers)
+  exceptions: (v) => EXCEPTION_CODES.has(v),
   from: date, until: date, retracted: ref,
   recheck: (v) => v === "still valid?",
   service: (v) => v === "groundnote",

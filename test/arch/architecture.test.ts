@@ -42,7 +42,9 @@ import {
 } from "./source-graph.js"
 import type { SourceGraph, Violation } from "./source-graph.js"
 import { JSONSchema } from "effect"
-import { ProposalRequest } from "../../src/domain/proposal-schemas.js"
+import { ProposalDraft, ProposalRequest } from "../../src/domain/proposal-schemas.js"
+import { Api } from "../../src/http/api.js"
+import { propose } from "../../src/operations/proposals.js"
 import { PROMPT_NAMES } from "../../src/mcp/prompts.js"
 import { MCP_TOOLS } from "../../src/mcp/server.js"
 import { proposeRule } from "../../src/mcp/tools/propose-rule.js"
@@ -242,11 +244,18 @@ describe("architecture (src/)", () => {
     expect(edges.get("contracts")).toBeUndefined()
   })
 
-  it("propose_rule's arguments are ProposalRequest's, only with the fields the tool fills optional", () => {
+  it("one proposal request for both doors: propose_rule's arguments and POST /v1/proposals' body are ProposalDraft, ProposalRequest with only its optional fields optional", () => {
+    // one schema: the tool's arguments, the operation's input and the route's payload are the same object
+    expect(proposeRule.args).toBe(ProposalDraft)
+    expect(propose.input).toBe(ProposalDraft)
+    const payload = Api.groups.proposals?.endpoints.propose?.payloadSchema
+    expect(payload?._tag === "Some" ? payload.value : undefined).toBe(ProposalDraft)
     type Json = { properties?: Record<string, Json>; required?: Array<string>; anyOf?: Array<Json>; $defs?: Record<string, Json>; description?: string }
     const contract = JSONSchema.make(ProposalRequest) as unknown as Json
     const tool = JSONSchema.make(proposeRule.args) as unknown as Json
     const OPTIONAL = ["said_at", "speaker", "relations", "keywords", "valid_from", "supersedes"]
+    // null asks for the default where the contract's field takes no null
+    const NULL_IS_DEFAULT = ["said_at", "valid_from"]
     expect(Object.keys(tool.properties ?? {}).sort()).toEqual(Object.keys(contract.properties ?? {}).sort())
     expect([...(tool.required ?? [])].sort()).toEqual((contract.required ?? []).filter((k) => !OPTIONAL.includes(k)).sort())
     // every field keeps the contract's rules; the optional ones only gain a description of their default
@@ -257,7 +266,8 @@ describe("architecture (src/)", () => {
     }
     for (const [key, schema] of Object.entries(contract.properties ?? {})) {
       if (key === "source") continue
-      expect(bare(tool.properties?.[key]), key).toEqual(bare(schema))
+      const expected = NULL_IS_DEFAULT.includes(key) ? { anyOf: [bare(schema), { type: "null" }] } : bare(schema)
+      expect(bare(tool.properties?.[key]), key).toEqual(expected)
     }
     // source: the same three kinds, link optional in each
     const kinds = (j: Json | undefined) => (j?.anyOf ?? []).map((k) => ({ props: Object.keys(k.properties ?? {}).sort(), required: [...(k.required ?? [])].sort() }))

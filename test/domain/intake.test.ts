@@ -252,7 +252,7 @@ describe("repeats and near duplicates", () => {
     const config = await setup("manual")
     const first = await propose(config, quoting(PLAIN[1], { keywords: ["Paletten"] }))
     const before = await run(config, Effect.flatMap(sqlOf("sales"), allRows))
-    const again = await propose(config, quoting(PLAIN[1], { keywords: ["Hof"] }))
+    const again = await propose(config, quoting(PLAIN[1], { keywords: ["Paletten"] }))
     expect(again.status).toBe(200)
     expect(again.created).toEqual({ ...first.created, possible_duplicates: [] })
     expect(await run(config, Effect.flatMap(sqlOf("sales"), allRows))).toEqual(before)

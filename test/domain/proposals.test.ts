@@ -35,7 +35,7 @@ describe("propose", () => {
     expect(created).toEqual({
       ref: "rule/sales-0001@1", status: "proposed", quote_check: { checked: true }, possible_duplicates: [],
       approval_url: "http://127.0.0.1:8787/approval/rules/sales-0001",
-      adoption: { kind: "person" }, valid: { from: "2026-03-12", until: null, in_force: false }, marking: "unconfirmed", reasons: []
+      adoption: { kind: "person" }, valid: { from: "2026-03-12", until: null, in_force: false }, marking: "unconfirmed", exceptions: [], reasons: []
     })
     const rows = await run(config, Effect.gen(function*() {
       const sql = yield* sqlOf("sales")

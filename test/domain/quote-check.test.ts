@@ -1,6 +1,6 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { closestPassage, jamieQuoteFound, jamieWindow, mailQuoteFound, normalizeQuote } from "../../src/domain/quote-check.js"
+import { closestInSegments, closestPassage, jamieQuoteFound, jamieWindow, mailQuoteFound, normalizeQuote } from "../../src/domain/quote-check.js"
 
 describe("normalizeQuote", () => {
   it("applies NFKC: ligatures, full-width letters, superscripts", () => {
@@ -143,6 +143,38 @@ describe("closestPassage: what an agent needs to fix a quote", () => {
       const quote = `${cut.slice(0, at)}x${cut.slice(at + 1)}`
       const c = closestPassage(quote, MAIL)
       return c !== null && c.differs_at === at && c.passage.includes(cut.slice(0, at))
+    }), { numRuns: 300 })
+  })
+})
+
+describe("closestInSegments: the closest passage of a meeting stays within one segment", () => {
+  const SEGMENTS = [
+    { start_s: 0, text: "Good morning everyone, let's start." },
+    { start_s: 100, text: "From now on we always ask the supplier for the delivery time" },
+    { start_s: 220, text: "before ordering black hook rails." },
+    { start_s: 400, text: "Agreed, next topic is the payment terms for Müller GmbH." }
+  ]
+  const normalized = SEGMENTS.map((s) => normalizeQuote(s.text))
+
+  it("a quote running past the end of a segment: the passage ends with the segment, named by its start_s", () => {
+    const c = closestInSegments("we always ask the supplier for the delivery time of all pallets", SEGMENTS)
+    expect(c?.start_s).toBe(100)
+    expect(c?.passage).toBe("we always ask the supplier for the delivery time")
+    expect(normalized.some((s) => s.includes(c?.source_from ?? "∅"))).toBe(true)
+  })
+
+  it("the segment with the longer run wins; nothing alike is null", () => {
+    const c = closestInSegments("before ordering black hook rails from the usual shop", SEGMENTS)
+    expect(c?.start_s).toBe(220)
+    expect(c?.passage).toBe("before ordering black hook rails")
+    expect(closestInSegments("Completely unrelated English sentence about pallets", SEGMENTS)).toBeNull()
+  })
+
+  it("property: every passage lies within one segment", () => {
+    const joined = normalized.join(" ")
+    fc.assert(fc.property(fc.integer({ min: 0, max: joined.length - 30 }), fc.integer({ min: 20, max: 60 }), (start, len) => {
+      const c = closestInSegments(`${joined.slice(start, start + len)} zzz`, SEGMENTS)
+      return c === null || normalized.some((s) => s.includes(c.passage))
     }), { numRuns: 300 })
   })
 })

@@ -20,7 +20,7 @@
  *
  * A change of any rule here is a new RULESET.
  */
-import { MANDATORY_EXCEPTIONS } from "../../config/schema.js"
+import { MANDATORY_EXCEPTIONS } from "../../contracts/schemas.js"
 import type { ProposalRequest } from "../../domain/proposal-schemas.js"
 import { scanSecrets } from "../../security/secrets.js"
 import { injectionSignals } from "../../security/signals.js"
