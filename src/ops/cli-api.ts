@@ -70,16 +70,23 @@ const send = (endpoint: Endpoint, route: CliRouteName, options: ApiOptions, acce
           headers["content-type"] = "application/json"
           body = JSON.stringify(options.body)
         }
-        const timeout = AbortSignal.timeout(options.timeoutMs ?? API_TIMEOUT_MS)
-        return fetch(url, { method: CLI_ROUTES[route].method, headers, redirect: "manual", signal: AbortSignal.any([signal, timeout]), ...(body === undefined ? {} : { body }) })
+        return fetch(url, { method: CLI_ROUTES[route].method, headers, redirect: "manual", signal, ...(body === undefined ? {} : { body }) })
       },
-      catch: (e): CliError => {
-        const name = e instanceof Error ? e.name : ""
-        return name === "TimeoutError"
-          ? cliError("api-unreachable", `no answer from ${originOf(endpoint.base)} within ${Math.round((options.timeoutMs ?? API_TIMEOUT_MS) / 1000)} s`)
-          : cliError("api-unreachable", `cannot reach ${originOf(endpoint.base)} (${causeText(e)}): is GROUNDNOTE_URL the service's address, and is it running?`)
-      }
+      catch: (e): CliError =>
+        cliError("api-unreachable", `cannot reach ${originOf(endpoint.base)} (${causeText(e)}): is GROUNDNOTE_URL the service's address, and is it running?`)
     }))
+
+/**
+ * The whole request, answer read to its end, within `ms`. The timer is Effect's own (held by the
+ * fiber), not an AbortSignal.timeout inside AbortSignal.any, which Node 20 can lose after a garbage
+ * collection, so a service that accepts and never answers, or stops half-way through a body, still
+ * ends the command; the interruption aborts the fetch.
+ */
+const within = (endpoint: Endpoint, ms: number) => <A>(self: Effect.Effect<A, CliError>): Effect.Effect<A, CliError> =>
+  Effect.timeoutFail(self, {
+    duration: ms,
+    onTimeout: () => cliError("api-unreachable", `no answer from ${originOf(endpoint.base)} within ${Math.round(ms / 1000)} s`)
+  })
 
 /** An answer that is not 2xx as a CliError: the service's ErrorBody, a redirect, or something else. */
 const refusalOf = (endpoint: Endpoint, response: Response): Effect.Effect<never, CliError> =>
@@ -114,7 +121,7 @@ export const apiRequest = (endpoint: Endpoint, route: CliRouteName, options: Api
     } catch {
       return yield* cliError("api-bad-answer", `${originOf(endpoint.base)} answered ${response.status} with a body that is not JSON: is GROUNDNOTE_URL the service's address?`)
     }
-  })
+  }).pipe(within(endpoint, options.timeoutMs ?? API_TIMEOUT_MS))
 
 const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$/
 
@@ -142,7 +149,7 @@ export const apiDownload = (
   options: ApiOptions & { readonly target: string | null; readonly fallbackName: string; readonly cwd: string; readonly onBytes?: (bytes: number) => void }
 ): Effect.Effect<Downloaded, CliError> =>
   Effect.gen(function*() {
-    const response = yield* send(endpoint, route, { ...options, timeoutMs: options.timeoutMs ?? EXPORT_TIMEOUT_MS }, "application/gzip, application/json")
+    const response = yield* send(endpoint, route, options, "application/gzip, application/json")
     if (response.status < 200 || response.status >= 300) return yield* refusalOf(endpoint, response)
     const target = options.target ?? join(options.cwd, dispositionName(response.headers.get("content-disposition")) ?? options.fallbackName)
     const tmp = join(dirname(target), `.${basename(target)}.part-${randomBytes(4).toString("hex")}`)
@@ -172,7 +179,7 @@ export const apiDownload = (
         return { bytes, sha256: hash.digest("hex") }
       },
       catch: (e) => cliError("api-unreachable", `the export broke off (${causeText(e)}): nothing was written`)
-    }).pipe(Effect.tapError(() => Effect.sync(() => unlinkSync(tmp))))
+    }).pipe(Effect.onError(() => Effect.sync(() => unlinkSync(tmp))))
     yield* Effect.try({
       try: () => linkSync(tmp, target),
       catch: (e) =>
@@ -181,4 +188,4 @@ export const apiDownload = (
           : cliError("target-directory-missing", `cannot write ${target} (${(e as { code?: string }).code ?? "error"})`)
     }).pipe(Effect.ensuring(Effect.sync(() => unlinkSync(tmp))))
     return { file: target, ...written }
-  })
+  }).pipe(within(endpoint, options.timeoutMs ?? EXPORT_TIMEOUT_MS))

@@ -6,7 +6,7 @@
 import { Command, Options } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Console, Effect } from "effect"
+import { Cause, Console, Effect, Exit } from "effect"
 import { VERSION } from "../version.js"
 import { apiCommands } from "./cli-api-commands.js"
 import { backup, doctor, restore } from "./cli-backup.js"
@@ -65,7 +65,8 @@ export const runCli = (argv: ReadonlyArray<string>, loadService: () => Promise<S
     NodeRuntime.runMain({
       disableErrorReporting: true,
       disablePrettyLogger: true,
-      teardown: (exit, onExit) => onExit(exitCodeOf(exit))
+      // serve stopped by SIGTERM or SIGINT has done its work (systemctl stop): 0, not an error
+      teardown: (exit, onExit) => onExit(argv[2] === "serve" && Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause) ? 0 : exitCodeOf(exit))
     })
   )
 }

@@ -237,14 +237,16 @@ export const accessClock = (
     const source = config.config.access.team_domain.replace(/\/+$/, "")
     const url = `${source}/cdn-cgi/access/certs`
     const sent = Date.now()
+    // Effect's own timer (AbortSignal.timeout inside AbortSignal.any can be lost after a garbage
+    // collection on Node 20, and doctor would wait for ever); the interruption aborts the fetch
     const answer = yield* Effect.either(Effect.tryPromise({
       try: async (signal) => {
-        const r = await fetch(url, { method: "GET", redirect: "manual", signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) })
+        const r = await fetch(url, { method: "GET", redirect: "manual", signal })
         await r.body?.cancel()
         return r.headers.get("date")
       },
       catch: (e) => (e instanceof Error ? (e.cause instanceof Error ? e.cause.message : e.message) : String(e))
-    }))
+    }).pipe(Effect.timeoutFail({ duration: timeoutMs, onTimeout: () => `no answer within ${timeoutMs} ms` })))
     const received = Date.now()
     if (answer._tag === "Left") return { unavailable: `${source} did not answer (${answer.left})` }
     const offsetMs = offsetFromDate(answer.right, sent, received)
