@@ -89,7 +89,7 @@ const scopeSection = (s: ScopeSection, c: Clockwork, single: boolean): Html => {
     s.adopted.length === 0 ? "" : html`<span>${plural(s.adopted.length, "rule")} adopted today</span>`
   }</p>
   ${s.adopted.length === 0 ? "" : html`<h3 id="adopted-${s.scope}">Adopted today without a person</h3>
-  <p class="small muted">The approval policy adopted these; each stays retractable until a person confirms it. Open one to confirm, revoke or reject it.</p>
+  <p class="small muted">The approval policy adopted these; each stays retractable until a person confirms it. Open one to confirm or revoke it.</p>
   <ol class="list adopted">${s.adopted.map((r) => adoptedItem(r, c))}</ol>`}
   ${s.proposals.length === 0
     ? html`<p class="muted">Nothing to decide here.</p>`

@@ -6,13 +6,15 @@
  * exceptions and the reasons), the quote highlighted in its source window (the jamie window with
  * timestamps, the mail text), thread and attachments, possible duplicates, previously rejected
  * similar rules, the rule's pending concerns links, and the decision forms for the version the
- * person sees (an auto-adopted rule: confirm, reject, review, revoke).
+ * person sees (a proposal: confirm, reject; a confirmed rule: review, revoke; an auto-adopted rule
+ * also confirm — never reject: a confirmed rule is revoked from a day, so its history stays).
  */
 import type { RuleVersionRow } from "../domain/rules.js"
 import {
   ageDays, ageText, badge, bytes, type Clockwork, detailsLine, fileKind, grantName, localTime, plural, reasonsList, reasonText, shorten,
   TEXT_ORIGIN, timestamp, when
 } from "./format.js"
+import { dayIn } from "../contracts/time.js"
 import { locateQuote, marked, offsetsOf, within } from "./highlight.js"
 import { type Html, html, join, safeHref, segment } from "./html.js"
 import { csrfField, layout, type Viewer } from "./layout.js"
@@ -138,7 +140,7 @@ const classificationSection = (p: RulePageInput): Html | string => {
   const c = d.classification
   const who = d.adoption.kind === "auto"
     ? html`<p>${retractable(d)
-      ? html`<span class="badge auto">auto-adopted</span> The approval policy (ruleset ${d.adoption.ruleset}) adopted this rule without a person. It stays retractable until a person confirms or reviews it; you can confirm, revoke or reject it below.`
+      ? html`<span class="badge auto">auto-adopted</span> The approval policy (ruleset ${d.adoption.ruleset}) adopted this rule without a person. It stays retractable until a person confirms or reviews it; you can confirm, review or revoke it below.`
       : html`<span class="badge auto">auto-adopted</span> The approval policy (ruleset ${d.adoption.ruleset}) adopted this rule; it is no longer in force.`}</p>`
     : d.current.status === "proposed"
     ? html`<p>It waits for a person.</p>`
@@ -242,7 +244,7 @@ const decisionForms = (p: RulePageInput): Html => {
   const adopted = retractable(p.detail)
   if (v.status === "proposed" || adopted) {
     const kw = parseList<string>(v.keywords).join(", ")
-    const confirmReject = html`
+    const confirm = html`
 <form method="post" action="${action}" class="decide" aria-labelledby="confirm-h">
   <h3 id="confirm-h">Confirm</h3>
   ${adopted ? html`<p class="small muted">The policy adopted it; your confirmation makes it a person's decision, so it can no longer be retracted.</p>` : ""}
@@ -267,17 +269,17 @@ const decisionForms = (p: RulePageInput): Html => {
   <label for="c-reason">Note <span class="hint">(optional)</span></label>
   <input id="c-reason" type="text" name="reason" maxlength="1000" value="${draft(p, "confirm", "reason", "")}">
   <button type="submit">Confirm version ${v.version}</button>
-</form>
+</form>`
+    // a confirmed rule (also one the policy adopted) is never rejected: agents may have read it; it is revoked from a day
+    if (adopted) return html`${confirm}${reviewRevoke(p, action, hidden)}`
+    return html`${confirm}
 <form method="post" action="${action}" class="decide" aria-labelledby="reject-h">
   <h3 id="reject-h">Reject</h3>
-  ${adopted ? html`<p class="small muted">Takes the adoption back as if it was never made: the rule no longer exists outside this page.</p>` : ""}
   ${hidden("reject")}
   <label for="r-reason">Reason <span class="hint">(required)</span></label>
   <textarea id="r-reason" name="reason" required maxlength="1000">${draft(p, "reject", "reason", "")}</textarea>
   <button type="submit" class="danger">Reject version ${v.version}</button>
 </form>`
-    if (!adopted) return confirmReject
-    return html`${confirmReject}${reviewRevoke(p, action, hidden)}`
   }
   if (v.status === "confirmed") return reviewRevoke(p, action, hidden)
   return html`<p class="notice">This rule is ${v.status}; there is nothing left to decide.</p>`
@@ -300,9 +302,10 @@ const reviewRevoke = (p: RulePageInput, action: string, hidden: (decision: strin
 </form>
 <form method="post" action="${action}" class="decide" aria-labelledby="revoke-h">
   <h3 id="revoke-h">Revoke</h3>
+  <p class="small muted">No longer valid: it stops applying from the day you give. Searches and reads of the days before still show it, so what agents were told stays on record.</p>
   ${hidden("revoke")}
   <label for="k-valid-until">Valid until <span class="hint">(the first day it no longer applies, YYYY-MM-DD, not before ${v.valid_from})</span></label>
-  <input id="k-valid-until" type="text" name="valid_until" required inputmode="numeric" pattern="[0-9]{4}-[0-9]{2}-[0-9]{2}" placeholder="YYYY-MM-DD" value="${draft(p, "revoke", "valid_until", "")}">
+  <input id="k-valid-until" type="text" name="valid_until" required inputmode="numeric" pattern="[0-9]{4}-[0-9]{2}-[0-9]{2}" placeholder="YYYY-MM-DD" value="${draft(p, "revoke", "valid_until", dayIn(p.clock.zone, p.clock.nowMs))}">
   <label for="k-reason">Reason <span class="hint">(required)</span></label>
   <textarea id="k-reason" name="reason" required maxlength="1000">${draft(p, "revoke", "reason", "")}</textarea>
   <button type="submit" class="danger">Revoke version ${v.version}</button>
