@@ -20,7 +20,7 @@ import { type Html, html, join, safeHref, segment } from "./html.js"
 import { csrfField, layout, type Viewer } from "./layout.js"
 import { doneNotice, type Outcome, refusedNotice } from "./outcome.js"
 import { MAX_RELATION_ROWS, postedRows, RELATION_KINDS } from "./relation-rows.js"
-import type { GrantNames, RuleDetail } from "./queries.js"
+import type { DecisionRow, GrantNames, RuleDetail } from "./queries.js"
 
 export interface RulePageInput {
   readonly detail: RuleDetail
@@ -134,17 +134,55 @@ const SOURCE_KIND: Readonly<Record<string, string>> = { jamie: "Meeting", mail: 
 /** Whether the approval policy adopted the rule and no person confirmed or reviewed it since. */
 const retractable = (d: RuleDetail): boolean => d.current.status === "confirmed" && d.adoption.kind === "auto"
 
+/** The newest decision of one of these kinds. */
+const newest = (d: RuleDetail, kinds: ReadonlyArray<string>): DecisionRow | undefined => [...d.decisions].reverse().find((x) => kinds.includes(x.kind))
+
+/** Who decided, in the words of the page: the approval policy, or the identity of the grant. */
+const decider = (x: DecisionRow): string => (x.origin === "auto" ? "the approval policy" : x.decided_by_identity)
+
+const becauseOf = (reason: string | null): Html | string => (reason === null ? "" : html` Reason: ${reason}.`)
+
+/** How the rule came in force: the newest confirm (the policy's adoption or a person's confirm); "" when it never did. */
+const cameInForce = (d: RuleDetail, c: Clockwork): Html | string => {
+  const confirm = newest(d, ["confirm"])
+  if (confirm === undefined) return ""
+  return confirm.origin === "auto"
+    ? html`The approval policy (ruleset ${confirm.decided_by.replace(/^policy@/, "")}) adopted it on ${when(confirm.decided_at, c)}.`
+    : html`Confirmed by ${confirm.decided_by_identity} on ${when(confirm.decided_at, c)}.`
+}
+
+/**
+ * Who brought the rule in force and who ended it, for every status: waiting; adopted by the policy
+ * (still retractable); confirmed by a person; rejected; revoked, retracted or superseded by a successor.
+ */
+const adoptionStory = (p: RulePageInput): Html => {
+  const d = p.detail
+  const v = d.current
+  if (v.status === "proposed") return html`<p>It waits for a person.</p>`
+  if (retractable(d)) {
+    return html`<p><span class="badge auto">auto-adopted</span> The approval policy (ruleset ${d.adoption.kind === "auto" ? d.adoption.ruleset : ""}) adopted this rule without a person. It stays retractable until a person confirms or reviews it; you can confirm, review or revoke it below.</p>`
+  }
+  const came = cameInForce(d, p.clock)
+  if (v.status === "confirmed") return html`<p>${came}</p>`
+  if (v.status === "rejected") {
+    const rejected = newest(d, ["reject"])
+    return html`<p>${rejected === undefined ? "Rejected." : html`Rejected by ${decider(rejected)} on ${when(rejected.decided_at, p.clock)}.${becauseOf(rejected.reason)}`} It never appears outside these pages.</p>`
+  }
+  const until = v.valid_until ?? ""
+  const earlier = ` It applied until ${until} (not on that day); reads and searches of earlier days still show it.`
+  const auto = d.adoption.kind === "auto" ? html`<span class="badge auto">auto-adopted</span> ` : ""
+  if (v.superseded_by !== null) {
+    return html`<p>${auto}${came} Superseded by ${ruleLink(v.superseded_by, v.superseded_by)} from ${until}.${earlier}</p>`
+  }
+  const ended = newest(d, ["revoke", "retract"])
+  const verb = ended?.kind === "retract" ? "Retracted" : "Revoked"
+  return html`<p>${auto}${came} ${ended === undefined ? "No longer in force." : html`${verb} by ${decider(ended)} on ${when(ended.decided_at, p.clock)}.${becauseOf(ended.reason)}`}${earlier}</p>`
+}
+
 /** Who adopted it and what the policy said of the proposal. */
 const classificationSection = (p: RulePageInput): Html | string => {
-  const d = p.detail
-  const c = d.classification
-  const who = d.adoption.kind === "auto"
-    ? html`<p>${retractable(d)
-      ? html`<span class="badge auto">auto-adopted</span> The approval policy (ruleset ${d.adoption.ruleset}) adopted this rule without a person. It stays retractable until a person confirms or reviews it; you can confirm, review or revoke it below.`
-      : html`<span class="badge auto">auto-adopted</span> The approval policy (ruleset ${d.adoption.ruleset}) adopted this rule; it is no longer in force.`}</p>`
-    : d.current.status === "proposed"
-    ? html`<p>It waits for a person.</p>`
-    : html`<p>Confirmed by a person.</p>`
+  const c = p.detail.classification
+  const who = adoptionStory(p)
   if (c === null) return html`<section aria-labelledby="class-h"><h2 id="class-h">Adoption</h2>${who}<p class="muted small">No classification (proposed before the approval modes).</p></section>`
   return html`<section aria-labelledby="class-h"><h2 id="class-h">Adoption</h2>${who}
     <dl class="facts">
@@ -349,9 +387,17 @@ export const rulePage = (p: RulePageInput): Html => {
       : ""
     notice = refusedNotice(p.outcome, changed)
   }
+  const rejected = v.status === "rejected" ? newest(d, ["reject"]) : undefined
   const status = v.status === "proposed"
     ? html`proposed <time datetime="${d.head.created_at}">${ageText(proposedAge)}</time>, not confirmed`
+    : v.status === "rejected"
+    ? html`rejected${rejected === undefined ? "" : html` by ${decider(rejected)} ${when(rejected.decided_at, p.clock, true)}`}`
+    : v.status === "superseded"
+    ? html`no longer in force from ${v.valid_until ?? ""}`
     : reviewedAge === null ? html`${v.status}` : html`${v.status}; last reviewed <time datetime="${d.reviewedAt ?? ""}">${ageText(reviewedAge)}</time>`
+  // who wrote the current version, and as what: the decision that made it, else (a predecessor superseded by its successor's confirm) "changed"
+  const made = d.decisions.find((x) => x.new_version === v.version)
+  const madeBy = v.version === 1 ? [] : [`${made === undefined ? "changed" : DECISION_VERB[made.kind] ?? made.kind} by ${v.changed_by}`]
   const body = html`
 <p class="small"><a href="/approval">← Open proposals</a> · <a href="/approval/rejected?scope=${scope}">Rejected in ${scope}</a>${nextLink === "" ? "" : html` ·${nextLink}`}</p>
 ${notice}
@@ -359,7 +405,7 @@ ${notice}
 <div class="meta">${badge(v.status)}${d.adoption.kind === "auto" ? html`<span class="badge auto">auto-adopted</span>` : ""}<span>${v.kind === "note" ? "a note" : "a rule"}</span><span>${status}</span>${
     d.versions.length > 1 ? html`<span>${plural(d.versions.length, "version")}</span>` : ""
   }</div>
-${detailsLine([p.ruleId, `version ${v.version}`, `by ${d.head.created_by}`, `reason "${v.reason}"`])}
+${detailsLine([p.ruleId, `version ${v.version}`, `proposed by ${d.head.created_by}`, ...madeBy, `reason "${v.reason}"`])}
 ${d.successor === null ? "" : html`<p class="notice">Superseded by ${ruleLink(d.successor.rule_id, `${d.successor.rule_id}: ${d.successor.statement}`)}.</p>`}
 ${d.predecessor === null ? "" : html`<p class="small">Replaces ${ruleLink(d.predecessor.rule_id, `${d.predecessor.rule_id}: ${d.predecessor.statement}`)} (${d.predecessor.status}).</p>`}
 <div class="grid">

@@ -95,7 +95,7 @@ describe("the rule page of an auto-adopted rule", () => {
     expect(r.status).toBe(303)
     expect(r.location).toBe(`/approval/rules/${id}?done=confirm&v=3#outcome`)
     const page = textOf((await get(`/approval/rules/${id}`)).text)
-    expect(page).toContain("Confirmed by a person.")
+    expect(page).toContain(`Confirmed by ${DEV_EMAIL} on`)
     expect(page).not.toContain("Reject version")
     expect(page).toContain("Revoke version 3")
     const e = await s.run(Effect.flip(retract(id, "too late", { grantId: s.feeder, identity: "feeder" })))

@@ -122,7 +122,8 @@ describe("one date format", () => {
     // a confirmed rule's revoke form: the same text field
     expect((await postForm(`/v1/rules/${id}/decision`, { decision: "confirm", version: "1", csrf })).status).toBe(303)
     const confirmed = await get(`/approval/rules/${id}`)
-    expect(confirmed.text).toContain(`<input id="k-valid-until" type="text" name="valid_until" required inputmode="numeric" pattern="[0-9]{4}-[0-9]{2}-[0-9]{2}" placeholder="YYYY-MM-DD" value="">`)
+    // pre-filled with today in the zone: a revoke ends the rule from today unless the person says otherwise
+    expect(confirmed.text).toMatch(/<input id="k-valid-until" type="text" name="valid_until" required inputmode="numeric" pattern="\[0-9\]\{4\}-\[0-9\]\{2\}-\[0-9\]\{2\}" placeholder="YYYY-MM-DD" value="\d{4}-\d{2}-\d{2}">/)
   })
 })
 
