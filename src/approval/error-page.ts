@@ -10,6 +10,7 @@ import { AppConfig } from "../config/config.js"
 import { type Html, html, PAGE_HEADERS } from "./html.js"
 import { layout, pageResponse, type Viewer } from "./layout.js"
 import { loginPage } from "./login-page.js"
+import { loginPathFor } from "./return-path.js"
 
 const TITLES: Readonly<Record<string, string>> = {
   "unauthorized": "Please sign in",
@@ -51,17 +52,18 @@ export const errorBodyOf = (response: HttpServerResponse.HttpServerResponse): { 
 
 /**
  * A JSON refusal of the pipeline as a page, same status; Retry-After is kept. 401: a page
- * request in dev-token mode goes to the login page (303); a post gets the login page with 401
- * and a note that nothing was saved.
+ * request in dev-token mode goes to the login page (303), which comes back to `returnTo`; a post
+ * gets the login page with 401 and a note that nothing was saved.
  */
 export const asPage = (
   response: HttpServerResponse.HttpServerResponse,
-  o: { readonly devToken: boolean; readonly viewer: Viewer | null; readonly toLogin: boolean }
+  o: { readonly devToken: boolean; readonly viewer: Viewer | null; readonly toLogin: boolean; readonly returnTo?: string }
 ): HttpServerResponse.HttpServerResponse => {
   const body = errorBodyOf(response)
   if (body === null) return response
   if (body.code === "unauthorized" && o.devToken && o.toLogin) {
-    return Response.redirect("/approval/login", { status: 303, headers: PAGE_HEADERS })
+    // back to the page asked for after signing in (only an approval path of this service)
+    return Response.redirect(loginPathFor(o.returnTo), { status: 303, headers: PAGE_HEADERS })
   }
   if (body.code === "unauthorized") {
     return pageResponse(loginPage({ devToken: o.devToken, message: o.toLogin ? null : "You are not signed in (any more). Nothing was saved." }), 401)
