@@ -353,10 +353,10 @@ const reviewRevoke = (p: RulePageInput, action: string, hidden: (decision: strin
 const neighbours = (p: RulePageInput): Html => {
   const d = p.detail
   return html`
-<section aria-labelledby="dups-h"><h2 id="dups-h">Possible duplicates</h2>${
+<section aria-labelledby="dups-h"><h2 id="dups-h">Similar rules</h2>${
     d.duplicates.length === 0
       ? html`<p class="muted">None found.</p>`
-      : html`<ul class="list">${d.duplicates.map((n) => html`<li><div class="statement">${ruleLink(n.rule_id, n.statement)}</div><div class="meta">${badge(n.status)}</div>${detailsLine([n.rule_id, `version ${n.version}`])}</li>`)}</ul>`
+      : html`<p class="small muted">The closest rules of the scope by their words; one marked <b>near duplicate</b> says nearly the same.</p><ul class="list">${d.duplicates.map((n) => html`<li><div class="statement">${ruleLink(n.rule_id, n.statement)}</div><div class="meta">${badge(n.status)}${n.near ? html`<span class="badge exception">near duplicate</span>` : ""}</div>${detailsLine([n.rule_id, `version ${n.version}`])}</li>`)}</ul>`
   }</section>
 <section aria-labelledby="rej-h"><h2 id="rej-h">Previously rejected similar</h2>${
     d.rejected.length === 0

@@ -144,7 +144,7 @@ describe("GET /approval", () => {
     // a hundred proposals that differ only in a number: the newest ones are checked and marked with their twins on the page
     const marked = first.text.match(/<li id="p-[a-z0-9-]+" class="dup">/g)?.length ?? 0
     expect(marked).toBeGreaterThanOrEqual(20)
-    expect(first.text).toMatch(/<span class="badge exception">possible duplicate<\/span> of <a href="#p-ops-\d+">Ops proposal number/)
+    expect(first.text).toMatch(/<span class="badge exception">near duplicate<\/span> says nearly the same as <a href="#p-ops-\d+">Ops proposal number/)
     const second = await get("/approval?scope=ops&page=2")
     expect(second.text.match(/<li id="p-[a-z0-9-]+"(?: class="dup")?>\s*<div class="statement">/g)?.length).toBe(1)
     expect(textOf(second.text)).toContain("Ops proposal number 000")
@@ -208,14 +208,15 @@ describe("GET /approval/rules/:id", () => {
     expect(body).toContain("person:1")
     expect(body).not.toContain(DEV_EMAIL)
   })
-  it("possible duplicates and the previously rejected similar rule", async () => {
+  it("similar rules (a near duplicate marked) and the previously rejected similar rule", async () => {
     const gone = await proposeMail("Pallets for Spedition Maier must be wrapped twice")
     expect((await postForm(`/v1/rules/${gone}/decision`, { decision: "reject", version: "1", csrf, reason: "wrong customer" })).status).toBe(303)
     const twin = await proposeMail("Pallets for Spedition Maier are wrapped twice always")
     const dup = await proposeMail("Pallets for Spedition Maier are wrapped twice, always")
     const page = textOf((await get(`/approval/rules/${dup}`)).text)
-    const dups = page.slice(page.indexOf("Possible duplicates"), page.indexOf("Previously rejected similar"))
+    const dups = page.slice(page.indexOf("Similar rules"), page.indexOf("Previously rejected similar"))
     expect(dups).toContain(twin)
+    expect(dups).toContain("near duplicate")
     const rejected = page.slice(page.indexOf("Previously rejected similar"), page.indexOf("Decide"))
     expect(rejected).toContain(gone)
     expect(rejected).toContain("Reason: wrong customer")

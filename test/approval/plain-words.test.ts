@@ -4,7 +4,7 @@
  * line); a reject says "Rejected" and nothing about a current version; days are YYYY-MM-DD text
  * fields (no locale date picker) and instants the zone's local time; relations are edited as
  * rows of kind and name and the server parses the rows (refusals name the row, nothing is
- * written); the index marks proposals that are possible duplicates of each other; the structure
+ * written); the index marks proposals that are near duplicates of each other; the structure
  * page says what Confirm, Revert, Archive and Reject do and names people before ids.
  */
 import { Effect } from "effect"
@@ -191,7 +191,7 @@ describe("relations as rows", () => {
   })
 })
 
-describe("the index marks possible duplicates of each other", () => {
+describe("the index marks near duplicates of each other, never unrelated rules, and never advises a reject", () => {
   it("two proposals saying the same are marked and link to each other; an unrelated one is not", async () => {
     const a = await proposeAs("api", { scope: "ops", statement: "Pallets are always stored in the left courtyard of hall 3", keywords: ["Paletten", "Hof"] })
     const b = await proposeAs("mcp", { scope: "ops", statement: "Pallets are stored in the left courtyard of hall 3, always", keywords: ["Paletten", "Hof"] })
@@ -199,10 +199,27 @@ describe("the index marks possible duplicates of each other", () => {
     const page = await get("/approval?scope=ops")
     const item = (id: string) => new RegExp(`<li id="p-${id}"[^>]*>[\\s\\S]*?</li>`).exec(page.text)?.[0] ?? ""
     expect(item(a)).toContain(`class="dup"`)
-    expect(item(a)).toContain(`possible duplicate</span> of <a href="#p-${b}">`)
-    expect(item(b)).toContain(`possible duplicate</span> of <a href="#p-${a}">`)
-    expect(item(c)).not.toContain("possible duplicate")
-    expect(textOf(page.text)).toContain("2 proposals marked possible duplicate")
+    expect(item(a)).toContain(`near duplicate</span> says nearly the same as <a href="#p-${b}">`)
+    expect(item(b)).toContain(`near duplicate</span> says nearly the same as <a href="#p-${a}">`)
+    expect(item(c)).not.toContain("near duplicate")
+    expect(textOf(page.text)).toContain("2 proposals marked near duplicate say nearly the same as another one here.")
+    expect(textOf(page.text)).toContain("compare them before you decide")
+    expect(textOf(page.text)).not.toMatch(/\breject (the|one|them|it|all)\b/i)
+  })
+
+  it("proposals that only share words (order, customer, supplier) are not marked; on the rule page they are only similar", async () => {
+    const samples = await proposeAs("api", { scope: "sales", statement: "Samples go out only after the customer confirmed the order", keywords: ["order", "samples"] })
+    const supplier = await proposeAs("api", { scope: "sales", statement: "Ask the supplier for the delivery time before the order of black hook rails (RAL 9005)", keywords: ["order", "delivery time"] })
+    const page = await get("/approval?scope=sales")
+    const item = (id: string) => new RegExp(`<li id="p-${id}"[^>]*>[\\s\\S]*?</li>`).exec(page.text)?.[0] ?? ""
+    expect(item(samples)).toContain("Samples go out only after the customer confirmed the order")
+    expect(item(samples)).not.toContain(`class="dup"`)
+    expect(item(supplier)).not.toContain(`class="dup"`)
+    const rule = await get(`/approval/rules/${samples}`)
+    const similar = textOf(rule.text.slice(rule.text.indexOf(`id="dups-h"`), rule.text.indexOf(`id="rej-h"`)))
+    expect(similar).toContain("Similar rules")
+    expect(similar).toContain("Ask the supplier for the delivery time")
+    expect(similar).not.toContain("near duplicate proposed")
   })
 })
 
