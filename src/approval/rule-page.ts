@@ -385,7 +385,9 @@ export const rulePage = (p: RulePageInput): Html => {
         last === undefined ? "" : html`<p>Last decision: ${DECISION_VERB[last.kind] ?? last.kind} by ${last.decided_by_identity}, ${when(last.decided_at, p.clock)}${last.reason === null ? "" : html` (${last.reason})`}.</p>`
       }${changeTable(seen, v, p.clock)}<p>The forms below are for version ${v.version}.</p>`
       : ""
-    notice = refusedNotice(p.outcome, changed)
+    // after the redirect of a stale decision the page names the current version itself
+    const refused = p.outcome.current === null && p.outcome.code === "version-outdated" ? { ...p.outcome, current: `rule/${p.ruleId}@${v.version}` } : p.outcome
+    notice = refusedNotice(refused, changed)
   }
   const rejected = v.status === "rejected" ? newest(d, ["reject"]) : undefined
   const status = v.status === "proposed"

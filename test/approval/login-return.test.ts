@@ -78,3 +78,25 @@ describe("the login comes back to the page asked for", () => {
     }
   })
 })
+
+describe("the service's address and a refused sign-in, as pages", () => {
+  it("GET / redirects to the approval pages", async () => {
+    const r = await fetch(`${s.url}/`, { redirect: "manual" })
+    expect([r.status, r.headers.get("location")]).toEqual([303, "/approval"])
+  })
+
+  it("a sign-in from another origin (e.g. localhost for 127.0.0.1) is a 403 page naming public_url and what to do, not JSON", async () => {
+    const other = s.url.replace("127.0.0.1", "localhost")
+    const r = await fetch(`${s.url}/approval/login`, {
+      method: "POST", redirect: "manual", body: `token=${APPROVAL_TOKEN}`,
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: other }
+    })
+    expect(r.status).toBe(403)
+    expect(r.headers.get("content-type")).toBe("text/html; charset=utf-8")
+    expect(r.headers.get("set-cookie")).toBeNull()
+    const text = (await r.text()).replace(/<[^>]*>/g, "").replace(/\s+/g, " ")
+    expect(text).toContain(`This service accepts forms only from its own pages at ${s.url} (its public_url)`)
+    expect(text).toContain(`Open ${s.url}/approval/login exactly as written`)
+    expect(text).toContain("403 csrf-failed")
+  })
+})

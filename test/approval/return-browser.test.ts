@@ -1,7 +1,8 @@
 /**
  * Where the browser lands, in a real browser (Debian chromium through playwright-core): signing in
- * from a rule page's address comes back to that rule page, and a hostile `next` lands on
- * /approval. Screenshots go to test-output/screenshots/.
+ * from a rule page's address comes back to that rule page, a hostile `next` lands on /approval,
+ * the bare address opens /approval, and a sign-in at another address than public_url shows a
+ * page naming it. Screenshots go to test-output/screenshots/.
  */
 import { mkdirSync } from "node:fs"
 import { Effect } from "effect"
@@ -56,5 +57,23 @@ describe("the browser lands where the person meant to go", () => {
       expect(new URL(fresh.url()).origin).toBe(s.url)
     }
     await shot(fresh, "login-return-index")
+  }, 60_000)
+
+  it("the service's bare address opens the approval pages", async () => {
+    await page.goto(`${s.url}/`)
+    expect(new URL(page.url()).pathname).toBe("/approval")
+  }, 60_000)
+
+  it("signing in at another address than public_url (localhost for 127.0.0.1) shows a page that names public_url", async () => {
+    const fresh = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage()
+    const other = s.url.replace("127.0.0.1", "localhost")
+    await fresh.goto(`${other}/approval/login`)
+    await fresh.fill("#token", APPROVAL_TOKEN)
+    const [response] = await Promise.all([fresh.waitForNavigation(), fresh.click("button[type=submit]")])
+    expect(response?.status()).toBe(403)
+    expect(await fresh.textContent("h1")).toBe("Sign-in refused: not sent from this service's address")
+    expect(await fresh.textContent("main")).toContain(`at ${s.url} (its public_url)`)
+    expect(await fresh.getAttribute(`main a[href="${s.url}/approval/login"]`, "href")).toBe(`${s.url}/approval/login`)
+    await shot(fresh, "login-refused-other-origin")
   }, 60_000)
 })

@@ -9,6 +9,7 @@
  */
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Clock, Effect, Option, Redacted } from "effect"
+import { csrfPage } from "../../approval/error-page.js"
 import { pageResponse } from "../../approval/layout.js"
 import { loginPage as loginDocument } from "../../approval/login-page.js"
 import { approvalPathOf, returnPathOf } from "../../approval/return-path.js"
@@ -64,7 +65,8 @@ export const login = Effect.gen(function*() {
   // same origin, like every state-changing approval request (a foreign page must not sign a browser in)
   if (!sameOrigin(config.file.public_url, request.headers.origin, request.headers["sec-fetch-site"])) {
     yield* Effect.logWarning("denied").pipe(Effect.annotateLogs({ channel: "approval", operation: "login", code: "csrf-failed", reason: "not same origin" }))
-    return errorResponse("csrf-failed", { message: "same-origin request required" })
+    // a person at another host or port than public_url: a page that names it and what to do
+    return pageResponse(csrfPage({ publicUrl: config.file.public_url, message: "same-origin request required", viewer: null, login: true }), 403)
   }
   const limiter = yield* RateLimiter
   const address = clientAddress(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"], config.file.limits.trusted_proxy)
