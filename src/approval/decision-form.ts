@@ -21,7 +21,7 @@ import { loadRulePage } from "./views.js"
 
 /** The posted fields worth showing back (never the csrf token, nor where the form lands). */
 export const sentFields = (form: Readonly<Record<string, string>>): Record<string, string> => {
-  const { csrf: _csrf, back: _back, ...rest } = form
+  const { csrf: _csrf, back: _back, said_at_shown: _shown, ...rest } = form
   return rest
 }
 

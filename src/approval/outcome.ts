@@ -89,7 +89,7 @@ export const doneNotice = (o: Extract<Outcome, { kind: "done" }>, extra: Html | 
 const FIELD_LABEL: Readonly<Record<string, string>> = {
   decision: "Decision", verdict: "Verdict", target: "Target", version: "Version you saw", reason: "Reason", statement: "Statement",
   keywords: "Keywords", relations: "Relations", valid_from: "Valid from", valid_until: "Valid until", kind: "Kind",
-  said_at: "Said at", speaker: "Speaker", supersedes: "Supersedes"
+  said_at: "Said at", said_at_local: "Said at", speaker: "Speaker", supersedes: "Supersedes"
 }
 
 /** What the person sent, labelled; the relation rows as one line "kind: name; …". */

@@ -297,8 +297,9 @@ const decisionForms = (p: RulePageInput): Html => {
     <label for="c-kind">Kind</label>
     <select id="c-kind" name="kind">${(["rule", "note"] as const).map((k) => html`<option value="${k}"${draft(p, "confirm", "kind", v.kind) === k ? " selected" : ""}>${k}</option>`)}</select>
     ${relationEditor(p, parseList<RelationOut>(v.relations))}
-    <label for="c-said-at">Said at <span class="hint">(UTC as YYYY-MM-DDTHH:MM:SSZ; now ${localTime(v.said_at, p.clock)} in ${p.clock.zone})</span></label>
-    <input id="c-said-at" type="text" name="said_at" value="${draft(p, "confirm", "said_at", v.said_at)}">
+    <label for="c-said-at">Said at <span class="hint">(YYYY-MM-DD HH:MM, ${p.clock.zone})</span></label>
+    <input id="c-said-at" type="text" name="said_at_local" value="${draft(p, "confirm", "said_at_local", localTime(v.said_at, p.clock))}">
+    <input type="hidden" name="said_at_shown" value="${localTime(v.said_at, p.clock)}">
     <label for="c-speaker">Speaker <span class="hint">(empty: unchanged)</span></label>
     <input id="c-speaker" type="text" name="speaker" value="${draft(p, "confirm", "speaker", v.speaker ?? "")}">
     <label for="c-supersedes">Supersedes <span class="hint">(a confirmed rule id of this scope; empty: unchanged)</span></label>

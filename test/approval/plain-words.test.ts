@@ -116,6 +116,13 @@ describe("one date format", () => {
     // said_at 09:15Z is 10:15 in Europe/Berlin (the test config's zone)
     expect(mainText(page.text)).toContain("Said at 2026-03-12 10:15")
     expect(mainText(page.text)).not.toContain("2026-03-12T09:15:00Z")
+    // no field shows a UTC instant: said_at is edited in the zone's local time, the zone named on the page
+    expect(page.text).not.toMatch(/value="\d{4}-\d{2}-\d{2}T[^"]*Z"/)
+    expect(page.text).toContain(`<input id="c-said-at" type="text" name="said_at_local" value="2026-03-12 10:15">`)
+    expect(textOf(page.text)).toContain("Times in Europe/Berlin")
+    // unchanged, said_at stays as it was; changed, the local time is read in the zone
+    expect((await postForm(`/v1/rules/${id}/decision`, { decision: "confirm", version: "1", csrf, said_at_local: "2026-03-12 11:30", said_at_shown: "2026-03-12 10:15" })).status).toBe(303)
+    expect(((await readRule(id)).head as unknown as { date: string }).date).toBe("2026-03-12T10:30:00Z")
     for (const p of [page, await get("/approval"), await get("/approval/structure?scope=sales"), await get("/approval/rejected?scope=sales")]) {
       expect(textOf(p.text)).not.toMatch(/\b\d{1,2}\/\d{1,2}\/\d{2,4}\b/)
     }
