@@ -13,7 +13,8 @@ export const viewerOf = (identity: string, grantId: string) =>
     identity,
     grantId,
     csrf: csrfToken(Redacted.value(config.env.sessionSecret), identity),
-    canLogout: config.env.authMode === "dev-token"
+    canLogout: config.env.authMode === "dev-token",
+    zone: config.file.zone
   }))
 
 export const clockwork = Effect.gen(function*() {

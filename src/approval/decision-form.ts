@@ -1,8 +1,9 @@
 /**
  * A decision posted by a form of the rule page (architecture.md §10): the same decide() path as
  * a JSON post; afterwards the person lands back on the rule page. Saved → 303 to the page with
- * the outcome; refused → the page itself with the refusal's status, its code, the current
- * version, what changed since the version the person saw (409) and what they sent.
+ * the outcome; a stale version (409 version-outdated) → 303 to the page, which says somebody
+ * decided first and what changed since the version the person saw; any other refusal → the page
+ * itself with the refusal's status, its code, the current version and what they sent.
  */
 import { HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
@@ -13,14 +14,14 @@ import { ruleRef } from "../contracts/ids.js"
 import { errorPage } from "./error-page.js"
 import { PAGE_HEADERS } from "./html.js"
 import { pageResponse } from "./layout.js"
-import type { Outcome } from "./outcome.js"
+import { DONE_KINDS, type Outcome } from "./outcome.js"
 import { rulePath } from "./rule-page.js"
 import { viewerOf } from "./context.js"
 import { loadRulePage } from "./views.js"
 
 /** The posted fields worth showing back (never the csrf token, nor where the form lands). */
 export const sentFields = (form: Readonly<Record<string, string>>): Record<string, string> => {
-  const { csrf: _csrf, back: _back, ...rest } = form
+  const { csrf: _csrf, back: _back, said_at_shown: _shown, ...rest } = form
   return rest
 }
 
@@ -56,6 +57,13 @@ export const decideFromForm = (ruleId: string, raw: unknown, form: Readonly<Reco
     }
     const e = decided.left
     const status = ERROR_STATUS[e.code]
+    if (e.code === "version-outdated") {
+      // somebody decided first: the browser leaves the POST address for the rule page, which says what happened and what changed
+      const saw = Number(form.version)
+      const kind = DONE_KINDS.find((k) => k === form.decision)
+      const location = `${rulePath(ruleId)}?stale=${Number.isInteger(saw) && saw > 0 ? saw : 0}${kind === undefined ? "" : `&tried=${kind}`}#outcome`
+      return { status, response: HttpServerResponse.redirect(location, { status: 303, headers: PAGE_HEADERS }), refs: [toErrorBody(e).current ?? ruleRef(ruleId)] }
+    }
     const viewer = yield* viewerOf(ctx.identity.identity, ctx.grant.id)
     const outcome = refusedOutcome(e, form)
     const page = e.code === "not-found"

@@ -21,7 +21,7 @@ export interface ScopeSection {
   readonly unavailable: string | null
   readonly counts: ScopeCounts
   readonly proposals: ReadonlyArray<ProposalRow>
-  /** per listed proposal, the other listed proposals it may duplicate (duplicatesAmong) */
+  /** per listed proposal, the other listed proposals it nearly duplicates (duplicatesAmong) */
   readonly duplicates: ReadonlyMap<string, ReadonlyArray<string>>
   /** the rules the policy adopted today (config.zone), newest first */
   readonly adopted: ReadonlyArray<AdoptedRow>
@@ -68,9 +68,9 @@ const proposalItem = (r: ProposalRow, c: Clockwork, twins: ReadonlyArray<Proposa
     <span>proposed <time datetime="${r.created_at}">${ageText(days)}</time></span>
   </div>
   ${reasonsList(r.exceptions, r.reasons)}
-  ${twins.length === 0 ? "" : html`<p class="small dupnote"><span class="badge exception">possible duplicate</span> of ${
+  ${twins.length === 0 ? "" : html`<p class="small dupnote"><span class="badge exception">near duplicate</span> says nearly the same as ${
     twins.map((t, i) => html`${i > 0 ? "; " : ""}<a href="#p-${t.rule_id}">${shorten(t.statement, 90)}</a>`)
-  } — decide them together: confirm one and reject the rest.</p>`}
+  } — compare them before you decide.</p>`}
   ${detailsLine([r.rule_id, `version ${r.version}`, `source ${r.source_id}`])}
 </li>`
 }
@@ -90,12 +90,12 @@ const scopeSection = (s: ScopeSection, c: Clockwork, single: boolean): Html => {
     s.adopted.length === 0 ? "" : html`<span>${plural(s.adopted.length, "rule")} adopted today</span>`
   }</p>
   ${s.adopted.length === 0 ? "" : html`<h3 id="adopted-${s.scope}">Adopted today without a person</h3>
-  <p class="small muted">The approval policy adopted these; each stays retractable until a person confirms it. Open one to confirm, revoke or reject it.</p>
+  <p class="small muted">The approval policy adopted these; each stays retractable until a person confirms it. Open one to confirm or revoke it.</p>
   <ol class="list adopted">${s.adopted.map((r) => adoptedItem(r, c))}</ol>`}
   ${s.proposals.length === 0
     ? html`<p class="muted">Nothing to decide here.</p>`
     : html`<h3>Open proposals${s.page > 1 ? ` (page ${s.page})` : ""}</h3>${
-      s.duplicates.size === 0 ? "" : html`<p class="small muted">${plural(s.duplicates.size, "proposal")} marked <b>possible duplicate</b> say much the same as another one here.</p>`
+      s.duplicates.size === 0 ? "" : html`<p class="small muted">${plural(s.duplicates.size, "proposal")} marked <b>near duplicate</b> say${s.duplicates.size === 1 ? "s" : ""} nearly the same as another one here.</p>`
     }<ol class="list">${s.proposals.map((r) => proposalItem(r, c, (s.duplicates.get(r.rule_id) ?? []).flatMap((id) => s.proposals.filter((x) => x.rule_id === id))))}</ol>`}
   ${nav.length === 0 ? "" : html`<p>${nav.map((n, i) => html`${i > 0 ? " · " : ""}${n}`)}</p>`}
   ${s.structure ?? ""}

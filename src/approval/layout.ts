@@ -14,6 +14,8 @@ export interface Viewer {
   readonly csrf: string
   /** dev-token mode: the session can be ended here */
   readonly canLogout: boolean
+  /** config.zone: every time on the pages is in it */
+  readonly zone?: string
 }
 
 export const csrfField = (viewer: Viewer): Html => html`<input type="hidden" name="csrf" value="${viewer.csrf}">`
@@ -33,6 +35,7 @@ export const layout = (o: { readonly title: string; readonly viewer: Viewer | nu
   <a class="brand" href="/approval">Groundnote approval</a>
   ${o.viewer === null ? "" : html`<nav aria-label="Account">
     <span>Signed in as <b>${o.viewer.identity}</b></span>
+    ${o.viewer.zone === undefined ? "" : html`<span class="muted small">Times in ${o.viewer.zone}</span>`}
     ${o.viewer.canLogout ? html`<form method="post" action="/approval/logout">${csrfField(o.viewer)}<button type="submit" class="link">Sign out</button></form>` : ""}
   </nav>`}
 </header>

@@ -6,7 +6,8 @@
 import { type Html, html } from "./html.js"
 import { layout } from "./layout.js"
 
-export const loginPage = (o: { readonly devToken: boolean; readonly message: string | null }): Html =>
+/** `next`: the approval page to come back to after signing in (checked again when the form comes back). */
+export const loginPage = (o: { readonly devToken: boolean; readonly message: string | null; readonly next?: string | null }): Html =>
   layout({
     title: "Sign in",
     viewer: null,
@@ -15,6 +16,7 @@ export const loginPage = (o: { readonly devToken: boolean; readonly message: str
 <p class="muted">Development mode: sign in with the dev approval token (GROUNDNOTE_DEV_APPROVAL_TOKEN).</p>
 ${o.message === null ? "" : html`<p class="notice error" role="alert">${o.message}</p>`}
 <form method="post" action="/approval/login" class="decide">
+  ${o.next === undefined || o.next === null ? "" : html`<input type="hidden" name="next" value="${o.next}">`}
   <label for="token">Dev approval token</label>
   <input id="token" type="password" name="token" autocomplete="current-password" required autofocus>
   <button type="submit">Sign in</button>

@@ -35,7 +35,23 @@ const DONE_TEXT: Record<DoneKind, string> = {
 }
 
 /** The outcome named by the query after a redirect; anything else is ignored. */
-export const outcomeFromQuery = (query: { readonly done?: string | undefined; readonly v?: string | undefined; readonly target?: string | undefined }): Outcome | null => {
+export const outcomeFromQuery = (query: {
+  readonly done?: string | undefined
+  readonly v?: string | undefined
+  readonly target?: string | undefined
+  /** a stale decision: the version the person saw, and the decision they tried */
+  readonly stale?: string | undefined
+  readonly tried?: string | undefined
+}): Outcome | null => {
+  if (query.stale !== undefined && /^[1-9]\d{0,8}$/.test(query.stale)) {
+    const tried = query.tried !== undefined && (DONE_KINDS as ReadonlyArray<string>).includes(query.tried) ? query.tried : null
+    return {
+      kind: "refused", status: 409, code: "version-outdated",
+      message: `You decided on version ${query.stale}; somebody decided before you, so your ${tried ?? "decision"} was not saved.`,
+      issues: [], remedy: "Look at what changed and decide again on the current version below.", current: null,
+      sent: { ...(tried === null ? {} : { decision: tried }), version: query.stale }
+    }
+  }
   const done = query.done
   if (done === undefined || !(DONE_KINDS as ReadonlyArray<string>).includes(done)) return null
   const v = query.v === undefined ? null : Number(query.v)
@@ -73,7 +89,7 @@ export const doneNotice = (o: Extract<Outcome, { kind: "done" }>, extra: Html | 
 const FIELD_LABEL: Readonly<Record<string, string>> = {
   decision: "Decision", verdict: "Verdict", target: "Target", version: "Version you saw", reason: "Reason", statement: "Statement",
   keywords: "Keywords", relations: "Relations", valid_from: "Valid from", valid_until: "Valid until", kind: "Kind",
-  said_at: "Said at", speaker: "Speaker", supersedes: "Supersedes"
+  said_at: "Said at", said_at_local: "Said at", speaker: "Speaker", supersedes: "Supersedes"
 }
 
 /** What the person sent, labelled; the relation rows as one line "kind: name; …". */

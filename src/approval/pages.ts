@@ -43,7 +43,10 @@ const PageNumber = Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int()
 const IndexQuery = Schema.Struct({ scope: Schema.optional(ScopeName), page: PageNumber })
 const ScopeQuery = Schema.Struct({ scope: ScopeName, page: PageNumber })
 /** After a post the page names the outcome; the values are checked again by outcomeFromQuery. */
-const OutcomeQuery = Schema.Struct({ done: Schema.optional(Schema.String), v: Schema.optional(Schema.String), target: Schema.optional(Schema.String) })
+const OutcomeQuery = Schema.Struct({
+  done: Schema.optional(Schema.String), v: Schema.optional(Schema.String), target: Schema.optional(Schema.String),
+  stale: Schema.optional(Schema.String), tried: Schema.optional(Schema.String)
+})
 const StructureQuery = Schema.Struct({ scope: ScopeName, ...OutcomeQuery.fields })
 
 const html = (doc: Html, status = 200) => ({ status, response: pageResponse(doc, status), refs: [] as Array<string> })

@@ -9,6 +9,7 @@ import { OpsStore } from "../db/ops-store.js"
 import { parseRuleRef } from "../contracts/ids.js"
 import type { Adoption } from "../contracts/schemas.js"
 import { reviewFacts } from "../domain/adoption.js"
+import { nearDuplicate } from "../domain/near-duplicate.js"
 import { RuleIndex } from "../domain/rule-index.js"
 import { provenanceOf } from "../domain/provenance.js"
 import { allVersions, type RuleVersionRow } from "../domain/rules.js"
@@ -62,23 +63,26 @@ const keywordList = (json: string): Array<string> => {
 export const DUPLICATE_CHECKS = 20
 
 /**
- * Which listed open proposals are possible duplicates of each other: possible_duplicates (stage
- * a over the scope, the same as the rule page and propose answer) of each of the newest
- * DUPLICATE_CHECKS listed proposals, kept where it names another listed proposal, in both
- * directions. Maps a rule id to the ids it may duplicate, in list order.
+ * Which listed open proposals are near duplicates of each other: of each of the newest
+ * DUPLICATE_CHECKS listed proposals, its possible_duplicates (stage a over the scope, the same as
+ * the rule page and the propose answer) that name another listed proposal and pass nearDuplicate
+ * (the one definition, measured: src/domain/near-duplicate.ts), in both directions. Merely similar
+ * candidates are not marked. Maps a rule id to the ids it nearly duplicates, in list order.
  */
 export const duplicatesAmong = (sql: SqlClient, proposals: ReadonlyArray<ProposalRow>, today: string) =>
   Effect.gen(function*() {
     const index = yield* RuleIndex
-    const listed = new Set(proposals.map((p) => p.rule_id))
+    const listed = new Map(proposals.map((p) => [p.rule_id, p] as const))
     const pairs = new Map<string, Set<string>>()
     const add = (a: string, b: string) => pairs.set(a, (pairs.get(a) ?? new Set()).add(b))
     for (const p of proposals.slice(0, DUPLICATE_CHECKS)) {
       const keywords = keywordList(p.keywords)
-      const refs = yield* index.possibleDuplicates(sql, { statement: p.statement, keywords }, p.seq, today)
-      for (const ref of refs) {
+      const similar = yield* index.similar(sql, { statement: p.statement, keywords }, p.seq, today)
+      for (const { ref, coverage } of similar) {
         const id = parseRuleRef(ref)?.id
-        if (id === undefined || id === p.rule_id || !listed.has(id)) continue
+        const other = id === undefined ? undefined : listed.get(id)
+        if (id === undefined || id === p.rule_id || other === undefined) continue
+        if (!nearDuplicate(p.statement, other.statement, coverage)) continue
         add(p.rule_id, id)
         add(id, p.rule_id)
       }
@@ -183,8 +187,10 @@ export const ruleDetail = (sql: SqlClient, ruleId: string, today: string) =>
       FROM decision WHERE rule_id = ${ruleId} ORDER BY id`
     const provenance = yield* provenanceOf(sql, current)
     const keywords = JSON.parse(current.keywords) as Array<string>
-    const duplicateRefs = yield* (yield* RuleIndex).possibleDuplicates(sql, { statement: current.statement, keywords }, head.seq, today)
-    const duplicates = yield* Effect.forEach(duplicateRefs, (ref) => neighbour(sql, parseRuleRef(ref)?.id ?? ""))
+    const similar = yield* (yield* RuleIndex).similar(sql, { statement: current.statement, keywords }, head.seq, today)
+    const duplicates = yield* Effect.forEach(similar, ({ ref, coverage }) =>
+      Effect.map(neighbour(sql, parseRuleRef(ref)?.id ?? ""), (n) =>
+        n === undefined ? undefined : { ...n, near: nearDuplicate(current.statement, n.statement, coverage) }))
     const rejected = yield* rejectedSimilar(sql, { statement: current.statement, keywords }, head.seq)
     const facts = yield* reviewFacts(sql, ruleId)
     const reviewedAt = facts.lastReviewedAt
@@ -201,7 +207,7 @@ export const ruleDetail = (sql: SqlClient, ruleId: string, today: string) =>
     const predecessor = current.supersedes === null ? undefined : yield* neighbour(sql, current.supersedes)
     return {
       head, versions, current, decisions, provenance,
-      duplicates: duplicates.filter((d): d is Neighbour => d !== undefined),
+      duplicates: duplicates.filter((d): d is Neighbour & { readonly near: boolean } => d !== undefined),
       rejected, reviewedAt, adoption, classification: classified[0] ?? null, nextProposal: next[0]?.id ?? null,
       successor: successor ?? null, predecessor: predecessor ?? null
     }

@@ -6,7 +6,8 @@
  * exceptions and the reasons), the quote highlighted in its source window (the jamie window with
  * timestamps, the mail text), thread and attachments, possible duplicates, previously rejected
  * similar rules, the rule's pending concerns links, and the decision forms for the version the
- * person sees (an auto-adopted rule: confirm, reject, review, revoke).
+ * person sees (a proposal: confirm, reject; a confirmed rule: review, revoke; an auto-adopted rule
+ * also confirm — never reject: a confirmed rule is revoked from a day, so its history stays).
  */
 import { plural } from "../contracts/words.js"
 import type { RuleVersionRow } from "../domain/rules.js"
@@ -14,12 +15,13 @@ import {
   ageDays, ageText, badge, bytes, type Clockwork, detailsLine, fileKind, grantName, localTime, reasonsList, reasonText, shorten,
   TEXT_ORIGIN, timestamp, when
 } from "./format.js"
+import { dayIn } from "../contracts/time.js"
 import { locateQuote, marked, offsetsOf, within } from "./highlight.js"
 import { type Html, html, join, safeHref, segment } from "./html.js"
 import { csrfField, layout, type Viewer } from "./layout.js"
 import { doneNotice, type Outcome, refusedNotice } from "./outcome.js"
 import { MAX_RELATION_ROWS, postedRows, RELATION_KINDS } from "./relation-rows.js"
-import type { GrantNames, RuleDetail } from "./queries.js"
+import type { DecisionRow, GrantNames, RuleDetail } from "./queries.js"
 
 export interface RulePageInput {
   readonly detail: RuleDetail
@@ -133,17 +135,55 @@ const SOURCE_KIND: Readonly<Record<string, string>> = { jamie: "Meeting", mail: 
 /** Whether the approval policy adopted the rule and no person confirmed or reviewed it since. */
 const retractable = (d: RuleDetail): boolean => d.current.status === "confirmed" && d.adoption.kind === "auto"
 
+/** The newest decision of one of these kinds. */
+const newest = (d: RuleDetail, kinds: ReadonlyArray<string>): DecisionRow | undefined => [...d.decisions].reverse().find((x) => kinds.includes(x.kind))
+
+/** Who decided, in the words of the page: the approval policy, or the identity of the grant. */
+const decider = (x: DecisionRow): string => (x.origin === "auto" ? "the approval policy" : x.decided_by_identity)
+
+const becauseOf = (reason: string | null): Html | string => (reason === null ? "" : html` Reason: ${reason}.`)
+
+/** How the rule came in force: the newest confirm (the policy's adoption or a person's confirm); "" when it never did. */
+const cameInForce = (d: RuleDetail, c: Clockwork): Html | string => {
+  const confirm = newest(d, ["confirm"])
+  if (confirm === undefined) return ""
+  return confirm.origin === "auto"
+    ? html`The approval policy (ruleset ${confirm.decided_by.replace(/^policy@/, "")}) adopted it on ${when(confirm.decided_at, c)}.`
+    : html`Confirmed by ${confirm.decided_by_identity} on ${when(confirm.decided_at, c)}.`
+}
+
+/**
+ * Who brought the rule in force and who ended it, for every status: waiting; adopted by the policy
+ * (still retractable); confirmed by a person; rejected; revoked, retracted or superseded by a successor.
+ */
+const adoptionStory = (p: RulePageInput): Html => {
+  const d = p.detail
+  const v = d.current
+  if (v.status === "proposed") return html`<p>It waits for a person.</p>`
+  if (retractable(d)) {
+    return html`<p><span class="badge auto">auto-adopted</span> The approval policy (ruleset ${d.adoption.kind === "auto" ? d.adoption.ruleset : ""}) adopted this rule without a person. It stays retractable until a person confirms or reviews it; you can confirm, review or revoke it below.</p>`
+  }
+  const came = cameInForce(d, p.clock)
+  if (v.status === "confirmed") return html`<p>${came}</p>`
+  if (v.status === "rejected") {
+    const rejected = newest(d, ["reject"])
+    return html`<p>${rejected === undefined ? "Rejected." : html`Rejected by ${decider(rejected)} on ${when(rejected.decided_at, p.clock)}.${becauseOf(rejected.reason)}`} It never appears outside these pages.</p>`
+  }
+  const until = v.valid_until ?? ""
+  const earlier = ` It applied until ${until} (not on that day); reads and searches of earlier days still show it.`
+  const auto = d.adoption.kind === "auto" ? html`<span class="badge auto">auto-adopted</span> ` : ""
+  if (v.superseded_by !== null) {
+    return html`<p>${auto}${came} Superseded by ${ruleLink(v.superseded_by, v.superseded_by)} from ${until}.${earlier}</p>`
+  }
+  const ended = newest(d, ["revoke", "retract"])
+  const verb = ended?.kind === "retract" ? "Retracted" : "Revoked"
+  return html`<p>${auto}${came} ${ended === undefined ? "No longer in force." : html`${verb} by ${decider(ended)} on ${when(ended.decided_at, p.clock)}.${becauseOf(ended.reason)}`}${earlier}</p>`
+}
+
 /** Who adopted it and what the policy said of the proposal. */
 const classificationSection = (p: RulePageInput): Html | string => {
-  const d = p.detail
-  const c = d.classification
-  const who = d.adoption.kind === "auto"
-    ? html`<p>${retractable(d)
-      ? html`<span class="badge auto">auto-adopted</span> The approval policy (ruleset ${d.adoption.ruleset}) adopted this rule without a person. It stays retractable until a person confirms or reviews it; you can confirm, revoke or reject it below.`
-      : html`<span class="badge auto">auto-adopted</span> The approval policy (ruleset ${d.adoption.ruleset}) adopted this rule; it is no longer in force.`}</p>`
-    : d.current.status === "proposed"
-    ? html`<p>It waits for a person.</p>`
-    : html`<p>Confirmed by a person.</p>`
+  const c = p.detail.classification
+  const who = adoptionStory(p)
   if (c === null) return html`<section aria-labelledby="class-h"><h2 id="class-h">Adoption</h2>${who}<p class="muted small">No classification (proposed before the approval modes).</p></section>`
   return html`<section aria-labelledby="class-h"><h2 id="class-h">Adoption</h2>${who}
     <dl class="facts">
@@ -243,7 +283,7 @@ const decisionForms = (p: RulePageInput): Html => {
   const adopted = retractable(p.detail)
   if (v.status === "proposed" || adopted) {
     const kw = parseList<string>(v.keywords).join(", ")
-    const confirmReject = html`
+    const confirm = html`
 <form method="post" action="${action}" class="decide" aria-labelledby="confirm-h">
   <h3 id="confirm-h">Confirm</h3>
   ${adopted ? html`<p class="small muted">The policy adopted it; your confirmation makes it a person's decision, so it can no longer be retracted.</p>` : ""}
@@ -258,8 +298,9 @@ const decisionForms = (p: RulePageInput): Html => {
     <label for="c-kind">Kind</label>
     <select id="c-kind" name="kind">${(["rule", "note"] as const).map((k) => html`<option value="${k}"${draft(p, "confirm", "kind", v.kind) === k ? " selected" : ""}>${k}</option>`)}</select>
     ${relationEditor(p, parseList<RelationOut>(v.relations))}
-    <label for="c-said-at">Said at <span class="hint">(UTC as YYYY-MM-DDTHH:MM:SSZ; now ${localTime(v.said_at, p.clock)} in ${p.clock.zone})</span></label>
-    <input id="c-said-at" type="text" name="said_at" value="${draft(p, "confirm", "said_at", v.said_at)}">
+    <label for="c-said-at">Said at <span class="hint">(YYYY-MM-DD HH:MM, ${p.clock.zone})</span></label>
+    <input id="c-said-at" type="text" name="said_at_local" value="${draft(p, "confirm", "said_at_local", localTime(v.said_at, p.clock))}">
+    <input type="hidden" name="said_at_shown" value="${localTime(v.said_at, p.clock)}">
     <label for="c-speaker">Speaker <span class="hint">(empty: unchanged)</span></label>
     <input id="c-speaker" type="text" name="speaker" value="${draft(p, "confirm", "speaker", v.speaker ?? "")}">
     <label for="c-supersedes">Supersedes <span class="hint">(a confirmed rule id of this scope; empty: unchanged)</span></label>
@@ -268,17 +309,17 @@ const decisionForms = (p: RulePageInput): Html => {
   <label for="c-reason">Note <span class="hint">(optional)</span></label>
   <input id="c-reason" type="text" name="reason" maxlength="1000" value="${draft(p, "confirm", "reason", "")}">
   <button type="submit">Confirm version ${v.version}</button>
-</form>
+</form>`
+    // a confirmed rule (also one the policy adopted) is never rejected: agents may have read it; it is revoked from a day
+    if (adopted) return html`${confirm}${reviewRevoke(p, action, hidden)}`
+    return html`${confirm}
 <form method="post" action="${action}" class="decide" aria-labelledby="reject-h">
   <h3 id="reject-h">Reject</h3>
-  ${adopted ? html`<p class="small muted">Takes the adoption back as if it was never made: the rule no longer exists outside this page.</p>` : ""}
   ${hidden("reject")}
   <label for="r-reason">Reason <span class="hint">(required)</span></label>
   <textarea id="r-reason" name="reason" required maxlength="1000">${draft(p, "reject", "reason", "")}</textarea>
   <button type="submit" class="danger">Reject version ${v.version}</button>
 </form>`
-    if (!adopted) return confirmReject
-    return html`${confirmReject}${reviewRevoke(p, action, hidden)}`
   }
   if (v.status === "confirmed") return reviewRevoke(p, action, hidden)
   return html`<p class="notice">This rule is ${v.status}; there is nothing left to decide.</p>`
@@ -301,9 +342,10 @@ const reviewRevoke = (p: RulePageInput, action: string, hidden: (decision: strin
 </form>
 <form method="post" action="${action}" class="decide" aria-labelledby="revoke-h">
   <h3 id="revoke-h">Revoke</h3>
+  <p class="small muted">No longer valid: it stops applying from the day you give. Searches and reads of the days before still show it, so what agents were told stays on record.</p>
   ${hidden("revoke")}
   <label for="k-valid-until">Valid until <span class="hint">(the first day it no longer applies, YYYY-MM-DD, not before ${v.valid_from})</span></label>
-  <input id="k-valid-until" type="text" name="valid_until" required inputmode="numeric" pattern="[0-9]{4}-[0-9]{2}-[0-9]{2}" placeholder="YYYY-MM-DD" value="${draft(p, "revoke", "valid_until", "")}">
+  <input id="k-valid-until" type="text" name="valid_until" required inputmode="numeric" pattern="[0-9]{4}-[0-9]{2}-[0-9]{2}" placeholder="YYYY-MM-DD" value="${draft(p, "revoke", "valid_until", dayIn(p.clock.zone, p.clock.nowMs))}">
   <label for="k-reason">Reason <span class="hint">(required)</span></label>
   <textarea id="k-reason" name="reason" required maxlength="1000">${draft(p, "revoke", "reason", "")}</textarea>
   <button type="submit" class="danger">Revoke version ${v.version}</button>
@@ -313,10 +355,10 @@ const reviewRevoke = (p: RulePageInput, action: string, hidden: (decision: strin
 const neighbours = (p: RulePageInput): Html => {
   const d = p.detail
   return html`
-<section aria-labelledby="dups-h"><h2 id="dups-h">Possible duplicates</h2>${
+<section aria-labelledby="dups-h"><h2 id="dups-h">Similar rules</h2>${
     d.duplicates.length === 0
       ? html`<p class="muted">None found.</p>`
-      : html`<ul class="list">${d.duplicates.map((n) => html`<li><div class="statement">${ruleLink(n.rule_id, n.statement)}</div><div class="meta">${badge(n.status)}</div>${detailsLine([n.rule_id, `version ${n.version}`])}</li>`)}</ul>`
+      : html`<p class="small muted">The closest rules of the scope by their words; one marked <b>near duplicate</b> says nearly the same.</p><ul class="list">${d.duplicates.map((n) => html`<li><div class="statement">${ruleLink(n.rule_id, n.statement)}</div><div class="meta">${badge(n.status)}${n.near ? html`<span class="badge exception">near duplicate</span>` : ""}</div>${detailsLine([n.rule_id, `version ${n.version}`])}</li>`)}</ul>`
   }</section>
 <section aria-labelledby="rej-h"><h2 id="rej-h">Previously rejected similar</h2>${
     d.rejected.length === 0
@@ -345,11 +387,21 @@ export const rulePage = (p: RulePageInput): Html => {
         last === undefined ? "" : html`<p>Last decision: ${DECISION_VERB[last.kind] ?? last.kind} by ${last.decided_by_identity}, ${when(last.decided_at, p.clock)}${last.reason === null ? "" : html` (${last.reason})`}.</p>`
       }${changeTable(seen, v, p.clock)}<p>The forms below are for version ${v.version}.</p>`
       : ""
-    notice = refusedNotice(p.outcome, changed)
+    // after the redirect of a stale decision the page names the current version itself
+    const refused = p.outcome.current === null && p.outcome.code === "version-outdated" ? { ...p.outcome, current: `rule/${p.ruleId}@${v.version}` } : p.outcome
+    notice = refusedNotice(refused, changed)
   }
+  const rejected = v.status === "rejected" ? newest(d, ["reject"]) : undefined
   const status = v.status === "proposed"
     ? html`proposed <time datetime="${d.head.created_at}">${ageText(proposedAge)}</time>, not confirmed`
+    : v.status === "rejected"
+    ? html`rejected${rejected === undefined ? "" : html` by ${decider(rejected)} ${when(rejected.decided_at, p.clock, true)}`}`
+    : v.status === "superseded"
+    ? html`no longer in force from ${v.valid_until ?? ""}`
     : reviewedAge === null ? html`${v.status}` : html`${v.status}; last reviewed <time datetime="${d.reviewedAt ?? ""}">${ageText(reviewedAge)}</time>`
+  // who wrote the current version, and as what: the decision that made it, else (a predecessor superseded by its successor's confirm) "changed"
+  const made = d.decisions.find((x) => x.new_version === v.version)
+  const madeBy = v.version === 1 ? [] : [`${made === undefined ? "changed" : DECISION_VERB[made.kind] ?? made.kind} by ${v.changed_by}`]
   const body = html`
 <p class="small"><a href="/approval">← Open proposals</a> · <a href="/approval/rejected?scope=${scope}">Rejected in ${scope}</a>${nextLink === "" ? "" : html` ·${nextLink}`}</p>
 ${notice}
@@ -357,7 +409,7 @@ ${notice}
 <div class="meta">${badge(v.status)}${d.adoption.kind === "auto" ? html`<span class="badge auto">auto-adopted</span>` : ""}<span>${v.kind === "note" ? "a note" : "a rule"}</span><span>${status}</span>${
     d.versions.length > 1 ? html`<span>${plural(d.versions.length, "version")}</span>` : ""
   }</div>
-${detailsLine([p.ruleId, `version ${v.version}`, `by ${d.head.created_by}`, `reason "${v.reason}"`])}
+${detailsLine([p.ruleId, `version ${v.version}`, `proposed by ${d.head.created_by}`, ...madeBy, `reason "${v.reason}"`])}
 ${d.successor === null ? "" : html`<p class="notice">Superseded by ${ruleLink(d.successor.rule_id, `${d.successor.rule_id}: ${d.successor.statement}`)}.</p>`}
 ${d.predecessor === null ? "" : html`<p class="small">Replaces ${ruleLink(d.predecessor.rule_id, `${d.predecessor.rule_id}: ${d.predecessor.statement}`)} (${d.predecessor.status}).</p>`}
 <div class="grid">

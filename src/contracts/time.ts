@@ -49,3 +49,25 @@ export const localDateTime = (zone: string, ms: number): string => {
   const get = (type: string) => parts.find((p) => p.type === type)?.value ?? ""
   return `${get("year")}-${get("month")}-${get("day")} ${get("hour")}:${get("minute")}`
 }
+
+/**
+ * The UTC instant ("…Z", whole seconds) of a local date and time "YYYY-MM-DD HH:MM[:SS]" in a zone,
+ * or null when the text is not one. In a DST gap or overlap the zone's offset before the change is used.
+ */
+export const instantOfLocal = (zone: string, local: string): string | null => {
+  const m = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})(?::(\d{2}))?$/.exec(local.trim())
+  if (m === null) return null
+  const naive = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6] ?? "0"))
+  if (Number.isNaN(naive)) return null
+  const f = new Intl.DateTimeFormat("en-CA", {
+    timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23"
+  })
+  const offset = (ms: number): number => {
+    const parts = f.formatToParts(new Date(ms))
+    const get = (type: string) => Number(parts.find((p) => p.type === type)?.value ?? "0")
+    return Date.UTC(get("year"), get("month") - 1, get("day"), get("hour"), get("minute"), get("second")) - ms
+  }
+  const first = naive - offset(naive)
+  const ms = naive - offset(first)
+  return new Date(ms).toISOString().replace(/\.000Z$/, "Z")
+}

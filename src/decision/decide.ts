@@ -6,8 +6,9 @@
  * A rule the policy adopted (its newest confirm/review decision is the policy's) is confirmed and
  * still retractable; a person may then confirm it (a new version, confirmed by the person: that
  * ends retractability, and the change fields apply as for a proposal), review it (also ends
- * retractability), revoke it, or reject it (the adoption taken back as if never made: rejected,
- * which never leaks). Only these two decisions differ from a rule a person confirmed.
+ * retractability) or revoke it. A reject of any confirmed rule is 409 already-decided (§6.4):
+ * agents read it while it was in force, so it is revoked from a day and as_of reads of the days
+ * before still show it.
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect, type ParseResult, Schema } from "effect"
@@ -118,8 +119,17 @@ export const applyDecision = Effect.fn("Decision.apply")(function*(ruleId: strin
       if (req.version !== cur.version) {
         return yield* new VersionOutdated({ message: `version ${req.version} is not the current version ${cur.version}`, current })
       }
-      if ((req.decision === "confirm" || req.decision === "reject") && cur.status === "confirmed") {
-        // a rule the policy adopted: a person confirms it (ends retractability) or rejects the adoption
+      if (req.decision === "reject" && cur.status === "confirmed") {
+        // agents may have read a confirmed rule (also an auto-adopted one): a reject would hide it from
+        // as_of reads of those days; a revoke ends it from a day and keeps the history
+        return yield* new AlreadyDecided({
+          message: `rule ${ruleId} is confirmed already; a confirmed rule is revoked, not rejected`,
+          current,
+          remedy: `send decision revoke with version ${cur.version}, valid_until (the first day it no longer applies) and a reason`
+        })
+      }
+      if (req.decision === "confirm" && cur.status === "confirmed") {
+        // a rule the policy adopted: a person confirms it (ends retractability)
         const adopted = (yield* reviewFacts(sql, ruleId)).adoption.kind === "auto"
         if (!adopted) return yield* new AlreadyDecided({ message: `rule ${ruleId} is confirmed already`, current })
       }

@@ -27,6 +27,13 @@ export interface RuleIndexShape {
     excludeSeq: number,
     targetDay: string
   ) => Effect.Effect<Array<string>, SqlError>
+  /** possibleDuplicates with stage a's coverage of each (0–1), for the near-duplicate mark (near-duplicate.ts) */
+  readonly similar: (
+    sql: SqlClient,
+    query: DuplicateQuery,
+    excludeSeq: number,
+    targetDay: string
+  ) => Effect.Effect<Array<{ readonly ref: string; readonly coverage: number }>, SqlError>
 }
 
 export class RuleIndex extends Context.Tag("Groundnote/RuleIndex")<RuleIndex, RuleIndexShape>() {}

@@ -6,7 +6,7 @@
  * its ErrorBody too (400 validation-failed or 404 not-found; a page under /approval), never an
  * empty 404. No ops route is ever served here (the ops listener is a Unix socket).
  */
-import { HttpLayerRouter, type HttpServerError, type HttpServerResponse } from "@effect/platform"
+import { HttpLayerRouter, type HttpServerError, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { errorPage } from "../approval/error-page.js"
 import { pageResponse } from "../approval/layout.js"
@@ -30,6 +30,8 @@ import { StatusLive } from "./routes/status.js"
 const RawRoutes = HttpLayerRouter.use((router) =>
   Effect.all([
     router.add("GET", "/healthz", healthz),
+    // the service's address opened in a browser: the approval pages
+    router.add("GET", "/", Effect.succeed(HttpServerResponse.redirect("/approval", { status: 303 }))),
     router.add("GET", "/.well-known/oauth-protected-resource", protectedResource),
     router.add("GET", "/approval/login", loginPage),
     router.add("POST", "/approval/login", login),

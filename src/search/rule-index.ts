@@ -8,7 +8,7 @@ import { Effect, Layer } from "effect"
 import { ruleRef, scopeOfRuleId } from "../contracts/ids.js"
 import { RuleIndex } from "../domain/rule-index.js"
 import { LexicalIndex } from "./lexical/index.js"
-import { runStageA } from "./stage-a.js"
+import { explainHits, runStageA } from "./stage-a.js"
 import { SearchStages } from "./stage.js"
 
 export const RuleIndexLive: Layer.Layer<RuleIndex, never, LexicalIndex | SearchStages> = Layer.effect(
@@ -20,6 +20,13 @@ export const RuleIndexLive: Layer.Layer<RuleIndex, never, LexicalIndex | SearchS
       runStageA(sql, { text: query.statement, terms: query.keywords }, { includeProposals: true, targetDay, excludeSeq }).pipe(
         Effect.map((result) => result.pool.slice(0, 3).map((h) => ruleRef(h.rule_id, h.version))),
         Effect.provideService(LexicalIndex, lex)
-      )
+      ),
+    similar: (sql, query, excludeSeq, targetDay) =>
+      Effect.gen(function*() {
+        const result = yield* runStageA(sql, { text: query.statement, terms: query.keywords }, { includeProposals: true, targetDay, excludeSeq })
+        const top = result.pool.slice(0, 3)
+        const explained = yield* explainHits(sql, result, top.map((h) => h.seq))
+        return top.map((h) => ({ ref: ruleRef(h.rule_id, h.version), coverage: explained.get(h.seq)?.coverage ?? 0 }))
+      }).pipe(Effect.provideService(LexicalIndex, lex))
   }))
 )

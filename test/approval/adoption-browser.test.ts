@@ -69,7 +69,7 @@ describe("a person sees what the policy adopted and what waits", () => {
     const status = await submit(page, "text=Confirm version 2")
     expect(status).toBe(303)
     expect(await page.textContent("#outcome h2")).toBe("Confirmed.")
-    expect(await page.textContent("main")).toContain("Confirmed by a person.")
+    expect(await page.textContent("#class-h + p")).toMatch(/^Confirmed by dev@example\.com on \d{4}-\d{2}-\d{2} \d{2}:\d{2}/)
     expect(await page.locator("text=Reject version").count()).toBe(0)
     await shot(page, "a3-rule-confirmed-by-person")
     expect(violations).toEqual([])

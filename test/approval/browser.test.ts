@@ -109,7 +109,7 @@ describe("a person decides in the browser", () => {
     expect(await page.textContent("#v3")).toContain("2026-12-31")
     await shot(page, "07-rule-revoked")
   })
-  it("a stale version → 409 with what changed and the current version; nothing written", async () => {
+  it("a stale version → 303 to the rule page (not left on the POST address) with what changed and the current version; nothing written", async () => {
     const id = await proposeRule({ statement: "Two people look at this proposal at the same time" })
     const mine = await open()
     const theirs = await open()
@@ -119,7 +119,9 @@ describe("a person decides in the browser", () => {
     expect(await submit(theirs, "text=Confirm version 1")).toBe(303)
     const before = await scopeCounts("sales")
     await mine.fill("#r-reason", "I think this is wrong")
-    expect(await submit(mine, "text=Reject version 1")).toBe(409)
+    expect(await submit(mine, "text=Reject version 1")).toBe(303)
+    expect(new URL(mine.url()).pathname).toBe(`/approval/rules/${id}`)
+    expect(await mine.textContent("#outcome h2")).toBe("Not saved: somebody decided first")
     expect(await mine.textContent("#outcome")).toContain("version-outdated")
     expect(await mine.textContent("#outcome")).toContain(`rule/${id}@2`)
     expect(await mine.textContent("#outcome table")).toContain("Lieferzeit, Gleichzeitig")

@@ -4,7 +4,7 @@
  * line); a reject says "Rejected" and nothing about a current version; days are YYYY-MM-DD text
  * fields (no locale date picker) and instants the zone's local time; relations are edited as
  * rows of kind and name and the server parses the rows (refusals name the row, nothing is
- * written); the index marks proposals that are possible duplicates of each other; the structure
+ * written); the index marks proposals that are near duplicates of each other; the structure
  * page says what Confirm, Revert, Archive and Reject do and names people before ids.
  */
 import { Effect } from "effect"
@@ -116,13 +116,21 @@ describe("one date format", () => {
     // said_at 09:15Z is 10:15 in Europe/Berlin (the test config's zone)
     expect(mainText(page.text)).toContain("Said at 2026-03-12 10:15")
     expect(mainText(page.text)).not.toContain("2026-03-12T09:15:00Z")
+    // no field shows a UTC instant: said_at is edited in the zone's local time, the zone named on the page
+    expect(page.text).not.toMatch(/value="\d{4}-\d{2}-\d{2}T[^"]*Z"/)
+    expect(page.text).toContain(`<input id="c-said-at" type="text" name="said_at_local" value="2026-03-12 10:15">`)
+    expect(textOf(page.text)).toContain("Times in Europe/Berlin")
+    // unchanged, said_at stays as it was; changed, the local time is read in the zone
+    expect((await postForm(`/v1/rules/${id}/decision`, { decision: "confirm", version: "1", csrf, said_at_local: "2026-03-12 11:30", said_at_shown: "2026-03-12 10:15" })).status).toBe(303)
+    expect(((await readRule(id)).head as unknown as { date: string }).date).toBe("2026-03-12T10:30:00Z")
     for (const p of [page, await get("/approval"), await get("/approval/structure?scope=sales"), await get("/approval/rejected?scope=sales")]) {
       expect(textOf(p.text)).not.toMatch(/\b\d{1,2}\/\d{1,2}\/\d{2,4}\b/)
     }
     // a confirmed rule's revoke form: the same text field
     expect((await postForm(`/v1/rules/${id}/decision`, { decision: "confirm", version: "1", csrf })).status).toBe(303)
     const confirmed = await get(`/approval/rules/${id}`)
-    expect(confirmed.text).toContain(`<input id="k-valid-until" type="text" name="valid_until" required inputmode="numeric" pattern="[0-9]{4}-[0-9]{2}-[0-9]{2}" placeholder="YYYY-MM-DD" value="">`)
+    // pre-filled with today in the zone: a revoke ends the rule from today unless the person says otherwise
+    expect(confirmed.text).toMatch(/<input id="k-valid-until" type="text" name="valid_until" required inputmode="numeric" pattern="\[0-9\]\{4\}-\[0-9\]\{2\}-\[0-9\]\{2\}" placeholder="YYYY-MM-DD" value="\d{4}-\d{2}-\d{2}">/)
   })
 })
 
@@ -190,7 +198,7 @@ describe("relations as rows", () => {
   })
 })
 
-describe("the index marks possible duplicates of each other", () => {
+describe("the index marks near duplicates of each other, never unrelated rules, and never advises a reject", () => {
   it("two proposals saying the same are marked and link to each other; an unrelated one is not", async () => {
     const a = await proposeAs("api", { scope: "ops", statement: "Pallets are always stored in the left courtyard of hall 3", keywords: ["Paletten", "Hof"] })
     const b = await proposeAs("mcp", { scope: "ops", statement: "Pallets are stored in the left courtyard of hall 3, always", keywords: ["Paletten", "Hof"] })
@@ -198,10 +206,27 @@ describe("the index marks possible duplicates of each other", () => {
     const page = await get("/approval?scope=ops")
     const item = (id: string) => new RegExp(`<li id="p-${id}"[^>]*>[\\s\\S]*?</li>`).exec(page.text)?.[0] ?? ""
     expect(item(a)).toContain(`class="dup"`)
-    expect(item(a)).toContain(`possible duplicate</span> of <a href="#p-${b}">`)
-    expect(item(b)).toContain(`possible duplicate</span> of <a href="#p-${a}">`)
-    expect(item(c)).not.toContain("possible duplicate")
-    expect(textOf(page.text)).toContain("2 proposals marked possible duplicate")
+    expect(item(a)).toContain(`near duplicate</span> says nearly the same as <a href="#p-${b}">`)
+    expect(item(b)).toContain(`near duplicate</span> says nearly the same as <a href="#p-${a}">`)
+    expect(item(c)).not.toContain("near duplicate")
+    expect(textOf(page.text)).toContain("2 proposals marked near duplicate say nearly the same as another one here.")
+    expect(textOf(page.text)).toContain("compare them before you decide")
+    expect(textOf(page.text)).not.toMatch(/\breject (the|one|them|it|all)\b/i)
+  })
+
+  it("proposals that only share words (order, customer, supplier) are not marked; on the rule page they are only similar", async () => {
+    const samples = await proposeAs("api", { scope: "sales", statement: "Samples go out only after the customer confirmed the order", keywords: ["order", "samples"] })
+    const supplier = await proposeAs("api", { scope: "sales", statement: "Ask the supplier for the delivery time before the order of black hook rails (RAL 9005)", keywords: ["order", "delivery time"] })
+    const page = await get("/approval?scope=sales")
+    const item = (id: string) => new RegExp(`<li id="p-${id}"[^>]*>[\\s\\S]*?</li>`).exec(page.text)?.[0] ?? ""
+    expect(item(samples)).toContain("Samples go out only after the customer confirmed the order")
+    expect(item(samples)).not.toContain(`class="dup"`)
+    expect(item(supplier)).not.toContain(`class="dup"`)
+    const rule = await get(`/approval/rules/${samples}`)
+    const similar = textOf(rule.text.slice(rule.text.indexOf(`id="dups-h"`), rule.text.indexOf(`id="rej-h"`)))
+    expect(similar).toContain("Similar rules")
+    expect(similar).toContain("Ask the supplier for the delivery time")
+    expect(similar).not.toContain("near duplicate proposed")
   })
 })
 

@@ -261,13 +261,13 @@ describe("repeats and near duplicates", () => {
     expect(other.created.ref).toBe("rule/sales-0002@1")
   })
 
-  it("a repeat of an adopted rule answers it as it stands (confirmed, auto-adopted); a repeat of a rejected one is a new proposal", async () => {
+  it("a repeat of an adopted rule answers it as it stands (confirmed, auto-adopted); a repeat of a revoked one is a new proposal", async () => {
     const config = await setup("autonomous")
     const first = await propose(config, quoting(PLAIN[1]))
     const again = await propose(config, quoting(PLAIN[1]))
     expect(again).toMatchObject({ status: 200, created: { ref: "rule/sales-0001@2", status: "confirmed", marking: "auto-adopted" } })
     expect(again.created.reasons).toEqual(first.created.reasons)
-    await run(config, decide("sales-0001", { decision: "reject", version: 2, reason: "wrong" }, person))
+    await run(config, decide("sales-0001", { decision: "revoke", version: 2, reason: "wrong", valid_until: "2026-01-20" }, person))
     const fresh = await propose(config, quoting(PLAIN[1]))
     expect(fresh.status).toBe(201)
     expect(fresh.created.ref).toMatch(/^rule\/sales-0002@/)

@@ -157,7 +157,8 @@ describe("logout ends the approval session", () => {
   it("pages with the kept cookie are not signed in: to the login page; the login page shows its form", async () => {
     for (const path of ["/approval", `/approval/rules/${rules[0]}`, "/approval/structure?scope=sales", "/approval/rejected?scope=sales"]) {
       const r = await call("GET", path, { headers: { cookie: oldCookie } })
-      expect([path, r.status, r.headers.get("location")]).toEqual([path, 303, "/approval/login"])
+      // the login page comes back to the page asked for
+      expect([path, r.status, r.headers.get("location")]).toEqual([path, 303, path === "/approval" ? "/approval/login" : `/approval/login?next=${encodeURIComponent(path)}`])
     }
     const loginPage = await call("GET", "/approval/login", { headers: { cookie: oldCookie } })
     expect(loginPage.status).toBe(200)

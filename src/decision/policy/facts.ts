@@ -8,30 +8,8 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import { parseRuleRef } from "../../contracts/ids.js"
 import type { ProposalRequest } from "../../domain/proposal-schemas.js"
+import { nearDuplicate } from "../../domain/near-duplicate.js"
 import { negated, type ScopeFacts, type SourceFacts } from "./classify.js"
-
-/** Two statements whose content words overlap at least this much (Jaccard) are near duplicates. */
-export const NEAR_DUPLICATE = 0.6
-
-const NEGATION_WORDS = new Set([
-  "nicht", "kein", "keine", "keinen", "keinem", "keiner", "keines", "nie", "niemals", "ohne", "verboten", "untersagt",
-  "not", "no", "never", "without", "forbidden", "prohibited", "cannot", "dont", "doesnt", "mustnt", "shouldnt", "isnt"
-])
-
-/** The content words of a statement: lowercase letters and digits, ≥ 3 characters, negations left out. */
-export const contentWords = (statement: string): Set<string> =>
-  new Set(statement.normalize("NFKC").toLowerCase().replace(/['’]/g, "").split(/[^\p{L}\p{N}]+/u)
-    .filter((w) => w.length >= 3 && !NEGATION_WORDS.has(w)))
-
-/** Jaccard overlap of the content words of two statements (0–1). */
-export const overlap = (a: string, b: string): number => {
-  const x = contentWords(a)
-  const y = contentWords(b)
-  if (x.size === 0 || y.size === 0) return 0
-  let both = 0
-  for (const w of x) if (y.has(w)) both++
-  return both / (x.size + y.size - both)
-}
 
 /** The source of the proposal as the classifier sees it. */
 export const sourceFacts = (sql: SqlClient, req: ProposalRequest) =>
@@ -54,8 +32,8 @@ export interface NearFacts extends ScopeFacts {
 }
 
 /**
- * The confirmed near duplicates among the possible duplicates (content-word overlap ≥
- * NEAR_DUPLICATE), the confirmed rules an open contradicts link ties to one of them (they
+ * The confirmed near duplicates among the possible duplicates (nearDuplicate, the one definition
+ * the approval pages mark by too), the confirmed rules an open contradicts link ties to one of them (they
  * contradict the proposal too), and the largest entity subtree a relation names (by an entity
  * ref or id in relation.ref, or by the name of an entity that is not archived).
  */
@@ -66,7 +44,7 @@ export const scopeFacts = (sql: SqlClient, req: ProposalRequest, duplicates: Rea
       ? []
       : yield* sql<{ rule_id: string; statement: string }>`
         SELECT rule_id, statement FROM current_version WHERE rule_id IN ${sql.in(ids)} AND status = 'confirmed' ORDER BY rule_id`
-    const near = candidates.filter((c) => overlap(c.statement, req.statement) >= NEAR_DUPLICATE)
+    const near = candidates.filter((c) => nearDuplicate(req.statement, c.statement))
     const nearRefs = near.map((n) => `rule/${n.rule_id}`)
     const contradicting = nearRefs.length === 0
       ? []

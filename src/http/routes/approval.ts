@@ -29,7 +29,7 @@ const page = <I, R>(p: Page<I, R>) => {
       const noGrant = yield* noGrantResponse(request, config)
       if (noGrant !== null) return noGrant
     }
-    return asPage(response, { devToken: config.env.authMode === "dev-token", viewer: null, toLogin: true })
+    return asPage(response, { devToken: config.env.authMode === "dev-token", viewer: null, toLogin: true, returnTo: request.url })
   })
 }
 

@@ -15,6 +15,7 @@ import { applyDecision, parseDecision } from "../../decision/decide.js"
 import type { DecisionRequest } from "../../domain/decision-schemas.js"
 import { CsrfFailed, NotFound } from "../../contracts/errors.js"
 import { RULE_ID_RE, ruleRef, scopeOfRuleId } from "../../contracts/ids.js"
+import { instantOfLocal } from "../../contracts/time.js"
 import { Api } from "../api.js"
 import { type RequestParts, serveRoute } from "../handle.js"
 
@@ -54,10 +55,13 @@ const CHANGE_FIELDS = ["statement", "kind", "valid_from", "said_at", "speaker", 
  * the confirm form's rows (relationsFromRows; a JSON `relations` field still works), empty
  * fields left out; change fields go into `change`.
  */
-export const formToDecision = (form: Readonly<Record<string, string>>): unknown => {
+export const formToDecision = (form: Readonly<Record<string, string>>, zone: string): unknown => {
   const present = (k: string) => form[k] !== undefined && form[k] !== ""
   const change: Record<string, unknown> = {}
   for (const f of CHANGE_FIELDS) if (present(f)) change[f] = f === "timestamp_s" ? Number(form[f]) : form[f]
+  // said_at as the page shows it, local time in config.zone: only a changed value is a change (a bad one fails the schema)
+  const local = (form.said_at_local ?? "").trim()
+  if (local !== "" && local !== (form.said_at_shown ?? "").trim()) change.said_at = instantOfLocal(zone, local) ?? local
   if (present("keywords")) change.keywords = (form.keywords ?? "").split(",").map((k) => k.trim()).filter((k) => k.length > 0)
   const rows = relationsFromRows(form)
   if (rows !== undefined) change.relations = rows
@@ -85,7 +89,7 @@ export const decideRoute = serveRoute({
     refs: (p: DecideInput) => [ruleRef(p.id)],
     run: (p: DecideInput) =>
       "form" in p
-        ? decideFromForm(p.id, formToDecision(p.form), p.form)
+        ? Effect.flatMap(AppConfig, (config) => decideFromForm(p.id, formToDecision(p.form, config.file.zone), p.form))
         : Effect.gen(function*() {
           const caller = yield* CurrentCaller
           const result = yield* applyDecision(p.id, p.req, { grantId: caller.grant.id, identity: caller.identity.identity })

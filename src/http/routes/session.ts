@@ -9,8 +9,10 @@
  */
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Clock, Effect, Option, Redacted } from "effect"
+import { csrfPage } from "../../approval/error-page.js"
 import { pageResponse } from "../../approval/layout.js"
 import { loginPage as loginDocument } from "../../approval/login-page.js"
+import { approvalPathOf, returnPathOf } from "../../approval/return-path.js"
 import { approvalSession, SESSION_ENDED_MESSAGE, sessionPerson } from "../../auth/credentials.js"
 import { csrfOk, sameOrigin } from "../../auth/csrf.js"
 import { sessionCookie, signSession } from "../../auth/session.js"
@@ -21,8 +23,15 @@ import { DEFAULT_BODY_LIMIT, readBody } from "../../transport/body.js"
 import { errorResponse } from "../../transport/responses.js"
 import { clientAddress, RateLimiter } from "../../transport/rate-limit.js"
 
-/** The login page of src/approval (layout, stylesheet, the headers of §5.3). */
-const loginForm = (message: string | null) => pageResponse(loginDocument({ devToken: true, message }), message === null ? 200 : 401)
+/** The login page of src/approval (layout, stylesheet, the headers of §5.3), coming back to `next`. */
+const loginForm = (message: string | null, next: string | null) =>
+  pageResponse(loginDocument({ devToken: true, message, next }), message === null ? 200 : 401)
+
+/** The `next` of the login page's address (an approval path, else null). */
+const nextOfUrl = (url: string): string | null => {
+  const at = url.indexOf("?")
+  return at === -1 ? null : approvalPathOf(new URLSearchParams(url.slice(at + 1)).get("next"))
+}
 
 const notFound = errorResponse("not-found", { message: "no such route" })
 
@@ -42,10 +51,11 @@ const formOf = (request: HttpServerRequest.HttpServerRequest) =>
 export const loginPage = Effect.gen(function*() {
   const config = yield* AppConfig
   if (config.env.authMode !== "dev-token") return notFound
-  // already signed in: straight to the proposals
+  // already signed in: straight to the page asked for, else the proposals
   const request = yield* HttpServerRequest.HttpServerRequest
-  if ((yield* sessionPerson(request, config)) !== null) return HttpServerResponse.redirect("/approval", { status: 303 })
-  return loginForm(null)
+  const next = nextOfUrl(request.url)
+  if ((yield* sessionPerson(request, config)) !== null) return HttpServerResponse.redirect(returnPathOf(next), { status: 303 })
+  return loginForm(null, next)
 })
 
 export const login = Effect.gen(function*() {
@@ -55,7 +65,8 @@ export const login = Effect.gen(function*() {
   // same origin, like every state-changing approval request (a foreign page must not sign a browser in)
   if (!sameOrigin(config.file.public_url, request.headers.origin, request.headers["sec-fetch-site"])) {
     yield* Effect.logWarning("denied").pipe(Effect.annotateLogs({ channel: "approval", operation: "login", code: "csrf-failed", reason: "not same origin" }))
-    return errorResponse("csrf-failed", { message: "same-origin request required" })
+    // a person at another host or port than public_url: a page that names it and what to do
+    return pageResponse(csrfPage({ publicUrl: config.file.public_url, message: "same-origin request required", viewer: null, login: true }), 403)
   }
   const limiter = yield* RateLimiter
   const address = clientAddress(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"], config.file.limits.trusted_proxy)
@@ -66,14 +77,16 @@ export const login = Effect.gen(function*() {
   const form = yield* formOf(request)
   if (form.refusal !== undefined) return form.refusal
   const token = form.fields.token ?? ""
+  const next = approvalPathOf(form.fields.next)
   const expected = config.env.devApprovalToken
   if (expected === null || !sameSecret(token, Redacted.value(expected)) || config.env.devEmail === null) {
     yield* Effect.logWarning("denied").pipe(Effect.annotateLogs({ channel: "approval", operation: "login", code: "unauthorized" }))
-    return loginForm("That token is not valid.")
+    return loginForm("That token is not valid.", next)
   }
   const now = yield* Clock.currentTimeMillis
   const value = signSession(Redacted.value(config.env.sessionSecret), config.env.devEmail.toLowerCase(), now)
-  return HttpServerResponse.redirect("/approval", { status: 303, headers: { "set-cookie": sessionCookie(config.file.public_url, value) } })
+  // the page the person asked for (an approval path of this service only), else the proposals
+  return HttpServerResponse.redirect(returnPathOf(next), { status: 303, headers: { "set-cookie": sessionCookie(config.file.public_url, value) } })
 })
 
 export const logout = Effect.gen(function*() {

@@ -138,15 +138,16 @@ describe("retract", () => {
 })
 
 describe("a person decides an auto-adopted rule", () => {
-  it("reject takes the adoption back as if never made: rejected, gone outside the approval channel, not retractable", async () => {
+  it("a reject is refused (409 already-decided, nothing written): the rule stays confirmed, readable and retractable", async () => {
     const id = await adopted()
-    const r = await at(T0, decide(id, { decision: "reject", version: 2, reason: "not a rule" }, person))
-    expect(r).toMatchObject({ decision: { kind: "reject", origin: "grant", version: 2, new_version: 3 } })
-    expect((await versions(id)).at(-1)).toMatchObject({ version: 3, status: "rejected" })
+    const before = await versions(id)
+    const e = await failAt(T0, decide(id, { decision: "reject", version: 2, reason: "not a rule" }, person))
+    expect(e).toMatchObject({ code: "already-decided", current: `rule/${id}@2` })
+    expect((e as { remedy?: string }).remedy).toContain("revoke")
+    expect(await versions(id)).toEqual(before)
     const bundle = await at(T0, Effect.flatMap(sqlOf("sales"), (sql) =>
-      readBundle(sql, id, { zone: "Europe/Berlin", recheckAfterDays: 180, nowMs: T0, asOf: null, includeProposals: true })))
-    expect(bundle).toBeUndefined()
-    expect(await failAt(T0, retract(id, "x", agent))).toMatchObject({ code: "not-found" })
+      readBundle(sql, id, { zone: "Europe/Berlin", recheckAfterDays: 180, nowMs: T0, asOf: null, includeProposals: false })))
+    expect(bundle?.head).toMatchObject({ ref: `rule/${id}@2`, adoption: { kind: "auto" } })
   })
 
   it("revoke works as on any confirmed rule", async () => {
