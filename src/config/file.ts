@@ -4,9 +4,9 @@
  * unknown key names the nearest known key of its object ("serach: unknown key — did you mean
  * search?").
  */
-import { Effect, Either, Schema, type SchemaAST } from "effect"
+import { Effect, Either, Schema } from "effect"
 import { issuesOf, type Issue } from "../contracts/errors.js"
-import { nearestKey } from "../contracts/nearest.js"
+import { suggestKnownKeys } from "../contracts/known-keys.js"
 import { scanSecrets, type SecretField } from "../security/secrets.js"
 import { jsonErrorOffset, lineColumn } from "./json-position.js"
 import { refuse, StartRefusal } from "./refusal.js"
@@ -38,69 +38,6 @@ export const tidyIssues = (issues: ReadonlyArray<Issue>): Array<Issue> => {
   return out
 }
 
-// ---------------------------------------------------------------------------------------------
-// "did you mean …?" for an unknown key
-
-/** "search.lexical.features.foo" / "scopes[0].secret" → ["search", "lexical", "features", "foo"] / ["scopes", 0, "secret"] */
-const pathSegments = (path: string): Array<string | number> =>
-  path.split(".").flatMap((part) => {
-    const out: Array<string | number> = []
-    const m = /^([^[]*)((?:\[\d+\])*)$/.exec(part)
-    if (m === null) return [part]
-    if (m[1] !== undefined && m[1] !== "") out.push(m[1])
-    for (const i of (m[2] ?? "").matchAll(/\[(\d+)\]/g)) out.push(Number(i[1]))
-    return out
-  })
-
-/** The object types a value at `segments` may have, in the encoded (JSON) side of the schema. */
-const typesAt = (ast: SchemaAST.AST, segments: ReadonlyArray<string | number>): Array<SchemaAST.AST> => {
-  switch (ast._tag) {
-    case "Union":
-      return ast.types.flatMap((t) => typesAt(t, segments))
-    case "Refinement":
-      return typesAt(ast.from, segments)
-    case "Transformation":
-      return typesAt(ast.from, segments)
-    case "Suspend":
-      return typesAt(ast.f(), segments)
-    default:
-      break
-  }
-  const [head, ...rest] = segments
-  if (head === undefined) return [ast]
-  if (ast._tag === "TypeLiteral" && typeof head === "string") {
-    const p = ast.propertySignatures.find((ps) => ps.name === head)
-    return p === undefined ? [] : typesAt(p.type, rest)
-  }
-  if (ast._tag === "TupleType" && typeof head === "number") {
-    const element = ast.elements[head]?.type ?? ast.rest[0]?.type
-    return element === undefined ? [] : typesAt(element, rest)
-  }
-  return []
-}
-
-/** The keys an object at `parent` (path segments) may hold. */
-const knownKeysAt = (parent: ReadonlyArray<string | number>): ReadonlyArray<string> => {
-  const keys = new Set<string>()
-  for (const t of typesAt(Schema.encodedSchema(ConfigFile).ast, parent)) {
-    if (t._tag === "TypeLiteral") for (const p of t.propertySignatures) if (typeof p.name === "string") keys.add(p.name)
-  }
-  return [...keys]
-}
-
-export const UNKNOWN_KEY = "unknown key (remove it)"
-
-/** An unknown key's issue names the nearest known key of its object, where one is near. */
-export const suggestKeys = (issues: ReadonlyArray<Issue>): Array<Issue> =>
-  issues.map((issue) => {
-    if (issue.message !== UNKNOWN_KEY) return issue
-    const segments = pathSegments(issue.path)
-    const last = segments[segments.length - 1]
-    if (typeof last !== "string") return issue
-    const near = nearestKey(last, knownKeysAt(segments.slice(0, -1)).filter((k) => k !== last))
-    return near === null ? issue : { path: issue.path, message: `unknown key — did you mean ${near}?` }
-  })
-
 /**
  * Parses the text of groundnote.json strictly: unknown keys fail and name their full path.
  * `source` names the file in messages.
@@ -127,7 +64,7 @@ export const parseConfigFile = (
       )
     }
     const decoded = Schema.decodeUnknownEither(ConfigFile)(json, { onExcessProperty: "error", errors: "all" })
-    if (Either.isLeft(decoded)) return yield* configInvalid(source, suggestKeys(tidyIssues(issuesOf(decoded.left))))
+    if (Either.isLeft(decoded)) return yield* configInvalid(source, suggestKnownKeys(ConfigFile, tidyIssues(issuesOf(decoded.left))))
     // invariant 9: secrets only from the environment, never in groundnote.json (a token, a key, a
     // URL with user:password …); the refusal names the key and the kind, never the value
     const hits = scanSecrets(stringsOf(json, ""))
