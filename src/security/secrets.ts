@@ -519,6 +519,9 @@ const OWN_SEPARATOR = /["']?[^\S\n]{0,3}(?::=|=>|=|:)/y
 const CLOSED_LABEL = /\S{0,16}?[.!?;)\]}"'“”‘’]/y
 const CLAUSE_END = /["'“”‘’]{0,4}[.,;!?)\]]|[^\S\n]{0,16}(?:\n|$)/y
 
+/** A token no word is: an identifier with an underscore, or a long run of letters with no space. */
+const OTHER_VALUE = /^[\p{L}\p{N}+/=.-]*_[\p{L}\p{N}_+/=.-]*$|^[\p{L}\p{N}_+/=-]{25,}$/u
+
 /** At most this many words between a secret word and the value it labels ("is" and an adverb after it not counted). */
 const NEARBY_WORDS = 4
 
@@ -537,8 +540,9 @@ const valueAfter = (text: string, at: number, limit: number): Found | null => {
     const chunk = text.slice(c.start, c.end)
     const found = tokenIn(text, c)
     if (found !== null) return found
-    // a value that is not random (an order number, another kind of key) is the one the word labels
-    if (state === "last" || endsSentence(chunk) || DIGIT.test(chunk)) return null
+    // a value that is not random (an order number, another kind of key, one another pattern
+    // names: hf_…) is the one the word labels; nothing after it is
+    if (state === "last" || endsSentence(chunk) || DIGIT.test(chunk) || OTHER_VALUE.test(trimValue(chunk).value)) return null
     const word = wordOf(chunk)
     if (state === "connector") {
       if (!/^\p{L}{1,10}$/u.test(word)) return null

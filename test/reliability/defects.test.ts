@@ -218,11 +218,13 @@ describe("7. POST /approval/login needs the same origin", () => {
   const form = new URLSearchParams({ token: "a".repeat(40) }).toString()
   const login = (headers: Record<string, string>) =>
     raw(f.url, { method: "POST", path: "/approval/login", body: form, headers: { "content-type": "application/x-www-form-urlencoded", ...headers } })
-  it("a foreign Origin with the right token: 403 csrf-failed, no cookie", async () => {
+  it("a foreign Origin with the right token: 403 csrf-failed as a page naming public_url, no cookie", async () => {
     for (const headers of [{ origin: "https://evil.example" }, { origin: "null" }, { "sec-fetch-site": "cross-site" }, {}, { origin: "http://127.0.0.1:8788" }]) {
       const a = await login(headers)
       expect([JSON.stringify(headers), a.status]).toEqual([JSON.stringify(headers), 403])
-      expect(errorOf(a).error).toBe("csrf-failed")
+      expect(String(a.headers["content-type"])).toMatch(/^text\/html/)
+      expect(a.text).toContain("403 csrf-failed")
+      expect(a.text).toContain(ORIGIN)
       expect(a.headers["set-cookie"]).toBeUndefined()
     }
   })

@@ -118,6 +118,12 @@ describe("a random value near a secret word, whatever separates them", () => {
       `Secret Santa ${VALUE}`
     ]) expect(show(text, scanOne(text)), text).toEqual([])
   })
+
+  it("a value another pattern names is the one the word labels: a serial number after it stays quiet", () => {
+    const token = "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"
+    const text = `The key ${token} question is whether SN-7F3K-22Q9-XP41 is still under warranty.`
+    expect(show(text, scanOne(text))).toEqual([`api-key@statement:${token}`])
+  })
 })
 
 describe("what a hit and a refusal carry", () => {
