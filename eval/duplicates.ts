@@ -18,16 +18,14 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Clock, Effect, Logger, LogLevel, Redacted, Schema } from "effect"
-import type { Duration } from "effect"
-import type { AppConfigShape } from "../src/config/config.js"
-import { ConfigFile } from "../src/config/schema.js"
+import { Effect, Logger, LogLevel } from "effect"
 import { ScopeStore } from "../src/db/scope-store.js"
 import { NEAR_COVERAGE, NEAR_DUPLICATE, nearDuplicate, nearness } from "../src/domain/near-duplicate.js"
 import { ServicesLive } from "../src/services.js"
 import { explainHit, runStageA } from "../src/search/stage-a.js"
 import { EVAL_DAY, EVAL_NOW, queryText, readCorpus, scopesOf } from "./corpus.js"
 import { loadCorpus } from "./load.js"
+import { evalConfig, fixedClock } from "./setup.js"
 
 const CATEGORIES = ["paraphrase", "cross-language", "no-answer"] as const
 
@@ -39,31 +37,6 @@ interface Pair {
   /** the mark as the approval pages set it */
   readonly marked: boolean
 }
-
-const fixedClock = (ms: number): Clock.Clock => {
-  const real = Clock.make()
-  return {
-    [Clock.ClockTypeId]: Clock.ClockTypeId,
-    unsafeCurrentTimeMillis: () => ms,
-    currentTimeMillis: Effect.sync(() => ms),
-    unsafeCurrentTimeNanos: () => BigInt(ms) * 1_000_000n,
-    currentTimeNanos: Effect.sync(() => BigInt(ms) * 1_000_000n),
-    sleep: (d: Duration.Duration) => real.sleep(d)
-  }
-}
-
-const configOf = (dataDir: string, scopes: ReadonlyArray<string>): AppConfigShape => ({
-  file: Schema.decodeUnknownSync(ConfigFile)({
-    instance: "eval", zone: "Europe/Berlin", public_url: "http://127.0.0.1:8787",
-    scopes: scopes.map((name) => ({ name, providers_allowed: [] })), search: {},
-    backup: { kind: "copy", directory: "/var/backups/groundnote-eval", deadman_url: "http://127.0.0.1:9/deadman" }
-  }, { onExcessProperty: "error" }),
-  env: {
-    authMode: "dev-token", sessionSecret: Redacted.make("e".repeat(40)), opsToken: Redacted.make("f".repeat(40)),
-    devMcpToken: null, devApprovalToken: null, devApiToken: null, devEmail: "eval@example.com", host: "127.0.0.1",
-    port: 8787, allowNonLoopback: false, dataDir, configPath: join(dataDir, "groundnote.json"), typesafeApiKey: null
-  }
-})
 
 /** The top-3 candidates of every query of the categories, labelled, with both measures. */
 const pairsOf = Effect.gen(function*() {
@@ -121,7 +94,7 @@ const main = Effect.gen(function*() {
   const corpus = readCorpus()
   const dir = mkdtempSync(join(tmpdir(), "gn-eval-dup-"))
   const pairs = yield* pairsOf.pipe(
-    Effect.provide(ServicesLive(configOf(dir, scopesOf(corpus)))),
+    Effect.provide(ServicesLive(evalConfig(dir, scopesOf(corpus), {}))),
     Effect.scoped,
     Effect.ensuring(Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
   )

@@ -18,10 +18,8 @@ import { randomUUID } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Clock, Effect, Logger, LogLevel, Redacted, Schema } from "effect"
-import type { Duration } from "effect"
+import { Effect, Logger, LogLevel, Schema } from "effect"
 import { type AppConfigShape } from "../src/config/config.js"
-import { ConfigFile } from "../src/config/schema.js"
 import { ScopeStore } from "../src/db/scope-store.js"
 import { parseRuleRef } from "../src/contracts/ids.js"
 import { SearchRequest } from "../src/domain/search-schemas.js"
@@ -32,10 +30,10 @@ import { baselineMatch, bm25Top } from "./baseline.js"
 import { type Corpus, type CorpusQuery, EVAL_NOW, parseRelation, QUERY_CATEGORIES, queryText, readCorpus, rulesOf, scopesOf } from "./corpus.js"
 import { type Loaded, loadCorpus } from "./load.js"
 import { mean, ndcgAtK, type QueryOutcome, type Summary, summarize } from "./metrics.js"
+import { EVAL_MODEL, EVAL_MODEL_DIR, evalConfig, type Feature, fixedClock } from "./setup.js"
 
 const K = 10
 
-type Feature = "stem" | "decompound" | "normalize" | "trigram" | "fuzzy" | "synonyms" | "bilingual" | "validity" | "keyterms" | "prf"
 
 interface Configuration {
   readonly name: string
@@ -45,8 +43,6 @@ interface Configuration {
   readonly stages?: "b" | "bc"
 }
 
-const EVAL_MODEL = process.env.EVAL_MODEL === "qwen3-embedding-0.6b" ? "qwen3-embedding-0.6b" as const : "bge-m3" as const
-const EVAL_MODEL_DIR = process.env.EVAL_MODEL_DIR !== undefined && process.env.EVAL_MODEL_DIR !== "" ? process.env.EVAL_MODEL_DIR : null
 const EVAL_RERANKER = process.env.EVAL_RERANKER === "1" && (process.env.TYPESAFE_API_KEY ?? "") !== ""
 
 /** The stage rows, or why each is not measured. */
@@ -75,38 +71,6 @@ const CONFIGURATIONS: ReadonlyArray<Configuration> = [
   ...STAGE_ROWS.flatMap((r) => ("notMeasured" in r ? [] : [r]))
 ]
 
-const fixedClock = (ms: number): Clock.Clock => {
-  const real = Clock.make()
-  return {
-    [Clock.ClockTypeId]: Clock.ClockTypeId,
-    unsafeCurrentTimeMillis: () => ms,
-    currentTimeMillis: Effect.sync(() => ms),
-    unsafeCurrentTimeNanos: () => BigInt(ms) * 1_000_000n,
-    currentTimeNanos: Effect.sync(() => BigInt(ms) * 1_000_000n),
-    sleep: (d: Duration.Duration) => real.sleep(d)
-  }
-}
-
-const evalConfig = (dataDir: string, scopes: ReadonlyArray<string>, features: Partial<Record<Feature, boolean>>, stages?: "b" | "bc"): AppConfigShape => ({
-  file: Schema.decodeUnknownSync(ConfigFile)({
-    instance: "eval", zone: "Europe/Berlin", public_url: "http://127.0.0.1:8787",
-    scopes: scopes.map((name) => stages === undefined ? { name, providers_allowed: [] }
-      : { name, providers_allowed: stages === "bc" ? ["local", "typesafe"] : ["local"], reranker: stages === "bc" }),
-    search: {
-      lexical: { features },
-      ...(stages === undefined || EVAL_MODEL_DIR === null ? {} : { semantic: { enabled: true, model: EVAL_MODEL, model_dir: EVAL_MODEL_DIR } }),
-      ...(stages === "bc" ? { reranker: { enabled: true } } : {})
-    },
-    backup: { kind: "copy", directory: "/var/backups/groundnote-eval", deadman_url: "http://127.0.0.1:9/deadman" }
-  }, { onExcessProperty: "error" }),
-  env: {
-    authMode: "dev-token", sessionSecret: Redacted.make("e".repeat(40)), opsToken: Redacted.make("f".repeat(40)),
-    devMcpToken: null, devApprovalToken: null, devApiToken: null, devEmail: "eval@example.com", host: "127.0.0.1",
-    port: 8787, allowNonLoopback: false, dataDir, configPath: join(dataDir, "groundnote.json"),
-    typesafeApiKey: stages === "bc" && process.env.TYPESAFE_API_KEY !== undefined ? Redacted.make(process.env.TYPESAFE_API_KEY) : null,
-    ...(stages === "bc" && process.env.TYPESAFE_BASE_URL !== undefined ? { typesafeBaseUrl: process.env.TYPESAFE_BASE_URL } : {})
-  }
-})
 
 /** Stage b's model open and every scope's vectors caught up; a model that cannot be used stops the run (never a silent stage-a row). */
 const stagesReady = (scopes: ReadonlyArray<string>) =>
