@@ -1,7 +1,9 @@
 /**
  * One SQLite connection with the pragmas of architecture.md §4 on it: journal_mode=WAL,
- * busy_timeout=5000, synchronous=NORMAL, foreign_keys=ON, recursive_triggers=ON.
- * No manual checkpoints, no VACUUM.
+ * busy_timeout=5000, synchronous=NORMAL, foreign_keys=ON, recursive_triggers=ON; and
+ * secure_delete=ON, temp_store=MEMORY (gaps.md §12, R1): a freed page or a replaced row is zeroed
+ * in the file, and no sort or temporary index spills text to a temporary file.
+ * No VACUUM; the one manual checkpoint is the one after a redaction (src/redaction).
  */
 import { closeSync, existsSync, openSync, readSync } from "node:fs"
 import * as Reactivity from "@effect/experimental/Reactivity"
@@ -15,7 +17,9 @@ export const PRAGMAS = [
   "PRAGMA busy_timeout = 5000",
   "PRAGMA synchronous = NORMAL",
   "PRAGMA foreign_keys = ON",
-  "PRAGMA recursive_triggers = ON"
+  "PRAGMA recursive_triggers = ON",
+  "PRAGMA secure_delete = ON",
+  "PRAGMA temp_store = MEMORY"
 ] as const
 
 const SQLITE_HEADER = "SQLite format 3\u0000"

@@ -81,7 +81,7 @@ describe("0004-approval on a file of the current release", () => {
     expect(empty.filter((t) => !t.startsWith("lex_tri"))).toEqual([])
   })
 
-  it("opening it migrates in place: every row kept, decisions gain origin grant, new tables empty, version becomes the latest (0006-index-stamp, 0007-content-stamp and 0008-entity-override follow)", async () => {
+  it("opening it migrates in place: every row kept, decisions gain origin grant, new tables empty, version becomes the latest (0006-index-stamp to 0009-redaction follow)", async () => {
     const file = releaseDataDir()
     const before = await withFile(file, allRows)
     const config = testConfig(dir, { scopes: [{ name: "sales", providers_allowed: [] }] })
@@ -97,6 +97,17 @@ describe("0004-approval on a file of the current release", () => {
       // meta: only schema_version moves (to the latest migration's)
       if (table === "meta") {
         expect(after.rows[table], table).toEqual(rows.map((r) => ({ ...r, schema_version: latestVersion(SCOPE_MIGRATIONS) })))
+        continue
+      }
+      // every FTS5 table gains its secure-delete option (0009-redaction)
+      if (table.endsWith("_config")) {
+        expect(after.rows[table], table).toEqual(expect.arrayContaining([...rows, { k: "secure-delete", v: 1 }]))
+        expect(after.rows[table]?.length, table).toBe(rows.length + 1)
+        continue
+      }
+      // …and so its index's structure record carries a new config cookie; the segments stay
+      if (table.endsWith("_data")) {
+        expect(after.rows[table]?.filter((r) => r.id !== 10), table).toEqual(rows.filter((r) => r.id !== 10))
         continue
       }
       expect(after.rows[table], table).toEqual(rows)
@@ -133,17 +144,17 @@ describe("0004-approval on a file of the current release", () => {
       const v = yield* migrate(sql, f3, SCOPE_MIGRATIONS, { scope: "sales", now: T })
       return { pending, v, after: yield* schemaVersion(sql) }
     }))
-    expect(v3).toEqual({ pending: ["0004-approval", "0005-vectors", "0006-index-stamp", "0007-content-stamp", "0008-entity-override"], v: 8, after: 8 })
+    expect(v3).toEqual({ pending: ["0004-approval", "0005-vectors", "0006-index-stamp", "0007-content-stamp", "0008-entity-override", "0009-redaction"], v: 9, after: 9 })
     const f5 = join(dir, "v5.sqlite")
     createPrivateFile(f5)
     const v5 = await withFile(f5, (sql) => Effect.gen(function*() {
       yield* migrate(sql, f5, [m0001, m0002, m0003, m0005], { scope: "sales", now: T })
       const pending = (yield* pendingMigrations(sql, 5, SCOPE_MIGRATIONS)).map((m) => m.name)
       const v = yield* migrate(sql, f5, SCOPE_MIGRATIONS, { scope: "sales", now: T })
-      const again = (yield* pendingMigrations(sql, 8, SCOPE_MIGRATIONS)).map((m) => m.name)
+      const again = (yield* pendingMigrations(sql, 9, SCOPE_MIGRATIONS)).map((m) => m.name)
       return { pending, v, after: yield* schemaVersion(sql), again }
     }))
-    expect(v5).toEqual({ pending: ["0004-approval", "0006-index-stamp", "0007-content-stamp", "0008-entity-override"], v: 8, after: 8, again: [] })
+    expect(v5).toEqual({ pending: ["0004-approval", "0006-index-stamp", "0007-content-stamp", "0008-entity-override", "0009-redaction"], v: 9, after: 9, again: [] })
   })
 
   it("a copy of the release file migrated twice ends identical (the late migration runs once)", async () => {

@@ -19,7 +19,10 @@ const UNSTAMPED = [
   "search_log", "feedback", "secret_finding",
   // the lexical index, under index_stamp (0006)
   "index_stamp", "lex_doc", "lex_meta", "lex_relation",
-  "content_stamp"
+  "content_stamp",
+  // the salt of the redaction hashes (written once) and the permit a redaction holds inside its own
+  // transaction, which changes stamped tables anyway (0009-redaction)
+  "redaction_salt", "redaction_permit"
 ]
 
 let dir: string
