@@ -29,6 +29,10 @@ export const ERROR_STATUS = {
   "backup-state-missing": 409,
   "scope-exists": 409,
   "grant-exists": 409,
+  /** a redaction's confirmation whose preview no longer matches the scope's places (gaps.md §12) */
+  "preview-stale": 409,
+  /** an encrypted copy cannot be read: no identity for its scope under GROUNDNOTE_KEY_DIR (gaps.md §12) */
+  "identity-missing": 409,
   "payload-too-large": 413,
   /** a /v1 route that reads a JSON body got another content type (a form, text) */
   "unsupported-media-type": 415,
@@ -198,6 +202,8 @@ export class ReferenceUnknown extends CodedError("ReferenceUnknown", "reference-
 export class SecretDetected extends CodedError("SecretDetected", "secret-detected") {}
 export class ScopeExists extends CodedError("ScopeExists", "scope-exists") {}
 export class GrantExists extends CodedError("GrantExists", "grant-exists") {}
+export class PreviewStale extends CodedError("PreviewStale", "preview-stale") {}
+export class IdentityMissing extends CodedError("IdentityMissing", "identity-missing") {}
 export class CsrfFailed extends CodedError("CsrfFailed", "csrf-failed") {}
 export class ChannelNotAllowed extends CodedError("ChannelNotAllowed", "channel-not-allowed") {}
 export class ScopeNotAllowed extends CodedError("ScopeNotAllowed", "scope-not-allowed") {}
@@ -243,6 +249,8 @@ export type DomainError =
   | RateLimited
   | ScopeExists
   | GrantExists
+  | PreviewStale
+  | IdentityMissing
   | CsrfFailed
   | ChannelNotAllowed
   | ScopeNotAllowed
