@@ -33,7 +33,7 @@ export const GROUPS: ReadonlyArray<GroupDoc> = [
   { path: "config", summary: "the CLI's credentials file (config show, path, init)" },
   { path: "scope", summary: "scope files (scope create)" },
   { path: "grants", summary: "who may read, propose or decide in which scopes" },
-  { path: "backup", summary: "backup run, probe, verify and nightly" },
+  { path: "backup", summary: "backup run, probe, verify, nightly and litestream-config" },
   { path: "sources", summary: "store and read back sources (sources put, get)" },
   { path: "rules", summary: "read rules (rules list, get, versions, provenance)" },
   { path: "proposals", summary: "open proposals (proposals list)" },
@@ -138,6 +138,12 @@ export const COMMANDS: ReadonlyArray<CommandDoc> = [
     usage: "groundnote backup nightly [--json]",
     description: `What the nightly timer runs (docs/backup.md). The ping (a GET to backup.deadman_url of groundnote.json) is sent only when run and probe passed; null skips it. Exits 0 when all passed, 3 otherwise. ${OPS}`,
     options: [JSON_OPT], example: "groundnote backup nightly"
+  },
+  {
+    path: "backup litestream-config", summary: "print the litestream.yml of the data dir (kind litestream)",
+    usage: "groundnote backup litestream-config [--json]",
+    description: "Every file (ops.sqlite, every configured scope) with its replica under backup.target and backup.prefix; a keyed file with age recipients from ops.sqlite, never an identity. Runs without the service. Print it again after a new scope or key and restart Litestream (docs/backup.md).",
+    options: [JSON_OPT], example: "groundnote backup litestream-config > /etc/litestream.yml"
   },
   {
     path: "restore", summary: "restore a scope (or ops.sqlite) from the newest backup to a new file",
@@ -310,7 +316,7 @@ const SECTIONS: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
   ["Service", ["serve", "version"]],
   ["Operator (ops socket: GROUNDNOTE_DATA_DIR, GROUNDNOTE_OPS_TOKEN)", [
     "status", "scope create", "grants list", "grants create", "grants disable", "grants rename",
-    "backup run", "backup probe", "backup verify", "backup nightly", "restore", "doctor"
+    "backup run", "backup probe", "backup verify", "backup nightly", "backup litestream-config", "restore", "doctor"
   ]],
   ["API (GROUNDNOTE_URL and a credential, or groundnote config init)", [
     "sources put", "sources get", "search", "rules list", "rules get", "rules versions", "rules provenance",
