@@ -15,7 +15,7 @@ import { generateX25519Identity, identityToRecipient } from "age-encryption"
 import { Effect, Exit } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { findLitestream } from "../../src/backup/litestream.js"
-import { restoreConfigOf, restoreScope } from "../../src/backup/restore.js"
+import { restoreConfigOf, restoreOps, restoreScope } from "../../src/backup/restore.js"
 import { runBackup } from "../../src/backup/run.js"
 import { verifyBackup } from "../../src/backup/verify.js"
 import type { AppConfigShape } from "../../src/config/config.js"
@@ -36,6 +36,7 @@ let replicate: ChildProcess | null = null
 let keyDir = ""
 let identity = ""
 let recipient = ""
+let instanceRecipient = ""
 let printed = ""
 let litestreamYml = ""
 const hostEnv: Record<string, string> = {}
@@ -47,7 +48,7 @@ const binary = (): string => {
   return b
 }
 
-const replicaDir = (name: string) => join(env.root, "replica", "gn", "scopes", name)
+const replicaDir = (name: string) => (name === "ops.sqlite" ? join(env.root, "replica", "gn", "ops") : join(env.root, "replica", "gn", "scopes", name))
 
 /** Every file below `dir`. */
 const filesUnder = (dir: string): Array<string> =>
@@ -114,11 +115,20 @@ beforeAll(async () => {
   identity = await generateX25519Identity()
   recipient = await identityToRecipient(identity)
   // what `groundnote key create --scope sales` stores: the recipient in ops.sqlite, the identity in the operator's file
+  const instanceIdentity = await generateX25519Identity()
+  instanceRecipient = await identityToRecipient(instanceIdentity)
+  const retired = await identityToRecipient(await generateX25519Identity())
   await withFile(join(env.dataDir, "ops.sqlite"), (sql) =>
-    sql.unsafe("INSERT INTO key_recipient (scope, recipient, origin, label, added_at) VALUES ('sales', ?, 'created', NULL, ?)", [recipient, new Date().toISOString()]))
+    Effect.gen(function*() {
+      const at = new Date().toISOString()
+      yield* sql.unsafe("INSERT INTO key_recipient (scope, recipient, origin, label, added_at, retired_at) VALUES ('sales', ?, 'created', NULL, ?, ?)", [retired, at, at])
+      yield* sql.unsafe("INSERT INTO key_recipient (scope, recipient, origin, label, added_at) VALUES ('sales', ?, 'created', NULL, ?)", [recipient, at])
+      yield* sql.unsafe("INSERT INTO key_recipient (scope, recipient, origin, label, added_at) VALUES (NULL, ?, 'created', NULL, ?)", [instanceRecipient, at])
+    }))
   keyDir = join(env.root, "keys")
   mkdirSync(keyDir, { mode: 0o700 })
   writeFileSync(join(keyDir, "sales.age-identity"), `# public key: ${recipient}\n${identity}\n`, { mode: 0o600 })
+  writeFileSync(join(keyDir, "_instance.age-identity"), `${instanceIdentity}\n`, { mode: 0o600 })
 
   const answer = await Effect.runPromise(Effect.either(cliHost.litestreamConfig(hostEnv, env.root)))
   if (answer._tag === "Left") throw new Error(`litestream-config: ${answer.left.code}: ${answer.left.message}`)
@@ -129,6 +139,7 @@ beforeAll(async () => {
   replicate = spawn(binary(), ["replicate", "-config", litestreamYml], { stdio: "ignore" })
   await waitForReplica("sales")
   await waitForReplica("plain")
+  await waitForReplica("ops.sqlite")
 }, 30_000)
 
 afterAll(async () => {
@@ -141,19 +152,28 @@ afterAll(async () => {
 })
 
 describe("Litestream replicas of a keyed scope are age ciphertext (real Litestream v0.3.13)", () => {
-  it("backup litestream-config prints every file with its replica, the recipients of a keyed file, never an identity", () => {
+  it("backup litestream-config prints every file with its replica, the active recipients of a keyed file, never an identity", () => {
     const root = pathToFileURL(join(env.root, "replica")).href
-    expect(printed).toContain(`  - path: "${join(env.dataDir, "ops.sqlite")}"\n    replicas:\n      - url: "${root}/gn/ops"\n`)
+    expect(printed).toContain([
+      `  - path: "${join(env.dataDir, "ops.sqlite")}"`,
+      "    replicas:",
+      `      - url: "${root}/gn/ops"`,
+      "        age:",
+      "          recipients:",
+      `            - "${instanceRecipient}"`
+    ].join("\n"))
     expect(printed).toContain([
       `  - path: "${scopeFile(env.dataDir, "sales")}"`,
       "    replicas:",
       `      - url: "${root}/gn/scopes/sales"`,
       "        age:",
       "          recipients:",
-      `            - "${recipient}"`
+      `            - "${recipient}"`,
+      `  - path: "${scopeFile(env.dataDir, "plain")}"`
     ].join("\n"))
     expect(printed).toContain(`  - path: "${scopeFile(env.dataDir, "plain")}"\n    replicas:\n      - url: "${root}/gn/scopes/plain"\n`)
-    expect(printed.match(/age:/g)?.length).toBe(1)
+    expect(printed.match(/age:/g)?.length).toBe(2)
+    expect(printed.match(/ {12}- "age1/g)?.length).toBe(2)
     expect(printed).not.toContain("AGE-SECRET-KEY")
     expect(printed).not.toContain("identities")
   })
@@ -165,6 +185,7 @@ describe("Litestream replicas of a keyed scope are age ciphertext (real Litestre
   })
 
   it("every snapshot and WAL segment of the keyed scope starts with the age header and holds no plaintext", () => {
+    for (const file of filesUnder(replicaDir("ops.sqlite"))) expect(readFileSync(file).subarray(0, AGE_HEADER.length).toString("latin1"), file).toBe(AGE_HEADER)
     const files = filesUnder(replicaDir("sales"))
     expect(files.some((f) => f.endsWith(".snapshot.lz4"))).toBe(true)
     expect(files.some((f) => f.endsWith(".wal.lz4"))).toBe(true)
@@ -212,6 +233,17 @@ describe("Litestream replicas of a keyed scope are age ciphertext (real Litestre
       }
     }
     expect(readdirSync(out)).toEqual([])
+  })
+
+  it("restore --ops reads the instance's identity (_instance.age-identity); without it identity-missing", async () => {
+    const out = join(env.root, "restored-ops")
+    mkdirSync(out)
+    const refused = await Effect.runPromiseExit(restoreOps({ to: join(out, "ops.sqlite"), env: { PATH: process.env.PATH ?? "" } }, restoreConfigOf(config)))
+    expect(Exit.isFailure(refused) && refused.cause._tag === "Fail" ? refused.cause.error : null).toMatchObject({ code: "identity-missing" })
+    expect(readdirSync(out)).toEqual([])
+    const exit = await Effect.runPromiseExit(restoreOps({ to: join(out, "ops.sqlite"), env: { PATH: process.env.PATH ?? "", GROUNDNOTE_KEY_DIR: keyDir } }, restoreConfigOf(config)))
+    if (Exit.isFailure(exit)) throw new Error(String(exit.cause))
+    expect(await countIn(join(out, "ops.sqlite"), "key_recipient")).toBe(3)
   })
 
   it("verify restores the keyed replica with the identity; without it its fetch fails identity-missing", async () => {
