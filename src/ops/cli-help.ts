@@ -316,8 +316,9 @@ const SECTIONS: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
   ["Service", ["serve", "version"]],
   ["Operator (ops socket: GROUNDNOTE_DATA_DIR, GROUNDNOTE_OPS_TOKEN)", [
     "status", "scope create", "grants list", "grants create", "grants disable", "grants rename",
-    "backup run", "backup probe", "backup verify", "backup nightly", "backup litestream-config", "restore", "doctor"
+    "backup run", "backup probe", "backup verify", "backup nightly", "restore", "doctor"
   ]],
+  ["Litestream (no service: groundnote.json and ops.sqlite)", ["backup litestream-config"]],
   ["API (GROUNDNOTE_URL and a credential, or groundnote config init)", [
     "sources put", "sources get", "search", "rules list", "rules get", "rules versions", "rules provenance",
     "proposals list", "propose", "feedback", "retract", "approvals open", "export"
