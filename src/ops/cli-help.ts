@@ -33,7 +33,7 @@ export const GROUPS: ReadonlyArray<GroupDoc> = [
   { path: "config", summary: "the CLI's credentials file (config show, path, init)" },
   { path: "scope", summary: "scope files (scope create)" },
   { path: "grants", summary: "who may read, propose or decide in which scopes" },
-  { path: "backup", summary: "backup run, probe, verify, nightly and litestream-config" },
+  { path: "backup", summary: "backup run, probe, verify and nightly" },
   { path: "sources", summary: "store and read back sources (sources put, get)" },
   { path: "rules", summary: "read rules (rules list, get, versions, provenance)" },
   { path: "proposals", summary: "open proposals (proposals list)" },
