@@ -48,7 +48,8 @@ export const renderRun = (a: RunAnswer): string => {
   const lines = [`backup run (${a.kind}), ${a.started_at} to ${a.finished_at}: ${verdict(a.ok)}`]
   if (a.ops !== null) lines.push(`  ops.sqlite: ${a.ops.ok ? `ok, ${bytes(a.ops.bytes)} to ${a.ops.file}` : `FAILED: ${a.ops.detail ?? "?"}`}`)
   for (const s of a.scopes) {
-    lines.push(`  ${s.scope}: ${s.ok ? `ok, ${s.bytes === null ? "" : `${bytes(s.bytes)} `}to ${s.file}${s.detail === undefined ? "" : ` (${s.detail})`}` : `FAILED: ${s.detail ?? "?"}`}`)
+    const ok = s.bytes === null ? `ok, ${s.detail ?? "nothing written"} (${s.file})` : `ok, ${bytes(s.bytes)} to ${s.file}`
+    lines.push(`  ${s.scope}: ${s.ok ? ok : `FAILED: ${s.detail ?? "?"}`}`)
   }
   return lines.join("\n")
 }
