@@ -6,6 +6,7 @@
  *                             nightly's deadman_url)
  *   restore(req)              restoreScope / restoreOps (architecture.md §11 "Restore") with the
  *                             data dir and groundnote.json; no service, no secret needed
+ *   litestreamConfig(env)     backup litestream-config (litestream-config-host.ts)
  *   stageFindings(input)      semantic-model, reranker-key, reranker-budget from the stage modules
  *
  * Every failure comes back as a HostFailure (code, message, exit code), so the CLI needs no type
@@ -15,6 +16,7 @@ import { Effect } from "effect"
 import { restoreExitCode } from "../backup/errors.js"
 import { type RestoreConfig, restoreOps, restoreScope } from "../backup/restore.js"
 import { configPathOf, dataDirOf } from "../config/env.js"
+import { litestreamConfig } from "./litestream-config-host.js"
 import { loadConfigFile } from "../config/load.js"
 import type { ConfigFile } from "../config/schema.js"
 import type { ConfigResult, Finding } from "../ops/doctor/types.js"
@@ -78,4 +80,4 @@ const stageFindings = (input: StageFindingsInput): Effect.Effect<ReadonlyArray<F
     return [model, rerankerKeyFinding(file, key !== undefined && key !== "", input.env), budget]
   })
 
-export const cliHost: CliHost = { loadConfig, restore, stageFindings }
+export const cliHost: CliHost = { loadConfig, restore, stageFindings, litestreamConfig }
