@@ -6,6 +6,7 @@
 import { createHash, randomBytes } from "node:crypto"
 import { existsSync } from "node:fs"
 import { join } from "node:path"
+import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option } from "effect"
 import { AppConfig } from "../config/config.js"
@@ -192,6 +193,19 @@ const toLedgerRedaction = (row: LedgerRow): LedgerRedaction => ({
   at: row.at,
   place_list: JSON.parse(row.place_list) as ReadonlyArray<RedactionPlace>
 })
+
+/**
+ * The ledger's redactions of a scope, by seq, on any connection to an ops file (restore reads the
+ * live ops.sqlite read only); none when the file predates the ledger.
+ */
+export const listLedgerOn = (sql: SqlClient, scope: string): Effect.Effect<ReadonlyArray<LedgerRedaction>, SqlError> =>
+  Effect.gen(function*() {
+    const table = yield* sql<{ n: number }>`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'redaction_ledger'`
+    if ((table[0]?.n ?? 0) === 0) return []
+    const rows = yield* sql<LedgerRow>`SELECT scope, redaction_seq, redaction_id, term_sha256, places, requested_by, decided_by,
+      reason, at, place_list FROM redaction_ledger WHERE scope = ${scope} ORDER BY redaction_seq`
+    return rows.map(toLedgerRedaction)
+  })
 
 const invalid = (path: string, message: string) =>
   new ValidationFailed({ message: `grant is invalid: ${path}: ${message}`, issues: [{ path, message }] })
@@ -449,11 +463,7 @@ export class OpsStore extends Effect.Service<OpsStore>()("Groundnote/OpsStore", 
         })))
 
     /** The ledger's redactions of a scope, by seq. */
-    const listLedger = (scope: string): Effect.Effect<ReadonlyArray<LedgerRedaction>, SqlError> =>
-      Effect.map(
-        sql<LedgerRow>`SELECT scope, redaction_seq, redaction_id, term_sha256, places, requested_by, decided_by, reason, at,
-          place_list FROM redaction_ledger WHERE scope = ${scope} ORDER BY redaction_seq`,
-        (rows) => rows.map(toLedgerRedaction))
+    const listLedger = (scope: string): Effect.Effect<ReadonlyArray<LedgerRedaction>, SqlError> => listLedgerOn(sql, scope)
 
     return {
       sql,
