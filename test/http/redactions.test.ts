@@ -9,10 +9,11 @@
  * the process log or search_log.
  */
 import { existsSync } from "node:fs"
-import { Effect, Redacted } from "effect"
+import { Deferred, Effect, FiberId, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { csrfToken } from "../../src/auth/csrf.js"
-import { OpsStore } from "../../src/db/ops-store.js"
+import { BackupLock } from "../../src/backup/lock.js"
+import { listLedgerOn, OpsStore } from "../../src/db/ops-store.js"
 import { scopeFile, ScopeStore } from "../../src/db/scope-store.js"
 import { propose } from "../../src/domain/proposals.js"
 import { storeSource } from "../../src/domain/sources.js"
@@ -231,6 +232,34 @@ describe("POST /v1/redactions", () => {
     const again = await asPerson("/v1/redactions/preview", { scope: "sales", term: NAME })
     expect(again.json()).toMatchObject({ total: 0, places: [], rules: [] })
     expect((await asPerson("/v1/redactions", { scope: "sales", term: NAME, reason: REASON, preview: preview.preview })).status).toBe(409)
+  })
+
+  it("the ledger of ops.sqlite holds the redaction with its places and without the term", async () => {
+    const ledger = await server.run(Effect.flatMap(OpsStore, (o) => listLedgerOn(o.sql, "sales")))
+    expect(ledger.map((r) => ({ id: r.id, seq: r.seq, decided_by: r.decided_by, reason: r.reason }))).toEqual([{ id: "sales-x0001", seq: 1, decided_by: EMAIL, reason: REASON }])
+    expect(ledger[0]?.place_list.length).toBeGreaterThanOrEqual(5)
+    // the places name rows by their keys (a message id stays an identifier), never the text
+    expect(JSON.stringify(ledger).toLowerCase()).not.toContain("müller")
+    expect(JSON.stringify(ledger).toLowerCase()).not.toContain("petra m")
+  })
+
+  it("409 backup-running while a backup operation holds the lock; nothing written", async () => {
+    const preview = (await asPerson("/v1/redactions/preview", { scope: "sales", term: "Rückfrage" })).json().preview as string
+    const release = Deferred.unsafeMake<void>(FiberId.none)
+    const holding = server.run(Effect.flatMap(BackupLock, (lock) => lock.withLock("run")(Deferred.await(release))))
+    try {
+      const before = await snapshot()
+      const r = await asPerson("/v1/redactions", { scope: "sales", term: "Rückfrage", reason: REASON, preview })
+      expect(r.status).toBe(409)
+      expect(r.json()).toMatchObject({ error: "backup-running" })
+      expect(await snapshot()).toEqual(before)
+    } finally {
+      await server.run(Deferred.succeed(release, undefined))
+      await holding
+    }
+    const after = await asPerson("/v1/redactions", { scope: "sales", term: "Rückfrage", reason: REASON, preview })
+    expect(after.status).toBe(201)
+    expect(after.json()).toMatchObject({ id: "sales-x0002" })
   })
 
   it("neither the term nor the reason reaches the process log or search_log", async () => {
