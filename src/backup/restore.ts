@@ -241,7 +241,7 @@ const restoreFile = (file: BackupFile, req: Omit<RestoreRequest, "scope">, confi
         if (Either.isLeft(ledger)) {
           warnings.push(`the redaction ledger of ${opsFile} could not be read (${ledger.left}): the service applies it when the scope opens`)
         } else {
-          progress(`bringing the copy level with the redaction ledger`)
+          if (ledger.right.length > 0) progress("bringing the copy level with the redaction ledger")
           checks = [...checks, yield* levelCopy({ file: tmp, scope: file.scope, ledger: ledger.right, search: config.search })]
         }
       }

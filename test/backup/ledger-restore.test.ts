@@ -4,10 +4,12 @@
  * the redaction ledger before it links it; a scope file that opens behind its ledger is brought
  * level before the scope answers. Real files, a real copy backup, answers through real HTTP.
  */
-import { copyFileSync, mkdirSync, rmSync } from "node:fs"
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { gunzipSync } from "node:zlib"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { probeBackup } from "../../src/backup/probe.js"
 import { restoreConfigOf, restoreScope } from "../../src/backup/restore.js"
 import { runBackup } from "../../src/backup/run.js"
 import { OpsStore } from "../../src/db/ops-store.js"
@@ -18,7 +20,7 @@ import { type BackupEnv, backupEnv, runService, withFile } from "./support.js"
 
 let env: BackupEnv
 beforeEach(() => {
-  env = backupEnv({ scopes: ["sales"] })
+  env = backupEnv({ scopes: ["sales"], exportDir: true })
 })
 afterEach(() => env.cleanup())
 
@@ -92,5 +94,29 @@ describe("a copy taken before a redaction", () => {
     expect(filesHolding(withWal(live), TERM)).toEqual([])
     const ledger = await runService(env.config, Effect.flatMap(OpsStore, (o) => o.listLedger("sales")))
     expect(ledger.map((r) => r.id)).toEqual(["sales-x0001"])
+  })
+})
+
+describe("the restore probe of a copy taken before a redaction", () => {
+  it("reports the replay, and the erased name is nowhere in its answer, its records or the export it writes", async () => {
+    await copiedThenRedacted()
+    const answer = await runService(env.config, probeBackup())
+    const item = answer.scopes.find((s) => s.scope === "sales")
+    expect(item?.checks.find((c) => c.check === "redaction-ledger")).toEqual({
+      check: "redaction-ledger", ok: true, detail: "applied again from the redaction ledger: sales-x0001"
+    })
+    expect(item?.ok).toBe(true)
+    expect(JSON.stringify(answer).toLowerCase()).not.toContain(TERM.toLowerCase())
+    // the archive the probe exported from the levelled copy
+    const archives = readdirSync(join(env.exportDir, "sales")).filter((n) => n.endsWith(".tar.gz"))
+    expect(archives.length).toBeGreaterThan(0)
+    for (const a of archives) {
+      const tar = gunzipSync(readFileSync(join(env.exportDir, "sales", a))).toString("utf8")
+      expect(tar).toContain("rules/sales-0001.md")
+      expect(tar.toLowerCase()).not.toContain(TERM.toLowerCase())
+    }
+    // what the probe recorded (backup_state, backup_run) and what it left in the data dir
+    expect(filesHolding(withWal(join(env.dataDir, "ops.sqlite")), TERM)).toEqual([])
+    expect(readdirSync(env.dataDir).filter((n) => n.startsWith(".probe-"))).toEqual([])
   })
 })

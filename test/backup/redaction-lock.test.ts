@@ -45,8 +45,8 @@ describe("a redaction and the backup lock", () => {
       const redaction = runtime.runFork(withRedactionLock(Effect.zipRight(Deferred.await(gate), redactTerm(TERM))))
       const current = () => runtime.runPromise(Effect.flatMap(BackupLock, (l) => l.current))
       while ((await current()) !== "redaction") await new Promise((r) => setTimeout(r, 5))
-      for (const op of [runBackup(), probeBackup()]) {
-        const e = await runtime.runPromise(Effect.flip(op))
+      for (const op of [Effect.flip(runBackup()), Effect.flip(probeBackup())] as const) {
+        const e: unknown = await runtime.runPromise<unknown, unknown>(op)
         expect(e).toMatchObject({ _tag: "BackupRunning", reason: "redaction", message: "a redaction is being applied; try again when it has finished" })
       }
       await runtime.runPromise(Deferred.succeed(gate, undefined))

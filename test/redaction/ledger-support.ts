@@ -45,8 +45,11 @@ export const seedNamed = (scope = "sales") =>
     yield* decide(`${scope}-0001`, { decision: "confirm", version: 1 }, { grantId: "person:2", identity: "anna@example.com" })
   }).pipe(Effect.orDie)
 
-/** A redaction of `term` as the operation makes it: preview, apply, the ledger, the checkpoint. */
-export const redactTerm = (term: string, scope = "sales", ledger = true) =>
+/**
+ * A redaction of `term` as the operation makes it: preview, apply, the ledger (unless `ledger` is
+ * false), the checkpoint (unless `checkpoint` is false).
+ */
+export const redactTerm = (term: string, scope = "sales", ledger = true, checkpoint = true) =>
   Effect.gen(function*() {
     const sql = yield* sqlOf(scope)
     const preview = yield* previewRedaction(sql, scope, term)
@@ -55,7 +58,7 @@ export const redactTerm = (term: string, scope = "sales", ledger = true) =>
       requestedBy: "person:1", decidedBy: "dpo@example.com", at: AT
     })
     if (ledger) yield* recordInLedger(yield* OpsStore, scope, applied)
-    yield* checkpointAfterRedaction(sql)
+    if (checkpoint) yield* checkpointAfterRedaction(sql)
     return applied
   }).pipe(Effect.orDie)
 
