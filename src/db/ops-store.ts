@@ -17,6 +17,7 @@ import {
   type GrantCreate,
   type GrantKind,
   type GrantOut,
+  PERSON_ONLY_RIGHTS,
   type Right,
   RIGHTS_ORDER
 } from "../contracts/grants.js"
@@ -254,8 +255,9 @@ export class OpsStore extends Effect.Service<OpsStore>()("Groundnote/OpsStore", 
           if (!configured.has(scope)) return yield* invalid(`scopes[${i}]`, `"${scope}" is not a configured scope`)
         }
         const rights = RIGHTS_ORDER.filter((r) => input.rights.includes(r))
-        if (input.kind === "service" && rights.includes("decide")) {
-          return yield* invalid("rights", "only a person can hold decide")
+        const personOnly = PERSON_ONLY_RIGHTS.filter((r) => rights.includes(r))
+        if (input.kind === "service" && personOnly.length > 0) {
+          return yield* invalid("rights", `only a person can hold ${personOnly.join(" and ")}`)
         }
         return { identity, scopes: [...new Set(input.scopes)].sort(), rights }
       })

@@ -24,7 +24,7 @@ import { fitText } from "./fit.js"
 import { scopeSalt, termHash } from "./hash.js"
 import { replaceRanges } from "./match.js"
 import { scopeColumns } from "./places.js"
-import { checkedTerm, findPlaces, placesDigest } from "./preview.js"
+import { checkedTerm, findPlaces, placeOrder, placesDigest } from "./preview.js"
 
 /** A row of the table `redaction`. */
 export interface RedactionRow {
@@ -59,6 +59,9 @@ export interface Applied {
   readonly places: ReadonlyArray<RedactionPlace>
 }
 
+/** redaction_place rows per INSERT statement (five bound values each) */
+const PLACE_BATCH = 150
+
 const ident = (name: string): string => `"${name.replace(/"/g, "\"\"")}"`
 
 /** Ranges ascending, not overlapping, inside a text of `length` UTF-16 units. */
@@ -70,6 +73,12 @@ const rangesFit = (ranges: ReadonlyArray<readonly [number, number]>, length: num
   }
   return ranges.length > 0
 }
+
+const contentStamp = (sql: SqlClient) =>
+  Effect.map(sql<{ s: string }>`SELECT seq || ':' || nonce AS s FROM content_stamp WHERE id = 1`, (rows) => rows[0]?.s ?? "")
+
+const lastLogRow = (sql: SqlClient) =>
+  Effect.map(sql<{ n: number }>`SELECT coalesce(max(rowid), 0) AS n FROM search_log`, (rows) => rows[0]?.n ?? 0)
 
 /** Steps 2–5 inside the caller's write transaction. */
 const writePlaces = (sql: SqlClient, index: RuleIndexShape, row: RedactionRow, places: ReadonlyArray<RedactionPlace>) =>
@@ -122,9 +131,11 @@ const writePlaces = (sql: SqlClient, index: RuleIndexShape, row: RedactionRow, p
       }
       if (table === "entity_version") entities.add(String(key[0]))
     }
-    for (const p of places) {
-      yield* sql`INSERT INTO redaction_place (redaction_seq, tbl, key, col, offsets)
-        VALUES (${row.seq}, ${p.table}, ${JSON.stringify(p.key)}, ${p.column}, ${JSON.stringify(p.ranges)})`.raw
+    for (let i = 0; i < places.length; i += PLACE_BATCH) {
+      const batch = places.slice(i, i + PLACE_BATCH).map((p) => ({
+        redaction_seq: row.seq, tbl: p.table, key: JSON.stringify(p.key), col: p.column, offsets: JSON.stringify(p.ranges)
+      }))
+      yield* sql`INSERT INTO redaction_place ${sql.insert(batch)}`.raw
     }
     yield* rebuildDerived(sql, index, { rules, entities })
     yield* sql`DELETE FROM redaction_permit`.raw
@@ -140,8 +151,20 @@ export const applyRedaction = (sql: SqlClient, req: ApplyRequest) =>
   Effect.gen(function*() {
     const index = yield* RuleIndex
     const folded = yield* checkedTerm(req.term)
+    // The places are found before the write transaction, statement by statement, so searches
+    // (their search_log rows go through this connection) are answered meanwhile; the transaction
+    // takes them when content_stamp did not move since (every target table but search_log bumps
+    // it) and adds the search_log rows written since. Otherwise it finds them again itself.
+    const s0 = yield* contentStamp(sql)
+    const logMax = yield* lastLogRow(sql)
+    const early = yield* findPlaces(sql, folded, { targetsOnly: true, logRows: { upTo: logMax } })
+    const s1 = yield* contentStamp(sql)
     return yield* writeTransaction(sql)(Effect.gen(function*() {
-      const { places } = yield* findPlaces(sql, folded)
+      const s2 = yield* contentStamp(sql)
+      const places = s0 === s1 && s1 === s2
+        ? [...early.places, ...(yield* findPlaces(sql, folded, { targetsOnly: true, tables: ["search_log"], logRows: { after: logMax } })).places]
+          .sort(placeOrder)
+        : (yield* findPlaces(sql, folded, { targetsOnly: true })).places
       if (places.length === 0) {
         return yield* new PreviewStale({ message: "the term occurs nowhere in this scope: there is nothing to redact", scope: req.scope })
       }

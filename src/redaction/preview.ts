@@ -13,7 +13,7 @@ import { MIN_TERM_CHARS, type RedactionPlace, type RedactionPreviewOut } from ".
 import { BARRIER } from "./fold.js"
 import { normalizeTerm } from "./match.js"
 import { scopeColumns } from "./places.js"
-import { type Found, scanColumn } from "./scan.js"
+import { type Found, type RowidBound, scanColumn } from "./scan.js"
 
 /** The tables whose rows are a source's evidence, keyed by source id (the first key value). */
 const SOURCE_TABLES: ReadonlySet<string> = new Set(["source", "source_segment", "source_attachment", "source_auth"])
@@ -42,7 +42,7 @@ export const checkedTerm = (term: string): Effect.Effect<string, ValidationFaile
   return Effect.succeed(folded)
 }
 
-const placeOrder = (a: RedactionPlace, b: RedactionPlace): number =>
+export const placeOrder = (a: RedactionPlace, b: RedactionPlace): number =>
   a.table < b.table ? -1 : a.table > b.table ? 1 : a.column < b.column ? -1 : a.column > b.column ? 1
     : JSON.stringify(a.key) < JSON.stringify(b.key) ? -1 : JSON.stringify(a.key) > JSON.stringify(b.key) ? 1 : 0
 
@@ -52,15 +52,25 @@ export const placesDigest = (places: ReadonlyArray<RedactionPlace>): string =>
     .update(JSON.stringify([...places].sort(placeOrder).map((p) => [p.table, p.column, p.key, p.ranges])))
     .digest("hex")
 
+export interface FindOptions {
+  /** only the target columns (apply: what stays is not its concern) */
+  readonly targetsOnly?: boolean
+  /** only these tables */
+  readonly tables?: ReadonlyArray<string>
+  /** search_log's rows by rowid (apply: the rows written while it prepared) */
+  readonly logRows?: RowidBound
+}
+
 /** The places of a normalized term in the target columns, and the identifier columns that hold it. */
-export const findPlaces = (sql: SqlClient, folded: string) =>
+export const findPlaces = (sql: SqlClient, folded: string, options: FindOptions = {}) =>
   Effect.gen(function*() {
     const columns = yield* scopeColumns(sql)
     const places: Array<RedactionPlace> = []
     const kept: Array<{ table: string; column: string; count: number }> = []
     for (const c of columns) {
-      if (c.kind !== "target" && c.kind !== "identifier") continue
-      const found: Array<Found> = yield* scanColumn(sql, c, folded)
+      if (c.kind !== "target" && (c.kind !== "identifier" || options.targetsOnly === true)) continue
+      if (options.tables !== undefined && !options.tables.includes(c.table)) continue
+      const found: Array<Found> = yield* scanColumn(sql, c, folded, c.table === "search_log" ? options.logRows : undefined)
       if (found.length === 0) continue
       if (c.kind === "target") places.push(...found)
       else kept.push({ table: c.table, column: c.column, count: found.reduce((n, f) => n + f.ranges.length, 0) })

@@ -40,8 +40,14 @@ export const asciiAnchor = (folded: string): string => {
 
 const ident = (name: string): string => `"${name.replace(/"/g, "\"\"")}"`
 
+/** Rows of a table by rowid: at most `upTo`, or after `after` (search_log's rows written while a redaction prepares). */
+export interface RowidBound {
+  readonly upTo?: number
+  readonly after?: number
+}
+
 /** Every occurrence of the folded term in one column, ordered by the row's key. */
-export const scanColumn = (sql: SqlClient, c: ColumnInfo, folded: string) =>
+export const scanColumn = (sql: SqlClient, c: ColumnInfo, folded: string, bound: RowidBound = {}) =>
   Effect.gen(function*() {
     const anchor = asciiAnchor(folded)
     const col = ident(c.column)
@@ -53,10 +59,21 @@ export const scanColumn = (sql: SqlClient, c: ColumnInfo, folded: string) =>
       params.push(anchor)
     }
     if (c.json !== null) clauses.push(`instr(${col}, '\\u') > 0`)
+    const limits: Array<string> = []
+    const limitParams: Array<number> = []
+    if (bound.upTo !== undefined) {
+      limits.push("rowid <= ?")
+      limitParams.push(bound.upTo)
+    }
+    if (bound.after !== undefined) {
+      limits.push("rowid > ?")
+      limitParams.push(bound.after)
+    }
     const rows = yield* sql.unsafe<{ key: string; text: string }>(
       `SELECT ${keyExpr} AS key, ${col} AS text FROM ${ident(c.table)}
-       WHERE typeof(${col}) = 'text' AND (${clauses.join(" OR ")}) ORDER BY ${c.pk.map(ident).join(", ")}`,
-      params
+       WHERE typeof(${col}) = 'text' AND (${clauses.join(" OR ")})${limits.map((l) => ` AND ${l}`).join("")}
+       ORDER BY ${c.pk.map(ident).join(", ")}`,
+      [...params, ...limitParams]
     )
     const failure = failureTable(folded)
     const out: Array<Found> = []

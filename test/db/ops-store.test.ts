@@ -33,6 +33,16 @@ describe("grants", () => {
     expect(g).not.toHaveProperty("token")
   })
 
+  it("keeps redact as its own right, last in the canonical order; decide does not bring it", async () => {
+    const g = await run(config, Effect.flatMap(ops, (o) => Effect.all([
+      o.createGrant({ kind: "person", auth: "email", identity: "dpo@example.com", scopes: ["sales"], rights: ["redact", "read", "decide"] }),
+      o.createGrant({ kind: "person", auth: "email", identity: "approver@example.com", scopes: ["sales"], rights: ["decide", "read"] })
+    ])))
+    expect(g.map((x) => x.rights)).toEqual([["read", "decide", "redact"], ["read", "decide"]])
+    const found = await run(config, Effect.flatMap(ops, (o) => o.findActiveGrant("email", "approver@example.com")))
+    expect(Option.getOrThrow(found).rights).not.toContain("redact")
+  })
+
   it("creates a bearer grant: gn_ + 43 base64url chars, shown once, stored only as SHA-256 hex", async () => {
     const g = await run(config, Effect.flatMap(ops, (o) =>
       o.createGrant({ kind: "service", auth: "bearer", scopes: ["sales"], rights: ["read", "propose"], label: "feeder" })))
@@ -62,6 +72,8 @@ describe("grants", () => {
 
   const refusals: ReadonlyArray<[string, Parameters<OpsStore["createGrant"]>[0]]> = [
     ["a service with decide", { kind: "service", auth: "bearer", scopes: ["sales"], rights: ["read", "decide"] }],
+    ["a service with redact", { kind: "service", auth: "bearer", scopes: ["sales"], rights: ["read", "redact"] }],
+    ["an Access service with redact", { kind: "service", auth: "access-service", identity: "feeder.access", scopes: ["sales"], rights: ["redact"] }],
     ["a person with a bearer", { kind: "person", auth: "bearer", scopes: ["sales"], rights: ["read"] }],
     ["a service with auth email", { kind: "service", auth: "email", identity: "a@x.com", scopes: ["sales"], rights: ["read"] }],
     ["an unconfigured scope", { kind: "person", auth: "email", identity: "a@x.com", scopes: ["nowhere"], rights: ["read"] }],
