@@ -29,6 +29,7 @@ import type { Right } from "../contracts/grants.js"
 import { nowInstant } from "../contracts/time.js"
 import { ScopeStore } from "../db/scope-store.js"
 import { writeSearchLog } from "../db/search-log.js"
+import { redactLoggedTerms } from "../redaction/search-log.js"
 import { sha256Text } from "../transport/body.js"
 import { CurrentCaller } from "./caller.js"
 import type { ChannelName } from "./identity.js"
@@ -148,12 +149,13 @@ export const runCall = <I, RP, R>(call: Call<I, R>, parse: Effect.Effect<I, Doma
     for (const scope of logged) {
       const own = result._tag === "Right" ? result.right.perScope?.find((x) => x.scope === scope) : undefined
       const log = own?.log ?? (result._tag === "Right" ? result.right.log : undefined)
-      yield* store.append(scope, ({ sql }) => writeSearchLog(sql, {
+      // a redacted term is logged as the marker, never collected again (gaps.md §12)
+      yield* store.append(scope, ({ sql }) => Effect.flatMap(redactLoggedTerms(sql, {
         id: requestId, at, grantId: grant.id, channel, operation: call.name, outcome: status,
         crossScope: logged.length > 1, refs: own?.refs ?? refs,
         ...(log ?? {}),
         inputSha256: requestText === null ? null : sha256Text(requestText)
-      })).pipe(Effect.catchAll((e) => Effect.logError("search_log write failed").pipe(Effect.annotateLogs({ scope, cause: String(e) }))))
+      }), (entry) => writeSearchLog(sql, entry))).pipe(Effect.catchAll((e) => Effect.logError("search_log write failed").pipe(Effect.annotateLogs({ scope, cause: String(e) }))))
     }
     if (result._tag === "Left") return refusal(call.name, result.left, requestId)
     return { _tag: "Done", outcome: result.right, requestId } satisfies CallResult
