@@ -26,11 +26,26 @@ export interface RedactOptions {
   readonly decidedBy?: string
 }
 
-/** The [start, end) UTF-16 ranges of every occurrence of `term` in `text`, case-sensitive, ascending. */
+/**
+ * The [start, end) UTF-16 ranges of every occurrence of `term` in `text`, ascending; case-insensitive
+ * like the redaction's matcher (for texts whose lower case keeps their length).
+ */
 const rangesOf = (text: string, term: string): Array<[number, number]> => {
+  const [hay, needle] = text.toLowerCase().length === text.length ? [text.toLowerCase(), term.toLowerCase()] : [text, term]
   const out: Array<[number, number]> = []
-  for (let at = text.indexOf(term); at >= 0; at = text.indexOf(term, at + term.length)) out.push([at, at + term.length])
+  for (let at = hay.indexOf(needle); at >= 0; at = hay.indexOf(needle, at + needle.length)) out.push([at, at + needle.length])
   return out
+}
+
+/** The text with every range replaced by the marker. */
+const replaced = (text: string, ranges: ReadonlyArray<readonly [number, number]>): string => {
+  let out = ""
+  let from = 0
+  for (const [start, end] of ranges) {
+    out += `${text.slice(from, start)}${REDACTED_MARKER}`
+    from = end
+  }
+  return out + text.slice(from)
 }
 
 /**
@@ -59,7 +74,7 @@ export const redactRows = (sql: SqlClient, scope: string, term: string, targets:
         if (ranges.length === 0) continue
         places.push({
           table: t.table, key: JSON.stringify(Object.values(t.key)), column, offsets: JSON.stringify(ranges),
-          text: text.split(term).join(REDACTED_MARKER), where: t.key
+          text: replaced(text, ranges), where: t.key
         })
       }
     }
