@@ -24,6 +24,7 @@ import { storeSource } from "../src/domain/sources.js"
 import { approvalBench } from "./approval.js"
 import { graphBench } from "./graph.js"
 import { httpBench } from "./http.js"
+import { hygieneBench } from "./hygiene.js"
 import { intakeBench } from "./intake.js"
 import { loadBench } from "./load.js"
 import { mcpBench } from "./mcp.js"
@@ -145,9 +146,11 @@ const main = Effect.gen(function*() {
  * query on the same file); the part load (POST /v1/search from 16 and 200 keep-alive
  * clients with /healthz and the ops socket probed, before and after the read pool and the
  * admission gate; BENCH_LOAD_BIG, BENCH_LOAD_SMALL, BENCH_LOAD_SECONDS, BENCH_LOAD_DIR, BENCH_LOAD_SEED);
- * the part cli (the built CLI's start per command, median of 10 runs, against its goal line).
+ * the part cli (the built CLI's start per command, median of 10 runs, against its goal line);
+ * the part hygiene (propose and search with the storage hygiene of R1 on against off, same run;
+ * BENCH_HYGIENE_RULES, default 10k, BENCH_HYGIENE_ROUNDS, default 8).
  */
-const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,search-http,approval,graph,mcp,secrets,stages,backup,intake,load,cli").split(",").map((s) => s.trim()))
+const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,search-http,approval,graph,mcp,secrets,stages,backup,intake,load,cli,hygiene").split(",").map((s) => s.trim()))
 const graphSizes = (process.env.BENCH_GRAPH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const backupSizes = (process.env.BENCH_BACKUP_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const searchSizes = (process.env.BENCH_SEARCH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
@@ -164,7 +167,8 @@ const parts: Array<() => Promise<void>> = [
   ...(only.has("backup") ? [() => backupBench(backupSizes.length > 0 ? backupSizes : undefined)] : []),
   ...(only.has("intake") ? [intakeBench] : []),
   ...(only.has("load") ? [loadBench] : []),
-  ...(only.has("cli") ? [cliBench] : [])
+  ...(only.has("cli") ? [cliBench] : []),
+  ...(only.has("hygiene") ? [hygieneBench] : [])
 ]
 parts.reduce((done, part) => done.then(part), Promise.resolve()).catch((e: unknown) => {
   console.error(e)
