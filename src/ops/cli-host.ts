@@ -8,7 +8,7 @@
  */
 import type { Effect } from "effect"
 import type { BackupKind, Check, RestoreAnswer } from "../backup/schemas.js"
-import type { ConfigResult, Finding } from "./doctor/types.js"
+import type { ConfigResult, Finding, ScopeFileHygiene } from "./doctor/types.js"
 
 /** A failure of a host call, ready for the CLI: its code, message and exit code (1 refused, 3 a check failed). */
 export interface HostFailure {
@@ -46,4 +46,6 @@ export interface CliHost {
   readonly restore: (req: HostRestoreRequest) => Effect.Effect<RestoreAnswer, HostFailure>
   /** doctor's semantic-model, reranker-key and reranker-budget findings from the stage modules */
   readonly stageFindings: (input: StageFindingsInput) => Effect.Effect<ReadonlyArray<Finding>>
+  /** doctor's secure-delete: the storage hygiene of every scope file of the data dir; never fails */
+  readonly storageFacts: (env: Record<string, string | undefined>, cwd: string) => Effect.Effect<ReadonlyArray<ScopeFileHygiene>>
 }

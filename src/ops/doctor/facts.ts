@@ -18,6 +18,7 @@ import type {
   DoctorStatus,
   Finding,
   LitestreamFacts,
+  ScopeFileHygiene,
   ServiceFacts,
   VolumeFacts
 } from "./types.js"
@@ -262,6 +263,8 @@ export interface GatherOptions {
   /** the stage modules' findings, when they ran */
   readonly stages?: ReadonlyArray<Finding> | null
   readonly clock?: ClockFacts | { readonly unavailable: string } | null
+  /** the scope files' storage hygiene, when the CLI host read it */
+  readonly storage?: ReadonlyArray<ScopeFileHygiene> | null
   /** the CLI's clock (default Date.now) */
   readonly now?: number
 }
@@ -282,6 +285,7 @@ export const gatherDoctorInput = (options: GatherOptions): Effect.Effect<DoctorI
       volume: volumeFacts(dataDir),
       litestream,
       stages: options.stages ?? null,
-      clock: options.clock ?? null
+      clock: options.clock ?? null,
+      storage: options.storage ?? null
     }
   })
