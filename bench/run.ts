@@ -24,6 +24,7 @@ import { storeSource } from "../src/domain/sources.js"
 import { approvalBench } from "./approval.js"
 import { graphBench } from "./graph.js"
 import { httpBench } from "./http.js"
+import { hygieneBench } from "./hygiene.js"
 import { intakeBench } from "./intake.js"
 import { loadBench } from "./load.js"
 import { mcpBench } from "./mcp.js"
@@ -148,9 +149,11 @@ const main = Effect.gen(function*() {
  * admission gate; BENCH_LOAD_BIG, BENCH_LOAD_SMALL, BENCH_LOAD_SECONDS, BENCH_LOAD_DIR, BENCH_LOAD_SEED);
  * the part cli (the built CLI's start per command, median of 10 runs, against its goal line);
  * the part redaction (preview and apply of a term with 1,000 places in a 10k-rule scope, search
- * p99 while it applies; BENCH_REDACTION_RULES).
+ * p99 while it applies; BENCH_REDACTION_RULES);
+ * the part hygiene (propose and search with the storage hygiene of R1 on against off, same run;
+ * BENCH_HYGIENE_RULES, default 10k, BENCH_HYGIENE_ROUNDS, default 8).
  */
-const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,search-http,approval,graph,mcp,secrets,stages,backup,intake,load,cli,redaction").split(",").map((s) => s.trim()))
+const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,search-http,approval,graph,mcp,secrets,stages,backup,intake,load,cli,redaction,hygiene").split(",").map((s) => s.trim()))
 const graphSizes = (process.env.BENCH_GRAPH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const backupSizes = (process.env.BENCH_BACKUP_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const searchSizes = (process.env.BENCH_SEARCH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
@@ -168,7 +171,8 @@ const parts: Array<() => Promise<void>> = [
   ...(only.has("intake") ? [intakeBench] : []),
   ...(only.has("load") ? [loadBench] : []),
   ...(only.has("cli") ? [cliBench] : []),
-  ...(only.has("redaction") ? [redactionBench] : [])
+  ...(only.has("redaction") ? [redactionBench] : []),
+  ...(only.has("hygiene") ? [hygieneBench] : [])
 ]
 parts.reduce((done, part) => done.then(part), Promise.resolve()).catch((e: unknown) => {
   console.error(e)

@@ -23,6 +23,7 @@ import * as Reactivity from "@effect/experimental/Reactivity"
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Cause, Data, Effect, Option } from "effect"
+import { HYGIENE_PRAGMAS } from "../db/connection.js"
 import { exportArchive } from "../export/archive.js"
 import { buildExport } from "../export/build.js"
 import { exportHashes } from "./checks.js"
@@ -166,14 +167,16 @@ const asJobFailed = <A, R>(effect: Effect.Effect<A, unknown, R>): Effect.Effect<
 
 /**
  * A read-only connection to `file` for the duration of `f`. journal_mode is left as the file
- * has it (a read-only connection cannot change it); busy_timeout as on every connection.
+ * has it (a read-only connection cannot change it); busy_timeout and the storage hygiene
+ * (secure_delete, temp_store: a VACUUM INTO sorts the copy's indexes in memory) as on every connection.
  */
-const withReadOnly = <A>(file: string, f: (sql: SqlClient) => Effect.Effect<A, unknown>): Effect.Effect<A, JobFailed> =>
+export const withReadOnly = <A>(file: string, f: (sql: SqlClient) => Effect.Effect<A, unknown>): Effect.Effect<A, JobFailed> =>
   asJobFailed(Effect.scoped(Effect.gen(function*() {
     const sql = yield* SqliteClient.make({ filename: file, readonly: true, disableWAL: true }).pipe(
       Effect.provide(Reactivity.layer)
     )
     yield* sql.unsafe("PRAGMA busy_timeout = 5000").raw
+    for (const pragma of HYGIENE_PRAGMAS) yield* sql.unsafe(pragma).raw
     return yield* f(sql)
   })))
 

@@ -13,13 +13,23 @@ import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Effect, Scope } from "effect"
 import { StoreOpenError } from "./errors.js"
 
+/**
+ * Storage hygiene (gaps.md §12, R1): run on every connection the service opens to one of its
+ * files — the writer, the ops store, the read pool's and the backup worker's read-only
+ * connections, the quick check's thread — so no connection frees a page with old text in it or
+ * sorts into a temporary file. Each opener runs this one list; none keeps a copy.
+ */
+export const HYGIENE_PRAGMAS = [
+  "PRAGMA secure_delete = ON",
+  "PRAGMA temp_store = MEMORY"
+] as const
+
 export const PRAGMAS = [
   "PRAGMA busy_timeout = 5000",
   "PRAGMA synchronous = NORMAL",
   "PRAGMA foreign_keys = ON",
   "PRAGMA recursive_triggers = ON",
-  "PRAGMA secure_delete = ON",
-  "PRAGMA temp_store = MEMORY"
+  ...HYGIENE_PRAGMAS
 ] as const
 
 const SQLITE_HEADER = "SQLite format 3\u0000"

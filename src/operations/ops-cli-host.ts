@@ -9,10 +9,14 @@
  *   litestreamConfig(env)     backup litestream-config (litestream-config-host.ts)
  *   stageFindings(input)      semantic-model, reranker-key, reranker-budget from the stage modules
  *   ledgerFacts(env, cwd)     every scope file against the redaction ledger (doctor's redaction-ledger)
+ *   storageFacts(env, cwd)    doctor's secure-delete: each scope file of the data dir read on a
+ *                             read-only connection opened as the service opens its own
  *
  * Every failure comes back as a HostFailure (code, message, exit code), so the CLI needs no type
  * of this layer.
  */
+import { readdirSync } from "node:fs"
+import { join } from "node:path"
 import { Effect } from "effect"
 import { restoreExitCode } from "../backup/errors.js"
 import { type RestoreConfig, restoreOps, restoreScope } from "../backup/restore.js"
@@ -20,7 +24,9 @@ import { configPathOf, dataDirOf } from "../config/env.js"
 import { litestreamConfig } from "./litestream-config-host.js"
 import { loadConfigFile } from "../config/load.js"
 import type { ConfigFile } from "../config/schema.js"
-import type { ConfigResult, Finding, LedgerFacts } from "../ops/doctor/types.js"
+import { openConnection } from "../db/connection.js"
+import { hygieneOf } from "../db/hygiene.js"
+import type { ConfigResult, Finding, LedgerFacts, ScopeFileHygiene } from "../ops/doctor/types.js"
 import type { CliHost, HostFailure, HostRestoreRequest, StageFindingsInput } from "../ops/cli-host.js"
 import { readLedgerFacts } from "../redaction/ledger-facts.js"
 import { rerankerBudgetFinding, rerankerKeyFinding } from "../search/reranker/findings.js"
@@ -91,4 +97,23 @@ const ledgerFacts = (env: Record<string, string | undefined>, cwd: string): Effe
     return yield* readLedgerFacts(dataDirOf(env, cwd), loaded.right.file.scopes.map((s) => s.name))
   })
 
-export const cliHost: CliHost = { loadConfig, restore, stageFindings, ledgerFacts, litestreamConfig }
+const storageFacts = (env: Record<string, string | undefined>, cwd: string): Effect.Effect<ReadonlyArray<ScopeFileHygiene>> =>
+  Effect.gen(function*() {
+    const dir = join(dataDirOf(env, cwd), "scopes")
+    let names: Array<string>
+    try {
+      names = readdirSync(dir).filter((n) => n.endsWith(".sqlite")).sort()
+    } catch {
+      return []
+    }
+    return yield* Effect.forEach(names, (name) => {
+      const file = join(dir, name)
+      const scope = name.slice(0, -".sqlite".length)
+      return Effect.scoped(Effect.flatMap(openConnection(file, { readonly: true }), hygieneOf)).pipe(
+        Effect.map((h): ScopeFileHygiene => ({ scope, file, secureDelete: h.secureDelete, tempStore: h.tempStore, ftsWithout: h.ftsWithout })),
+        Effect.catchAll((e) => Effect.succeed<ScopeFileHygiene>({ scope, file, error: "reason" in e ? e.reason : String(e.cause) }))
+      )
+    })
+  })
+
+export const cliHost: CliHost = { loadConfig, restore, stageFindings, ledgerFacts, storageFacts, litestreamConfig }

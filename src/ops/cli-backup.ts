@@ -231,7 +231,8 @@ export const doctor = (host: Effect.Effect<CliHost>) =>
         serviceDown: service.reachable ? null : service.code
       }))
       const ledger = yield* withTicker("doctor: the redaction ledger")(h.ledgerFacts(env, cwd))
-      const findings = runDoctor({ ...gathered, stages, ledger })
+      const storage = yield* withTicker("doctor: the scope files")(h.storageFacts(env, cwd))
+      const findings = runDoctor({ ...gathered, stages, ledger, storage })
       yield* json ? printJson(findings) : Console.error(renderFindings(findings, { color: stderrIsTty() }))
       if (doctorExitCode(findings) === 3) {
         return yield* new CheckFailed({ message: `doctor found ${findings.filter((f) => f.status === "fail").map((f) => f.id).join(", ")} failing` })

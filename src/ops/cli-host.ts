@@ -9,7 +9,7 @@
  */
 import type { Effect } from "effect"
 import type { BackupKind, Check, RestoreAnswer } from "../backup/schemas.js"
-import type { ConfigResult, Finding, LedgerFacts } from "./doctor/types.js"
+import type { ConfigResult, Finding, LedgerFacts, ScopeFileHygiene } from "./doctor/types.js"
 
 /** A failure of a host call, ready for the CLI: its code, message and exit code (1 refused, 3 a check failed). */
 export interface HostFailure {
@@ -57,4 +57,6 @@ export interface CliHost {
   readonly stageFindings: (input: StageFindingsInput) => Effect.Effect<ReadonlyArray<Finding>>
   /** doctor's redaction-ledger facts: every scope file against the ledger of ops.sqlite, read only */
   readonly ledgerFacts: (env: Record<string, string | undefined>, cwd: string) => Effect.Effect<LedgerFacts>
+  /** doctor's secure-delete: the storage hygiene of every scope file of the data dir; never fails */
+  readonly storageFacts: (env: Record<string, string | undefined>, cwd: string) => Effect.Effect<ReadonlyArray<ScopeFileHygiene>>
 }

@@ -151,5 +151,5 @@ export const makeJobRunner = (init: WorkerInit) => {
   }
 
   const close = Effect.suspend(() => Scope.close(scope, Exit.void))
-  return { run, close }
+  return { run, close, connection }
 }

@@ -19,6 +19,7 @@ import type {
   Finding,
   LedgerFacts,
   LitestreamFacts,
+  ScopeFileHygiene,
   ServiceFacts,
   VolumeFacts
 } from "./types.js"
@@ -265,6 +266,8 @@ export interface GatherOptions {
   readonly clock?: ClockFacts | { readonly unavailable: string } | null
   /** the scope files against the redaction ledger, when the CLI host read them */
   readonly ledger?: LedgerFacts | null
+  /** the scope files' storage hygiene, when the CLI host read it */
+  readonly storage?: ReadonlyArray<ScopeFileHygiene> | null
   /** the CLI's clock (default Date.now) */
   readonly now?: number
 }
@@ -286,6 +289,7 @@ export const gatherDoctorInput = (options: GatherOptions): Effect.Effect<DoctorI
       litestream,
       stages: options.stages ?? null,
       clock: options.clock ?? null,
-      ledger: options.ledger ?? null
+      ledger: options.ledger ?? null,
+      storage: options.storage ?? null
     }
   })

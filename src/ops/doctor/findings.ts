@@ -130,6 +130,32 @@ export const atRest = (input: DoctorInput): Finding => {
     : ok("at-rest", `at_rest attested on ${attested.attested_at} (${plural(Math.max(0, days), "day")} ago)`)
 }
 
+/**
+ * secure-delete (gaps.md §12, R1): every scope file's FTS5 tables carry secure-delete, and a
+ * connection opened as the service opens its own runs secure_delete = ON and temp_store = MEMORY,
+ * so text a redaction replaced is zeroed in the file rather than left in freed pages or index
+ * segments.
+ */
+export const secureDelete = (input: DoctorInput): Finding => {
+  const files = input.storage
+  if (files === null) return skip("secure-delete", "the scope files were not read")
+  if (files.length === 0) return skip("secure-delete", "there is no scope file yet")
+  const problems = files.flatMap((f) => {
+    if ("error" in f) return [`${f.file} cannot be read (${f.error})`]
+    return [
+      ...(f.secureDelete !== 1 || f.tempStore !== 2
+        ? [`a connection to ${f.file} runs secure_delete = ${f.secureDelete}, temp_store = ${f.tempStore} (not ON and MEMORY)`]
+        : []),
+      ...(f.ftsWithout.length > 0 ? [`${f.scope}: FTS5 ${plural(f.ftsWithout.length, "table")} without secure-delete: ${f.ftsWithout.join(", ")}`] : [])
+    ]
+  })
+  if (problems.length === 0) {
+    return ok("secure-delete", `${plural(files.length, "scope file")}: every FTS5 table with secure-delete; connections run secure_delete = ON and temp_store = MEMORY`)
+  }
+  return fail("secure-delete", list(problems),
+    "run the service's own build (an older or patched one opens files without the hygiene); a table without secure-delete gets it from the next scope migration, or by hand with the service stopped: INSERT INTO <table>(<table>, rank) VALUES ('secure-delete', 1)")
+}
+
 // ---------------------------------------------------------------------------------------------
 // The service (GET /ops/status)
 

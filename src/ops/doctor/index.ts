@@ -11,6 +11,7 @@ const FINDINGS: ReadonlyArray<readonly [FindingId, (input: DoctorInput) => Findi
   ["secrets-distinct", F.secretsDistinct],
   ["data-dir-permissions", F.dataDirPermissions],
   ["at-rest", F.atRest],
+  ["secure-delete", F.secureDelete],
   ["ops-socket", F.opsSocket],
   ["service-version", F.serviceVersion],
   ["scopes-unlocked", F.scopesUnlocked],

@@ -25,6 +25,7 @@ export const FINDING_IDS = [
   "secrets-distinct",
   "data-dir-permissions",
   "at-rest",
+  "secure-delete",
   "ops-socket",
   "service-version",
   "scopes-unlocked",
@@ -141,6 +142,21 @@ export type LedgerFacts =
   }
   | { readonly read: false; readonly why: string }
 
+/**
+ * The storage hygiene of each scope file (gaps.md §12, R1), read on a read-only connection the
+ * CLI host opened the way the service opens its own: the connection's secure_delete (1 = ON) and
+ * temp_store (2 = MEMORY), and the FTS5 tables without their secure-delete option.
+ */
+export type ScopeFileHygiene =
+  | {
+    readonly scope: string
+    readonly file: string
+    readonly secureDelete: number
+    readonly tempStore: number
+    readonly ftsWithout: ReadonlyArray<string>
+  }
+  | { readonly scope: string; readonly file: string; readonly error: string }
+
 export interface DoctorInput {
   /** the CLI's clock, epoch ms */
   readonly now: number
@@ -163,4 +179,6 @@ export interface DoctorInput {
   readonly clock: ClockFacts | { readonly unavailable: string } | null
   /** the scope files against the redaction ledger (through the CLI host); null when not gathered */
   readonly ledger: LedgerFacts | null
+  /** every scope file of the data dir (CLI host); null when not gathered */
+  readonly storage: ReadonlyArray<ScopeFileHygiene> | null
 }

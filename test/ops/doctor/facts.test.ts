@@ -10,7 +10,11 @@ import { BackupLock } from "../../../src/backup/lock.js"
 import { accessClock, dataDirFacts, gatherDoctorInput, litestreamFacts, offsetFromDate, parseMountinfo, type SysBlock, volumeFacts } from "../../../src/ops/doctor/facts.js"
 import { runDoctor } from "../../../src/ops/doctor/index.js"
 import { VERSION } from "../../../src/version.js"
-import { ScopeStore } from "../../../src/db/scope-store.js"
+import { ScopeStore, scopeFile } from "../../../src/db/scope-store.js"
+import * as F from "../../../src/ops/doctor/findings.js"
+import type { DoctorInput, ScopeFileHygiene } from "../../../src/ops/doctor/types.js"
+import { ServicesLive } from "../../../src/services.js"
+import { otherConnection } from "../../support/other-connection.js"
 import { OPS_TOKEN, startListener } from "../support.js"
 import { tempDir, testConfig } from "../../support/env.js"
 
@@ -172,4 +176,45 @@ describe("the clock against Access", () => {
     const down = await Effect.runPromise(accessClock(ACCESS_ENV, config(`http://127.0.0.1:${port}`), 2_000))
     expect("unavailable" in down && down.unavailable.startsWith(`http://127.0.0.1:${port} did not answer`)).toBe(true)
   })
+})
+
+describe("storage facts (the CLI host, for secure-delete)", () => {
+  const env = () => ({ GROUNDNOTE_DATA_DIR: dir })
+
+  it("reads every scope file on a connection opened as the service opens its own: ok on fresh files, fail naming a table without secure-delete", async () => {
+    const { cliHost } = await import("../../../src/operations/ops-cli-host.js")
+    expect(await Effect.runPromise(cliHost.storageFacts(env(), dir))).toEqual([])
+    await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const store = yield* ScopeStore
+      yield* store.create("sales")
+      yield* store.create("ops")
+    })).pipe(Effect.provide(ServicesLive(testConfig(dir)))))
+    const fresh = await Effect.runPromise(cliHost.storageFacts(env(), dir))
+    expect(fresh).toEqual(["ops", "sales"].map((scope) => ({
+      scope, file: scopeFile(dir, scope), secureDelete: 1, tempStore: 2, ftsWithout: []
+    })))
+    expect(F.secureDelete({ ...inputOf(fresh) }).status).toBe("ok")
+
+    // a table of the sales file without its option (as a migration that forgot it would leave it)
+    const db = otherConnection(scopeFile(dir, "sales"))
+    db.exec("INSERT INTO rule_fts(rule_fts, rank) VALUES ('secure-delete', 0)")
+    db.close()
+    writeFileSync(join(dir, "scopes", "broken.sqlite"), "not a database at all, just text of a file", { mode: 0o600 })
+    const after = await Effect.runPromise(cliHost.storageFacts(env(), dir))
+    expect(after.find((f) => f.scope === "sales")).toMatchObject({ ftsWithout: ["rule_fts"], secureDelete: 1, tempStore: 2 })
+    expect(after.find((f) => f.scope === "broken")).toMatchObject({ error: expect.stringContaining("not a database") })
+    const finding = F.secureDelete(inputOf(after))
+    expect(finding.status).toBe("fail")
+    expect(finding.message).toContain("sales: FTS5 1 table without secure-delete: rule_fts")
+    expect(finding.message).toContain(`${join(dir, "scopes", "broken.sqlite")} cannot be read`)
+  })
+})
+
+/** Doctor's input with these storage facts and nothing else gathered. */
+const inputOf = (storage: ReadonlyArray<ScopeFileHygiene>): DoctorInput => ({
+  now: Date.now(), env: {}, cliVersion: VERSION,
+  config: { ok: false, path: "/x", code: "config-missing", message: "not read" },
+  dataDir: { path: dir, exists: true, problems: [] },
+  service: { reachable: false, code: "ops-unreachable", message: "not asked" },
+  volume: { encrypted: null, how: "not asked" }, litestream: null, stages: null, clock: null, ledger: null, storage
 })

@@ -40,6 +40,9 @@ const STATUS: DoctorStatus = {
   scopes: [scopeStatus("sales"), scopeStatus("ops")]
 }
 
+/** A scope file whose connection and FTS5 tables carry the storage hygiene. */
+const SOUND = (scope: string) => ({ scope, file: `/srv/gn/data/scopes/${scope}.sqlite`, secureDelete: 1, tempStore: 2, ftsWithout: [] })
+
 const input = (over: Partial<DoctorInput> = {}): DoctorInput => ({
   now: NOW,
   env: ENV,
@@ -52,6 +55,7 @@ const input = (over: Partial<DoctorInput> = {}): DoctorInput => ({
   stages: null,
   clock: null,
   ledger: null,
+  storage: [SOUND("sales"), SOUND("ops")],
   ...over
 })
 const withStatus = (status: Partial<DoctorStatus>) => input({ service: { reachable: true, status: { ...STATUS, ...status } } })
@@ -73,6 +77,23 @@ describe("doctor findings", () => {
     for (const id of ["service-version", "scopes-unlocked", "backup-age", "probe-age", "verify-result"] as const) {
       expect(byId[id]).toEqual({ id, status: "skip", message: "the service is not reachable (ops-socket: ops-unreachable)", remedy: null })
     }
+  })
+
+  it("secure-delete: ok when every scope file's FTS5 tables and connections carry it; fail naming the file or table; skip without files", () => {
+    expect(F.secureDelete(input())).toMatchObject({ status: "ok", message: "2 scope files: every FTS5 table with secure-delete; connections run secure_delete = ON and temp_store = MEMORY" })
+    const table = F.secureDelete(input({ storage: [SOUND("sales"), { ...SOUND("ops"), ftsWithout: ["rule_fts", "lex_word"] }] }))
+    expect(table).toMatchObject({ status: "fail", message: "ops: FTS5 2 tables without secure-delete: rule_fts, lex_word" })
+    expect(table.remedy).toContain("INSERT INTO <table>(<table>, rank) VALUES ('secure-delete', 1)")
+    const pragma = F.secureDelete(input({ storage: [{ ...SOUND("sales"), secureDelete: 0, tempStore: 0 }] }))
+    expect(pragma).toMatchObject({
+      status: "fail", message: "a connection to /srv/gn/data/scopes/sales.sqlite runs secure_delete = 0, temp_store = 0 (not ON and MEMORY)"
+    })
+    expect(F.secureDelete(input({ storage: [{ ...SOUND("sales"), tempStore: 1 }] })).status).toBe("fail")
+    const unreadable = F.secureDelete(input({ storage: [{ scope: "sales", file: "/srv/gn/data/scopes/sales.sqlite", error: "cannot open: file is not a database" }] }))
+    expect(unreadable).toMatchObject({ status: "fail", message: "/srv/gn/data/scopes/sales.sqlite cannot be read (cannot open: file is not a database)" })
+    expect(F.secureDelete(input({ storage: [] }))).toMatchObject({ status: "skip", message: "there is no scope file yet" })
+    expect(F.secureDelete(input({ storage: null })).status).toBe("skip")
+    expect(doctorExitCode(runDoctor(input({ storage: [{ ...SOUND("sales"), ftsWithout: ["entity_fts"] }] })))).toBe(3)
   })
 
   it("config-valid", () => {
