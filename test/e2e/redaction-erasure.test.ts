@@ -131,6 +131,31 @@ const herTokens = (file: string): Array<string> => {
   }
 }
 
+/**
+ * Where in a SQLite file she still is, by table and column (every text value, folded as the
+ * grep folds): says which part left her there, beside the raw bytes that prove it.
+ */
+const herRows = (file: string): Array<string> => {
+  const db = new Database(file, { readonly: true, fileMustExist: true })
+  try {
+    const found = new Set<string>()
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL TABLE%'").all()
+    for (const { name } of tables) {
+      const columns = db.prepare(`SELECT name FROM pragma_table_info('${String(name)}')`).all().map((c) => String(c.name))
+      for (const row of db.prepare(`SELECT * FROM "${String(name)}"`).all()) {
+        for (const c of columns) {
+          const v = row[c]
+          if (typeof v !== "string" && !Buffer.isBuffer(v)) continue
+          for (const form of formsIn(Buffer.isBuffer(v) ? v : Buffer.from(v))) found.add(`${String(name)}.${c}: ${form}`)
+        }
+      }
+    }
+    return [...found]
+  } finally {
+    db.close()
+  }
+}
+
 /** The mail of the erasure request: her name, address and number in the sender, the auth headers, the text and an attachment. */
 const MAIL = {
   scope: SCOPE,
@@ -355,7 +380,7 @@ describe("erasure of a person: nothing of her is left in any byte the service ke
     await stopChild(litestream)
     await stopChild(service?.child ?? null)
     cleanup()
-  }, 20_000)
+  }, 90_000)
 
   it("seeds her mail, a rule quoting her, an entity and a link, a search, an encrypted backup copy, a nightly export and a Litestream replica", async () => {
     service = await start()
@@ -403,17 +428,21 @@ describe("erasure of a person: nothing of her is left in any byte the service ke
     // the encrypted backup copy and the nightly export (written by the probe of the copy)
     const nightly = ok(await cli(["backup", "nightly", "--json"], env), "backup nightly before the redaction")
     expect(json(nightly)).toMatchObject({ ok: true, run: { ok: true }, probe: { ok: true } })
+    // soft: when a copy is missing or plaintext, the rest of the proof still runs and says what else holds
     const copies = filesUnder(backupDir).map((f) => relative(backupDir, f))
-    expect(copies).toContain(join("scopes", `${SCOPE}.sqlite.age`))
-    expect(copies).not.toContain(join("scopes", `${SCOPE}.sqlite`))
-    expect(isAge(readFileSync(join(backupDir, "scopes", `${SCOPE}.sqlite.age`)))).toBe(true)
+    const copy = join(backupDir, "scopes", `${SCOPE}.sqlite.age`)
+    expect.soft(copies, "the keyed scope's backup copy").toContain(join("scopes", `${SCOPE}.sqlite.age`))
+    expect.soft(copies, "no plaintext copy of a keyed scope").not.toContain(join("scopes", `${SCOPE}.sqlite`))
     const archives = filesUnder(join(exportDir, SCOPE)).filter((f) => f.endsWith(".tar.gz.age"))
-    expect(archives.length).toBe(1)
-    expect(filesUnder(join(exportDir, SCOPE)).filter((f) => f.endsWith(".tar.gz"))).toEqual([])
+    expect.soft(archives.length, "one encrypted nightly export").toBe(1)
+    expect.soft(filesUnder(join(exportDir, SCOPE)).filter((f) => f.endsWith(".tar.gz")), "no plaintext export of a keyed scope").toEqual([])
     // the proof below is not vacuous: her name is in the live file, in the decrypted copy and in the decrypted export now
-    expect(formsIn(readFileSync(scopeFile))).toContain(`${NAME} (utf-8)`)
-    expect(formsIn(await decrypt(readFileSync(join(backupDir, "scopes", `${SCOPE}.sqlite.age`))))).toContain(`${NAME} (utf-8)`)
-    expect(formsIn(gunzipSync(await decrypt(readFileSync(archives[0] ?? ""))))).toContain(`${NAME} (utf-8)`)
+    expect(formsIn(Buffer.concat([scopeFile, `${scopeFile}-wal`].filter((f) => existsSync(f)).map((f) => readFileSync(f))))).toContain(`${NAME} (utf-8)`)
+    if (existsSync(copy)) {
+      expect(isAge(readFileSync(copy))).toBe(true)
+      expect(formsIn(await decrypt(readFileSync(copy)))).toContain(`${NAME} (utf-8)`)
+    }
+    if (archives[0] !== undefined) expect(formsIn(gunzipSync(await decrypt(readFileSync(archives[0]))))).toContain(`${NAME} (utf-8)`)
     expect(herTokens(scopeFile).length).toBeGreaterThan(0)
 
     // Litestream with the config Groundnote prints for this data dir: every file, recipients only
@@ -428,7 +457,7 @@ describe("erasure of a person: nothing of her is left in any byte the service ke
     await waitReplica("her rule", (f) => countRows(f, `SELECT count(*) AS n FROM rule_version WHERE rule_id = '${SCOPE}-0001'`) === 2)
     generationsBefore.push(...generations())
     expect(generationsBefore.length).toBeGreaterThan(0)
-  }, 60_000)
+  }, 150_000)
 
   it("a person with `redact` erases her name, address and number on the approval channel: preview, then confirm with a reason", async () => {
     // a service credential is refused on the approval channel's route
@@ -452,18 +481,19 @@ describe("erasure of a person: nothing of her is left in any byte the service ke
     const again = await approval("POST", "/v1/redactions/preview", { scope: SCOPE, term: NAME })
     expect(again.status, again.text).toBe(200)
     expect(again.json.total).toBe(0)
-  }, 20_000)
+  }, 90_000)
 
   it("searches for her find nothing; the rule is still confirmed with its history, marked redacted; the export download holds none of her", async () => {
     for (const term of TERMS) {
       const r = await api("POST", "/v1/search", { scopes: [SCOPE], text: term })
       expect(r.status, r.text).toBe(200)
+      // the answer echoes the searcher's own terms (query); what it found is in bundles
       expect(r.json.bundles, `search for ${term}`).toEqual([])
-      expect(formsIn(Buffer.from(r.text)), `search answer for ${term}`).toEqual([])
     }
     const rule = await api("GET", `/v1/rules/${SCOPE}-0001`)
     expect(rule.status, rule.text).toBe(200)
-    expect(rule.json.head).toMatchObject({ ref: `rule/${SCOPE}-0001@2`, status: "confirmed", redacted: true })
+    const head = rule.json.head as Record<string, unknown>
+    expect([head.ref, head.status, head.redacted], JSON.stringify(head)).toEqual([`rule/${SCOPE}-0001@2`, "confirmed", true])
     expect(JSON.stringify(rule.json)).toContain("[redacted]")
     expect(formsIn(Buffer.from(rule.text))).toEqual([])
     const versions = await api("GET", `/v1/rules/${SCOPE}-0001/versions`)
@@ -486,7 +516,7 @@ describe("erasure of a person: nothing of her is left in any byte the service ke
     const download = await approval("GET", `/v1/export/${SCOPE}`)
     expect(download.status).toBe(200)
     expect(formsIn(gunzipSync(download.bytes))).toEqual([])
-  }, 20_000)
+  }, 90_000)
 
   it("the next backup run and nightly export write fresh copies; the copies and generations taken before are gone", async () => {
     const nightly = ok(await cli(["backup", "nightly", "--json"], env), "backup nightly after the redaction")
@@ -534,11 +564,13 @@ describe("erasure of a person: nothing of her is left in any byte the service ke
           const copy = join(work, `copy-${files}.sqlite`)
           writeFileSync(copy, plain)
           for (const t of herTokens(copy)) hits.push(`${where} (decrypted) token ${t}`)
+          for (const r of herRows(copy)) hits.push(`${where} (decrypted) row ${r}`)
         }
       }
     }
     expect(files).toBeGreaterThan(5)
     for (const t of herTokens(scopeFile)) hits.push(`data dir token ${t}`)
+    for (const r of herRows(scopeFile)) hits.push(`data dir row ${r}`)
     // what the replica holds, as Litestream restores it with the identity: every generation there is
     for (const g of generations()) {
       const out = join(work, `replica-${g}.sqlite`)
@@ -546,9 +578,10 @@ describe("erasure of a person: nothing of her is left in any byte the service ke
       expect(r.code, r.stderr).toBe(0)
       scan(`replica generation ${g} (restored)`, readFileSync(out))
       for (const t of herTokens(out)) hits.push(`replica generation ${g} token ${t}`)
+      for (const r of herRows(out)) hits.push(`replica generation ${g} row ${r}`)
     }
     // the service's own log lines never held her either
     for (const out of logs) scan("service log", Buffer.from(out()))
-    expect(hits).toEqual([])
-  }, 40_000)
+    expect(hits, `where she still is:\n${hits.join("\n")}`).toEqual([])
+  }, 60_000)
 })
