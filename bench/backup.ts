@@ -21,6 +21,7 @@ import { verifyBackup } from "../src/backup/verify.js"
 import { makeBackupWorker } from "../src/backup/worker-client.js"
 import { AppConfig } from "../src/config/config.js"
 import { OpsStore } from "../src/db/ops-store.js"
+import { ScopeStoreLive } from "../src/services.js"
 import { ScopeStore, scopeFile } from "../src/db/scope-store.js"
 import { formatRuleId } from "../src/contracts/ids.js"
 import { backupListenerBench } from "./backup-listener.js"
@@ -136,7 +137,7 @@ export const backupBench = async (sizes: ReadonlyArray<number> = [1_000, 10_000,
       const config = benchConfig(dataDir, {
         backup: { kind: "copy", directory: backupDir, deadman_url: "http://127.0.0.1:9/x", export_directory: exportDir }
       })
-      const layer = Layer.mergeAll(ScopeStore.Default, BackupLock.Default).pipe(
+      const layer = Layer.mergeAll(ScopeStoreLive(), BackupLock.Default).pipe(
         Layer.provideMerge(OpsStore.Default),
         Layer.provideMerge(Layer.succeed(AppConfig, config))
       )

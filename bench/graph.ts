@@ -20,6 +20,7 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect, Layer, Logger, LogLevel } from "effect"
 import { AppConfig } from "../src/config/config.js"
 import { OpsStore } from "../src/db/ops-store.js"
+import { ScopeStoreLive } from "../src/services.js"
 import { ScopeStore } from "../src/db/scope-store.js"
 import { formatEntityId } from "../src/contracts/ids.js"
 import { rebuildClosure } from "../src/graph/closure.js"
@@ -495,7 +496,7 @@ export const graphBench = async (sizes: ReadonlyArray<number> = [1_000, 10_000, 
   for (const n of sizes) {
     const dir = mkdtempSync(join(tmpdir(), "gn-bench-graph-"))
     try {
-      const layer = ScopeStore.Default.pipe(Layer.provideMerge(OpsStore.Default), Layer.provideMerge(Layer.succeed(AppConfig, benchConfig(dir))))
+      const layer = ScopeStoreLive().pipe(Layer.provideMerge(OpsStore.Default), Layer.provideMerge(Layer.succeed(AppConfig, benchConfig(dir))))
       const r = await Effect.runPromise(runAt(n, Number.isInteger(moves) && moves >= 0 ? moves : 5).pipe(
         Effect.provide(layer), Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Warning)))
       rows.push({ n, resolve: r.resolve.median, tree: r.tree.median })

@@ -32,6 +32,7 @@ import { backupBench } from "./backup.js"
 import { cliBench } from "./cli.js"
 import { secretsBench } from "./secrets.js"
 import { searchHttpBench } from "./search-http.js"
+import { redactionBench } from "./redaction.js"
 import { stagesBench } from "./stages.js"
 import { BUSINESS_WORDS, seededRandom, sentenceOf, syllableWords, zipfWords } from "./support.js"
 
@@ -145,9 +146,11 @@ const main = Effect.gen(function*() {
  * query on the same file); the part load (POST /v1/search from 16 and 200 keep-alive
  * clients with /healthz and the ops socket probed, before and after the read pool and the
  * admission gate; BENCH_LOAD_BIG, BENCH_LOAD_SMALL, BENCH_LOAD_SECONDS, BENCH_LOAD_DIR, BENCH_LOAD_SEED);
- * the part cli (the built CLI's start per command, median of 10 runs, against its goal line).
+ * the part cli (the built CLI's start per command, median of 10 runs, against its goal line);
+ * the part redaction (preview and apply of a term with 1,000 places in a 10k-rule scope, search
+ * p99 while it applies; BENCH_REDACTION_RULES).
  */
-const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,search-http,approval,graph,mcp,secrets,stages,backup,intake,load,cli").split(",").map((s) => s.trim()))
+const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,search-http,approval,graph,mcp,secrets,stages,backup,intake,load,cli,redaction").split(",").map((s) => s.trim()))
 const graphSizes = (process.env.BENCH_GRAPH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const backupSizes = (process.env.BENCH_BACKUP_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const searchSizes = (process.env.BENCH_SEARCH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
@@ -164,7 +167,8 @@ const parts: Array<() => Promise<void>> = [
   ...(only.has("backup") ? [() => backupBench(backupSizes.length > 0 ? backupSizes : undefined)] : []),
   ...(only.has("intake") ? [intakeBench] : []),
   ...(only.has("load") ? [loadBench] : []),
-  ...(only.has("cli") ? [cliBench] : [])
+  ...(only.has("cli") ? [cliBench] : []),
+  ...(only.has("redaction") ? [redactionBench] : [])
 ]
 parts.reduce((done, part) => done.then(part), Promise.resolve()).catch((e: unknown) => {
   console.error(e)

@@ -1,25 +1,28 @@
 /**
  * The one composition of the design card's services (ServicesLive): Config, Clock, ScopeStore,
  * OpsStore, JwtVerifier, RateLimiter, SearchStages and ModelOutput, with the lexical index, the
- * RuleIndex port the writers use, the ApprovalPolicy port intake() uses, the one BackupLock of
+ * RuleIndex port the writers use, the redaction ledger's check of a scope file as it opens (the
+ * ScopeOpenCheck port of ScopeStore), the ApprovalPolicy port intake() uses, the one BackupLock of
  * backup run, probe and verify, the ReadPool where searches and exports run and the public
  * listener's Admission control. main.ts, the tests' support and the benches build the service
  * from it; a test replaces any one of them by passing its own layer (a local key set, a limiter, a
  * failing stage b, a TestClock) instead of mocking a module.
  */
-import { type Clock, Layer } from "effect"
+import { type Clock, Effect, Layer } from "effect"
 import { type JwtVerifier, JwtVerifierLive } from "./auth/jwt.js"
 import { BackupLock } from "./backup/lock.js"
 import { AppConfig, type AppConfigShape } from "./config/config.js"
 import { ApprovalPolicyLive } from "./decision/policy/live.js"
 import { OpsStore } from "./db/ops-store.js"
+import { ScopeOpenCheck } from "./db/scope-open-check.js"
 import { ScopeStore } from "./db/scope-store.js"
 import type { ApprovalPolicy } from "./domain/approval-policy.js"
 import { type InFlight, InFlightLive } from "./read-pool/in-flight.js"
 import { type ReadPool, ReadPoolLive } from "./read-pool/pool.js"
 import type { RuleIndex } from "./domain/rule-index.js"
-import { type LexicalIndex, LexicalIndexLive } from "./search/lexical/index.js"
-import { RuleIndexLive } from "./search/rule-index.js"
+import { ledgerOpenCheck } from "./redaction/ledger.js"
+import { LexicalIndex, LexicalIndexLive } from "./search/lexical/index.js"
+import { RuleIndexLive, ruleIndexOf } from "./search/rule-index.js"
 import type { SearchStages } from "./search/stage.js"
 import { SearchStagesLive } from "./search/stages-live.js"
 import { type ModelOutput, ModelOutputLive } from "./security/model-output.js"
@@ -58,10 +61,21 @@ export interface ServiceOverrides {
   readonly clock?: Clock.Clock
 }
 
+/**
+ * ScopeStore with its open check: a scope file opens level with the redaction ledger, or locked
+ * (gaps.md §12 "Nothing comes back"); the replay keeps the lexical rows of `lexical` current.
+ */
+export const ScopeStoreLive = (lexical: Layer.Layer<LexicalIndex, never, AppConfig> = LexicalIndexLive) =>
+  ScopeStore.Default.pipe(Layer.provide(
+    Layer.effect(ScopeOpenCheck, Effect.map(Effect.all([OpsStore, LexicalIndex]), ([ops, lex]) => ledgerOpenCheck(ops, ruleIndexOf(lex))))
+      .pipe(Layer.provide(Layer.merge(OpsStore.Default, lexical)))
+  ))
+
 export const ServicesLive = (config: AppConfigShape, overrides: ServiceOverrides = {}) => {
   const lexical = overrides.lexicalIndex ?? LexicalIndexLive
+  const scopeStore = ScopeStoreLive(lexical)
   // stage b's catch-up reads the scope files and is woken by the rule writers through RuleIndex
-  const stages = (overrides.searchStages ?? SearchStagesLive).pipe(Layer.provideMerge(Layer.merge(ScopeStore.Default, OpsStore.Default)))
+  const stages = (overrides.searchStages ?? SearchStagesLive).pipe(Layer.provideMerge(Layer.merge(scopeStore, OpsStore.Default)))
   const services = Layer.mergeAll(
     stages,
     BackupLock.Default,

@@ -17,7 +17,7 @@ import { propose } from "../src/domain/proposals.js"
 import { storeSource } from "../src/domain/sources.js"
 import { type SearchStage, SearchStages } from "../src/search/stage.js"
 import { ModelOutput, ModelOutputLive } from "../src/security/model-output.js"
-import type { ServiceOverrides } from "../src/services.js"
+import { type ServiceOverrides, ScopeStoreLive } from "../src/services.js"
 import { RateLimiter } from "../src/transport/rate-limit.js"
 import { tempDir, testConfig } from "./support/env.js"
 import { mailProposal, mailSource } from "./support/fixtures.js"
@@ -116,14 +116,14 @@ describe("ModelOutput swapped", () => {
 })
 
 describe("ServicesLive", () => {
-  it("ScopeStore declares its dependency on OpsStore: it builds with the configuration alone", async () => {
+  it("ScopeStore declares its dependency on OpsStore and its open check: ScopeStoreLive builds with the configuration alone", async () => {
     const t = tempDir()
     cleanup = t.cleanup
     const created = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
       const store = yield* ScopeStore
       yield* store.create("sales")
       return (yield* store.states).map((s) => `${s.scope} ${s.created}`)
-    }).pipe(Effect.provide(ScopeStore.Default.pipe(Layer.provide(Layer.succeed(AppConfig, testConfig(t.dir))))))))
+    }).pipe(Effect.provide(ScopeStoreLive().pipe(Layer.provide(Layer.succeed(AppConfig, testConfig(t.dir))))))))
     expect(created).toEqual(["sales true", "ops false"])
   })
 })

@@ -102,11 +102,19 @@ const scopeSection = (s: ScopeSection, c: Clockwork, single: boolean): Html => {
 </section>`
 }
 
-export const indexPage = (o: { readonly viewer: Viewer; readonly sections: ReadonlyArray<ScopeSection>; readonly clock: Clockwork; readonly single: boolean }): Html => {
+export const indexPage = (o: {
+  readonly viewer: Viewer
+  readonly sections: ReadonlyArray<ScopeSection>
+  readonly clock: Clockwork
+  readonly single: boolean
+  /** the grant holds redact: the page links to /approval/redactions */
+  readonly canRedact?: boolean
+}): Html => {
   const open = o.sections.reduce((n, s) => n + s.counts.proposed, 0)
   const body = html`
 <h1>${open === 0 ? "Nothing waits for you" : `${plural(open, "open proposal")}`}</h1>
 ${o.single ? html`<p class="small"><a href="/approval">← All scopes</a></p>` : ""}
+${o.canRedact === true ? html`<p class="small"><a href="/approval/redactions" id="redactions-link">Erase personal data (erasure requests)</a></p>` : ""}
 ${o.sections.length === 0 ? html`<p class="muted">Your grant covers no scope.</p>` : o.sections.map((s) => scopeSection(s, o.clock, o.single))}`
   return layout({ title: "Open proposals", viewer: o.viewer, body })
 }

@@ -95,7 +95,8 @@ export const indexPageCall: Page<{ readonly scope?: string | undefined; readonly
           sections.push({ scope, unavailable: null, counts, proposals, duplicates, adopted, page, structure: structureSection(scope, pending, clock) })
         }
         const refs = sections.flatMap((s) => [...s.proposals.map((p) => ruleRef(p.rule_id, p.version)), ...s.adopted.map((a) => ruleRef(a.rule_id, a.version))])
-        return { ...html(indexPage({ viewer, sections, clock, single: q.scope !== undefined })), refs }
+        const canRedact = (yield* CurrentCaller).grant.rights.includes("redact")
+        return { ...html(indexPage({ viewer, sections, clock, single: q.scope !== undefined, canRedact })), refs }
       })
   }
 }

@@ -13,8 +13,19 @@ import type { Right } from "../contracts/grants.js"
 import type { LogOperation } from "../db/search-log.js"
 import type { Caller, CurrentCaller } from "./caller.js"
 
-/** The search_log operations (read_source among them since scope migration 0004). */
-export type OperationName = LogOperation
+/**
+ * The operations of a redaction (gaps.md §12): their search_log row is left out (step 6). The
+ * request holds the term, which search_log must never collect (not even as an unsalted hash of the
+ * request), and the scope's `redaction` table is their record: who, when, why, how many places.
+ */
+export const UNLOGGED_OPERATIONS = ["preview_redaction", "redact", "list_redactions"] as const
+export type UnloggedOperation = (typeof UNLOGGED_OPERATIONS)[number]
+
+/** The search_log operations (read_source among them since scope migration 0004), and the redaction's. */
+export type OperationName = LogOperation | UnloggedOperation
+
+/** Whether step 6 writes a search_log row for the operation. */
+export const isLogged = (name: OperationName): name is LogOperation => !(UNLOGGED_OPERATIONS as ReadonlyArray<string>).includes(name)
 
 /** The fields of a search's search_log row. */
 export interface SearchLogFields {

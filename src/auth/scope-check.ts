@@ -29,14 +29,15 @@ import type { Right } from "../contracts/grants.js"
 import { nowInstant } from "../contracts/time.js"
 import { ScopeStore } from "../db/scope-store.js"
 import { writeSearchLog } from "../db/search-log.js"
+import { redactLoggedTerms } from "../redaction/search-log.js"
 import { sha256Text } from "../transport/body.js"
 import { CurrentCaller } from "./caller.js"
 import type { ChannelName } from "./identity.js"
-import type { Call, Operation, OperationName, Outcome } from "./operation.js"
+import { type Call, isLogged, type Operation, type OperationName, type Outcome } from "./operation.js"
 
 /** What each channel may ever do (gaps.md §2). */
 export const CHANNEL_RIGHTS: Readonly<Record<ChannelName, ReadonlyArray<Right>>> = {
-  mcp: ["read", "propose"], api: ["read", "propose"], approval: ["read", "decide"]
+  mcp: ["read", "propose"], api: ["read", "propose"], approval: ["read", "decide", "redact"]
 }
 
 export const SCOPE_NOT_ALLOWED_MESSAGE = "this grant does not cover the requested scope"
@@ -140,20 +141,27 @@ export const runCall = <I, RP, R>(call: Call<I, R>, parse: Effect.Effect<I, Doma
     if (ran._tag === "Left" && !isDomainError(ran.left)) return { _tag: "Internal", cause: ran.left } satisfies CallResult
     const result = ran as Either.Either<Outcome, DomainError>
 
-    // 6. one search_log row per touched scope
+    // 6. one search_log row per touched scope (a redaction: the process log only, never its input)
     const status = result._tag === "Right" ? result.right.status : ERROR_STATUS[result.left.code]
+    const operation = call.name
+    if (!isLogged(operation)) {
+      yield* Effect.logInfo("redaction access").pipe(Effect.annotateLogs({ channel, operation, grant: grant.id, scopes, outcome: status, request: requestId }))
+      if (result._tag === "Left") return refusal(call.name, result.left, requestId)
+      return { _tag: "Done", outcome: result.right, requestId } satisfies CallResult
+    }
     const at = yield* nowInstant
     const refs = result._tag === "Right" ? result.right.refs : (call.refs?.(input) ?? [])
     const logged = grantWide ? (yield* Effect.forEach(scopes, (s) => Effect.option(store.use(s)))).flatMap((o) => Option.toArray(o).map((h) => h.scope)) : scopes
     for (const scope of logged) {
       const own = result._tag === "Right" ? result.right.perScope?.find((x) => x.scope === scope) : undefined
       const log = own?.log ?? (result._tag === "Right" ? result.right.log : undefined)
-      yield* store.append(scope, ({ sql }) => writeSearchLog(sql, {
-        id: requestId, at, grantId: grant.id, channel, operation: call.name, outcome: status,
+      // a redacted term is logged as the marker, never collected again (gaps.md §12)
+      yield* store.append(scope, ({ sql }) => Effect.flatMap(redactLoggedTerms(sql, {
+        id: requestId, at, grantId: grant.id, channel, operation, outcome: status,
         crossScope: logged.length > 1, refs: own?.refs ?? refs,
         ...(log ?? {}),
         inputSha256: requestText === null ? null : sha256Text(requestText)
-      })).pipe(Effect.catchAll((e) => Effect.logError("search_log write failed").pipe(Effect.annotateLogs({ scope, cause: String(e) }))))
+      }), (entry) => writeSearchLog(sql, entry))).pipe(Effect.catchAll((e) => Effect.logError("search_log write failed").pipe(Effect.annotateLogs({ scope, cause: String(e) }))))
     }
     if (result._tag === "Left") return refusal(call.name, result.left, requestId)
     return { _tag: "Done", outcome: result.right, requestId } satisfies CallResult

@@ -6,7 +6,8 @@
  *   2. ops.sqlite: the newest backup is fetched (copy or litestream) and checked: integrity,
  *      schema_version.
  *   3. Per created scope (or the named one): fetchAndCheckScope (restore.ts: the checks of
- *      Restore with the count floor), then pair-consistent (at least the version_count the
+ *      Restore with the count floor), the copy brought level with the redaction ledger as restore
+ *      does (redaction-ledger, level-copy.ts), then pair-consistent (at least the version_count the
  *      restored ops.sqlite remembers) and, against a VACUUM INTO snapshot of live,
  *      not-ahead-of-live and export-hashes with exceptions (as in verify).
  *   4. Every check of the scope passed and backup.export_directory is set: the nightly export of
@@ -26,6 +27,7 @@ import { ValidationFailed } from "../contracts/errors.js"
 import { nowInstant } from "../contracts/time.js"
 import * as C from "./checks.js"
 import { ExportDirectoryInvalid } from "./errors.js"
+import { levelCopy } from "./level-copy.js"
 import { checkConfiguredDirectory, ensurePrivateSubdir, privateTempDir, removeStaleTempDirs } from "./fsutil.js"
 import type { FileFacts } from "./jobs.js"
 import { BackupLock } from "./lock.js"
@@ -191,6 +193,9 @@ const probeUnlocked = (options: ScopeOptions) =>
       const checks: Array<Check> = [...fetched.checks]
       let exceptions: ReadonlyArray<string> = []
       if (fetched.facts !== null) {
+        // the copy as a restore would leave it: level with the redaction ledger, before it is compared or exported
+        const ledger = yield* ops.listLedger(scope).pipe(Effect.orDie)
+        checks.push(yield* levelCopy({ file: restoredPath, scope, ledger, search: config.file.search }))
         checks.push(C.pairConsistent(fetched.facts, opsFetched.facts, scope))
         const snapshotPath = join(tmp, "live", `${scope}.sqlite`)
         const live = yield* snapshotLive({ worker, scope, liveFile, snapshotPath, tables: Object.keys(fetched.facts.counts) })

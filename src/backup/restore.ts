@@ -11,7 +11,9 @@
  * Then the newest backup is fetched into a temporary file next to the target (in a private 0700
  * directory beside it, removed afterwards), checked (fetch, integrity, meta-scope, schema-version,
  * sample-query, and the count floor: not-older-than-last-verified against backup_state.verified_counts
- * of the live ops.sqlite), and only then hard-linked to the target: never over an existing file,
+ * of the live ops.sqlite), brought level with the redaction ledger of the live ops.sqlite (check
+ * redaction-ledger, level-copy.ts: a redaction made after the copy is applied again, so the
+ * restored file never holds erased text), and only then hard-linked to the target: never over an existing file,
  * also not in a race. A failed check writes nothing (RestoreCheckFailed, exit 3). Warnings: no
  * backup_state row for the scope (restore ops.sqlite first), or fewer rule versions than ops.sqlite
  * remembers (the service would lock the file, invariant 7).
@@ -29,6 +31,7 @@ import { OPS_MIGRATIONS } from "../db/migrations/ops/index.js"
 import { SCOPE_MIGRATIONS } from "../db/migrations/scope/index.js"
 import { ValidationFailed } from "../contracts/errors.js"
 import * as C from "./checks.js"
+import { levelCopy, readLiveLedger } from "./level-copy.js"
 import { RestoreCheckFailed, TargetDirectoryMissing, TargetExists, TargetInScopesDir, TargetIsLive } from "./errors.js"
 import { type BackupFile, fetchBackup, fileLabel, OPS_FILE_NAME } from "./fetch.js"
 import { errnoCode, isWithin, linkNoOverwrite, lstatOrNull, privateTempDir, realDataDir, realOrNull } from "./fsutil.js"
@@ -190,12 +193,15 @@ export interface RestoreConfig {
   /** configured scope names */
   readonly scopes: ReadonlyArray<string>
   readonly backup: ConfigFile["backup"]
+  /** groundnote.json's search: the redaction ledger's replay keeps the lexical rows as the service builds them */
+  readonly search: ConfigFile["search"]
 }
 
 export const restoreConfigOf = (config: AppConfigShape): RestoreConfig => ({
   dataDir: config.env.dataDir,
   scopes: config.file.scopes.map((s) => s.name),
-  backup: config.file.backup
+  backup: config.file.backup,
+  search: config.file.search
 })
 
 const restoreFile = (file: BackupFile, req: Omit<RestoreRequest, "scope">, config: RestoreConfig) =>
@@ -225,6 +231,19 @@ const restoreFile = (file: BackupFile, req: Omit<RestoreRequest, "scope">, confi
       const have = fetched.facts?.counts.rule_version
       if (live.remembered !== null && have !== undefined && have < live.remembered) {
         warnings.push(`the restored file has ${have} rule versions, ops.sqlite remembers ${live.remembered}: the service would lock it (invariant 7)`)
+      }
+    }
+    if (file.kind === "scope" && C.allOk(checks)) {
+      // the redaction ledger of the live ops.sqlite: the copy never reaches the target with erased text
+      const opsFile = join(dataDir, OPS_FILE_NAME)
+      if (lstatOrNull(opsFile) !== null) {
+        const ledger = yield* Effect.either(readLiveLedger(opsFile, file.scope))
+        if (Either.isLeft(ledger)) {
+          warnings.push(`the redaction ledger of ${opsFile} could not be read (${ledger.left}): the service applies it when the scope opens`)
+        } else {
+          if (ledger.right.length > 0) progress("bringing the copy level with the redaction ledger")
+          checks = [...checks, yield* levelCopy({ file: tmp, scope: file.scope, ledger: ledger.right, search: config.search })]
+        }
       }
     }
     if (!C.allOk(checks)) {

@@ -7,10 +7,16 @@ export const GrantKind = Schema.Literal("person", "service")
 export type GrantKind = typeof GrantKind.Type
 export const GrantAuth = Schema.Literal("email", "access-service", "bearer")
 export type GrantAuth = typeof GrantAuth.Type
-export const Right = Schema.Literal("read", "propose", "decide")
+/**
+ * `redact` erases a term from a scope (gaps.md §12): persons only, and given on its own — `decide`
+ * does not imply it.
+ */
+export const Right = Schema.Literal("read", "propose", "decide", "redact")
 export type Right = typeof Right.Type
 /** Canonical order of rights in the stored JSON array. */
-export const RIGHTS_ORDER: ReadonlyArray<Right> = ["read", "propose", "decide"]
+export const RIGHTS_ORDER: ReadonlyArray<Right> = ["read", "propose", "decide", "redact"]
+/** The rights only a person grant may hold. */
+export const PERSON_ONLY_RIGHTS: ReadonlyArray<Right> = ["decide", "redact"]
 
 export const GrantCreate = Schema.Struct({
   kind: GrantKind,

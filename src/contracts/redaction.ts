@@ -49,7 +49,9 @@ export const RedactionPreviewOut = Schema.Struct({
   /** refs (`rule/<id>@<version>`) of the rules whose evidence or text a place touches */
   rules: Schema.Array(Schema.String),
   /** a digest of the places; the confirmation sends it back and is refused when it no longer matches */
-  preview: Schema.String
+  preview: Schema.String,
+  /** identifier columns (ids, message ids, refs, dates) that hold the term: they stay as they are */
+  kept: Schema.Array(Schema.Struct({ table: Schema.String, column: Schema.String, count: Schema.Number }))
 })
 export type RedactionPreviewOut = typeof RedactionPreviewOut.Type
 

@@ -1,11 +1,12 @@
 /**
  * OpsStore: ops.sqlite (architecture.md §4.2) — grants, backup_state, backup runs and the
- * approval sessions ended by logout. The only writer of the file. Grants are never updated
+ * approval sessions ended by logout, the redaction ledger. The only writer of the file. Grants are never updated
  * except to disable them (trigger grant-disable-only).
  */
 import { createHash, randomBytes } from "node:crypto"
 import { existsSync } from "node:fs"
 import { join } from "node:path"
+import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option } from "effect"
 import { AppConfig } from "../config/config.js"
@@ -16,9 +17,11 @@ import {
   type GrantCreate,
   type GrantKind,
   type GrantOut,
+  PERSON_ONLY_RIGHTS,
   type Right,
   RIGHTS_ORDER
 } from "../contracts/grants.js"
+import type { RedactionPlace } from "../contracts/redaction.js"
 import { nowInstant } from "../contracts/time.js"
 import { openConnection, writeTransaction } from "./connection.js"
 import { StoreOpenError } from "./errors.js"
@@ -152,6 +155,59 @@ const toRunSummary = (row: BackupRunRow | undefined): BackupRunSummary | null =>
     ? null
     : { seq: row.seq, kind: row.kind, started_at: row.started_at, finished_at: row.finished_at, ok: row.ok === 1 }
 
+/** One redaction of a scope file as the ledger keeps it (ops migration 0008): no text, only where. */
+export interface LedgerRedaction {
+  readonly scope: string
+  readonly seq: number
+  readonly id: string
+  readonly term_sha256: string
+  readonly places: number
+  readonly requested_by: string
+  readonly decided_by: string
+  readonly reason: string
+  readonly at: string
+  readonly place_list: ReadonlyArray<RedactionPlace>
+}
+
+interface LedgerRow {
+  scope: string
+  redaction_seq: number
+  redaction_id: string
+  term_sha256: string
+  places: number
+  requested_by: string
+  decided_by: string
+  reason: string
+  at: string
+  place_list: string
+}
+
+const toLedgerRedaction = (row: LedgerRow): LedgerRedaction => ({
+  scope: row.scope,
+  seq: row.redaction_seq,
+  id: row.redaction_id,
+  term_sha256: row.term_sha256,
+  places: row.places,
+  requested_by: row.requested_by,
+  decided_by: row.decided_by,
+  reason: row.reason,
+  at: row.at,
+  place_list: JSON.parse(row.place_list) as ReadonlyArray<RedactionPlace>
+})
+
+/**
+ * The ledger's redactions of a scope, by seq, on any connection to an ops file (restore reads the
+ * live ops.sqlite read only); none when the file predates the ledger.
+ */
+export const listLedgerOn = (sql: SqlClient, scope: string): Effect.Effect<ReadonlyArray<LedgerRedaction>, SqlError> =>
+  Effect.gen(function*() {
+    const table = yield* sql<{ n: number }>`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'redaction_ledger'`
+    if ((table[0]?.n ?? 0) === 0) return []
+    const rows = yield* sql<LedgerRow>`SELECT scope, redaction_seq, redaction_id, term_sha256, places, requested_by, decided_by,
+      reason, at, place_list FROM redaction_ledger WHERE scope = ${scope} ORDER BY redaction_seq`
+    return rows.map(toLedgerRedaction)
+  })
+
 const invalid = (path: string, message: string) =>
   new ValidationFailed({ message: `grant is invalid: ${path}: ${message}`, issues: [{ path, message }] })
 
@@ -199,8 +255,9 @@ export class OpsStore extends Effect.Service<OpsStore>()("Groundnote/OpsStore", 
           if (!configured.has(scope)) return yield* invalid(`scopes[${i}]`, `"${scope}" is not a configured scope`)
         }
         const rights = RIGHTS_ORDER.filter((r) => input.rights.includes(r))
-        if (input.kind === "service" && rights.includes("decide")) {
-          return yield* invalid("rights", "only a person can hold decide")
+        const personOnly = PERSON_ONLY_RIGHTS.filter((r) => rights.includes(r))
+        if (input.kind === "service" && personOnly.length > 0) {
+          return yield* invalid("rights", `only a person can hold ${personOnly.join(" and ")}`)
         }
         return { identity, scopes: [...new Set(input.scopes)].sort(), rights }
       })
@@ -390,9 +447,31 @@ export class OpsStore extends Effect.Service<OpsStore>()("Groundnote/OpsStore", 
       return (rows[0]?.n ?? 0) > 0
     })
 
+    /**
+     * Adds a redaction to the ledger (ops migration 0008). A redaction already there under the same
+     * scope and seq is left as it is (the row is append-only): true when this call added it.
+     */
+    const appendLedger = (r: LedgerRedaction): Effect.Effect<boolean, SqlError> =>
+      Effect.flatMap(nowInstant, (now) =>
+        tx(Effect.gen(function*() {
+          const there = yield* sql<{ n: number }>`SELECT count(*) AS n FROM redaction_ledger
+            WHERE scope = ${r.scope} AND redaction_seq = ${r.seq}`
+          if ((there[0]?.n ?? 0) > 0) return false
+          yield* sql`INSERT INTO redaction_ledger (scope, redaction_seq, redaction_id, term_sha256, places, requested_by,
+              decided_by, reason, at, place_list, recorded_at)
+            VALUES (${r.scope}, ${r.seq}, ${r.id}, ${r.term_sha256}, ${r.places}, ${r.requested_by}, ${r.decided_by},
+              ${r.reason}, ${r.at}, ${JSON.stringify(r.place_list)}, ${now})`.raw
+          return true
+        })))
+
+    /** The ledger's redactions of a scope, by seq. */
+    const listLedger = (scope: string): Effect.Effect<ReadonlyArray<LedgerRedaction>, SqlError> => listLedgerOn(sql, scope)
+
     return {
       sql,
       file,
+      appendLedger,
+      listLedger,
       endSession,
       sessionEnded,
       createGrant,

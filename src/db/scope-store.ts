@@ -1,7 +1,8 @@
 /**
  * ScopeStore: one SQLite connection per scope file (data/scopes/<scope>.sqlite), opened and
  * checked on first use (architecture.md §4.3; its quick_check on a thread of its own,
- * quick-check.ts), locked until restart on any failure, and the only writer of the files. After
+ * quick-check.ts; then the ScopeOpenCheck, the redaction ledger's replay), locked until restart
+ * on any failure, and the only writer of the files. After
  * every committed `write` it raises backup_state.version_count; `append` adds one log row alone.
  */
 import { existsSync, readdirSync } from "node:fs"
@@ -19,6 +20,7 @@ import { latestVersion, migrate, schemaVersion } from "./migrate.js"
 import { SCOPE_MIGRATIONS } from "./migrations/scope/index.js"
 import { OpsStore } from "./ops-store.js"
 import { quickCheck } from "./quick-check.js"
+import { ScopeOpenCheck } from "./scope-open-check.js"
 
 export interface ScopeHandle {
   readonly scope: string
@@ -41,6 +43,7 @@ export class ScopeStore extends Effect.Service<ScopeStore>()("Groundnote/ScopeSt
   scoped: Effect.gen(function*() {
     const config = yield* AppConfig
     const ops = yield* OpsStore
+    const openCheck = yield* ScopeOpenCheck
     const storeScope = yield* Effect.scope
     const dataDir = config.env.dataDir
     const scopesDir = join(dataDir, "scopes")
@@ -120,6 +123,8 @@ export class ScopeStore extends Effect.Service<ScopeStore>()("Groundnote/ScopeSt
               reason: `fewer rule versions (${count}) than ops.sqlite remembers (${remembered})`
             })
           }
+          // the redaction ledger: an older copy is brought level before the scope answers, or locked
+          yield* openCheck.onOpen(scope, file, sql)
           counted.set(scope, remembered)
           return sql
         }))

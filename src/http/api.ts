@@ -14,6 +14,7 @@ import { SourceOut, SourceRequest, SourceStored } from "../domain/source-schemas
 import { ErrorBody, GraphErrorBody } from "../contracts/errors.js"
 import { CreateEntityRequest, MoveEntityRequest, UpdateEntityRequest } from "../graph/schemas.js"
 import { LinkRequest } from "../graph/link-types.js"
+import { RedactionCreate, RedactionCreated, RedactionPreviewOut, RedactionPreviewRequest } from "../contracts/redaction.js"
 import { ArchiveRequest, ArchiveResult, ReviewRequest, ReviewResult, StructureOut } from "../graph/review-schemas.js"
 
 const Id = Schema.Struct({ id: Schema.String })
@@ -109,9 +110,18 @@ export class StructureApi extends HttpApiGroup.make("structure")
     .annotate(OpenApi.Description, "Approval channel: archive_entity, bottom-up (has-children); same origin and the csrf token required"))
 {}
 
+export class RedactionsApi extends HttpApiGroup.make("redactions")
+  .add(HttpApiEndpoint.post("preview", "/v1/redactions/preview").setPayload(RedactionPreviewRequest).addSuccess(RedactionPreviewOut)
+    .addError(Err(400)).addError(Err(403))
+    .annotate(OpenApi.Description, "Approval channel, right redact (a person; decide does not imply it); same origin and the csrf token required. Every place of the term in the scope (table, column, row key, count), the identifiers that keep it (kept), the rules whose text or evidence it touches, and the digest `preview` the confirmation sends back. Nothing is written. A term under 3 characters: 400 validation-failed"))
+  .add(HttpApiEndpoint.post("create", "/v1/redactions").setPayload(RedactionCreate).addSuccess(RedactionCreated, { status: 201 })
+    .addError(Err(400)).addError(Err(403)).addError(Err(409))
+    .annotate(OpenApi.Description, "Approval channel, right redact; same origin and the csrf token required. Replaces every place of the preview by [redacted] in one transaction, with the reason (required). 409 preview-stale when the places are no longer the ones of `preview` (or the term occurs nowhere), nothing written; 409 backup-running while a backup operation runs"))
+{}
+
 export class Api extends HttpApi.make("groundnote")
   .add(SourcesApi).add(ProposalsApi).add(RulesApi).add(DecisionApi).add(StatusApi).add(ExportApi).add(SearchApi).add(EntitiesApi)
-  .add(LinksApi).add(StructureApi)
+  .add(LinksApi).add(StructureApi).add(RedactionsApi)
   .annotate(OpenApi.Title, "Groundnote API")
   .annotate(OpenApi.Version, VERSION)
   .annotate(OpenApi.Transform, completeSpec(VERSION))

@@ -20,6 +20,7 @@ import { ExportLive } from "./routes/export.js"
 import { healthz, protectedResource } from "./routes/health.js"
 import { LinksLive } from "./routes/links.js"
 import { ProposalsLive } from "./routes/proposals.js"
+import { RedactionsLive } from "./routes/redactions.js"
 import { RulesLive } from "./routes/rules.js"
 import { SearchLive } from "./routes/search.js"
 import { login, loginPage, logout } from "./routes/session.js"
@@ -78,7 +79,7 @@ const UnmatchedAnswered = HttpLayerRouter.middleware((app) =>
   }), { global: true })
 
 const ApiRoutes = HttpLayerRouter.addHttpApi(Api, { openapiPath: "/openapi.json" }).pipe(
-  Layer.provide([SourcesLive, ProposalsLive, RulesLive, DecisionLive, StatusLive, ExportLive, SearchLive, EntitiesLive, LinksLive, StructureLive])
+  Layer.provide([SourcesLive, ProposalsLive, RulesLive, DecisionLive, StatusLive, ExportLive, SearchLive, EntitiesLive, LinksLive, StructureLive, RedactionsLive])
 )
 
 export const AppRoutes = Layer.mergeAll(ApiRoutes, RawRoutes, ApprovalRoutes, UnmatchedAnswered)

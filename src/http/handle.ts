@@ -28,12 +28,12 @@ export interface RequestParts {
 export type Params = Readonly<Record<string, string | undefined>>
 
 /**
- * The bucket of each operation: decisions, reviews and archives count as decisions, exports per
+ * The bucket of each operation: decisions, reviews, archives and redactions count as decisions, exports per
  * hour; every other route of /v1 (GET /v1/rejected of the approval channel too) counts as a
  * request. The approval pages are not limited (§3: requests "on /mcp and /v1").
  */
 const LIMIT_OF: Partial<Record<OperationName, LimitKind>> = {
-  decide: "decisions", review_structure: "decisions", archive_entity: "decisions", export: "exports"
+  decide: "decisions", review_structure: "decisions", archive_entity: "decisions", export: "exports", redact: "decisions"
 }
 
 const isV1 = (request: HttpServerRequest.HttpServerRequest): boolean => /^\/v1(\/|$|\?)/.test(request.url)

@@ -7,6 +7,7 @@
  *   restore(req)              restoreScope / restoreOps (architecture.md §11 "Restore") with the
  *                             data dir and groundnote.json; no service, no secret needed
  *   stageFindings(input)      semantic-model, reranker-key, reranker-budget from the stage modules
+ *   ledgerFacts(env, cwd)     every scope file against the redaction ledger (doctor's redaction-ledger)
  *
  * Every failure comes back as a HostFailure (code, message, exit code), so the CLI needs no type
  * of this layer.
@@ -17,8 +18,9 @@ import { type RestoreConfig, restoreOps, restoreScope } from "../backup/restore.
 import { configPathOf, dataDirOf } from "../config/env.js"
 import { loadConfigFile } from "../config/load.js"
 import type { ConfigFile } from "../config/schema.js"
-import type { ConfigResult, Finding } from "../ops/doctor/types.js"
+import type { ConfigResult, Finding, LedgerFacts } from "../ops/doctor/types.js"
 import type { CliHost, HostFailure, HostRestoreRequest, StageFindingsInput } from "../ops/cli-host.js"
+import { readLedgerFacts } from "../redaction/ledger-facts.js"
 import { rerankerBudgetFinding, rerankerKeyFinding } from "../search/reranker/findings.js"
 
 const loadConfig = (env: Record<string, string | undefined>, cwd: string): Effect.Effect<ConfigResult> =>
@@ -36,7 +38,8 @@ const restore = (req: HostRestoreRequest) =>
     const config: RestoreConfig = {
       dataDir: dataDirOf(req.env, req.cwd),
       scopes: loaded.file.scopes.map((s) => s.name),
-      backup: loaded.file.backup
+      backup: loaded.file.backup,
+      search: loaded.file.search
     }
     const base = {
       to: req.to,
@@ -78,4 +81,12 @@ const stageFindings = (input: StageFindingsInput): Effect.Effect<ReadonlyArray<F
     return [model, rerankerKeyFinding(file, key !== undefined && key !== "", input.env), budget]
   })
 
-export const cliHost: CliHost = { loadConfig, restore, stageFindings }
+/** The configured scopes' files against the redaction ledger (doctor's redaction-ledger). */
+const ledgerFacts = (env: Record<string, string | undefined>, cwd: string): Effect.Effect<LedgerFacts> =>
+  Effect.gen(function*() {
+    const loaded = yield* Effect.either(loadConfigFile(env, cwd))
+    if (loaded._tag === "Left") return { read: false as const, why: "groundnote.json did not load (see config-valid)" }
+    return yield* readLedgerFacts(dataDirOf(env, cwd), loaded.right.file.scopes.map((s) => s.name))
+  })
+
+export const cliHost: CliHost = { loadConfig, restore, stageFindings, ledgerFacts }

@@ -218,7 +218,8 @@ export const doctor = (host: Effect.Effect<CliHost>) =>
         spentUsd: service.reachable ? (service.status.usage?.reranker_month_usd ?? null) : null,
         serviceDown: service.reachable ? null : service.code
       }))
-      const findings = runDoctor({ ...gathered, stages })
+      const ledger = yield* withTicker("doctor: the redaction ledger")(h.ledgerFacts(env, cwd))
+      const findings = runDoctor({ ...gathered, stages, ledger })
       yield* json ? printJson(findings) : Console.error(renderFindings(findings, { color: stderrIsTty() }))
       if (doctorExitCode(findings) === 3) {
         return yield* new CheckFailed({ message: `doctor found ${findings.filter((f) => f.status === "fail").map((f) => f.id).join(", ")} failing` })

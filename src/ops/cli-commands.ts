@@ -7,8 +7,8 @@
  */
 import { Args, Command, Options, ValidationError } from "@effect/cli"
 import { Cause, Console, Effect, Exit, Option } from "effect"
-import type { GrantOut } from "../contracts/grants.js"
-import { type CliError, printJson, terminalSafe, withJsonError } from "./cli-output.js"
+import { type GrantOut, type Right, RIGHTS_ORDER } from "../contracts/grants.js"
+import { type CliError, printJson, terminalSafe, usage, type UsageError, withJsonError } from "./cli-output.js"
 import { failureText } from "./cli-text.js"
 import type { CliRouteName } from "./cli-routes.js"
 import { renderGrant, renderGrants, renderStatus, type StatusView } from "./cli-ops-render.js"
@@ -59,6 +59,23 @@ const grantsList = Command.make("list", { json: jsonOption }, ({ json }) =>
   callOps(json, "grantsList", {}, (a) => Console.error(renderGrants(a as ReadonlyArray<GrantOut>)))
 ).pipe(Command.withDescription("List every grant (active and disabled)."))
 
+/**
+ * The rights of `grants create`: every --right and the names of --rights (a comma list), checked
+ * here against the rights there are before anything is sent; none at all is a usage error.
+ */
+export const grantRights = (right: ReadonlyArray<Right>, list: Option.Option<string>): Effect.Effect<Array<Right>, UsageError> =>
+  Effect.gen(function*() {
+    const named = Option.isSome(list) ? list.value.split(",").map((r) => r.trim()) : []
+    for (const r of named) {
+      if (!(RIGHTS_ORDER as ReadonlyArray<string>).includes(r)) {
+        return yield* usage(`--rights: ${r === "" ? "an empty name" : r} is not one of ${RIGHTS_ORDER.join(", ")}`)
+      }
+    }
+    const all = [...right, ...(named as Array<Right>)]
+    if (all.length === 0) return yield* usage("missing option --right (or --rights read,decide,…)")
+    return RIGHTS_ORDER.filter((r) => all.includes(r))
+  })
+
 const grantsCreate = Command.make("create", {
   json: jsonOption,
   kind: Options.choice("kind", ["person", "service"]).pipe(Options.withDescription("person (auth email) or service")),
@@ -70,13 +87,17 @@ const grantsCreate = Command.make("create", {
     Options.optional
   ),
   scopes: Options.text("scope").pipe(Options.withDescription("a configured scope (repeat for more)"), Options.atLeast(1)),
-  rights: Options.choice("right", ["read", "propose", "decide"]).pipe(
-    Options.withDescription("read, propose or decide (repeat for more; decide for persons only)"),
-    Options.atLeast(1)
+  right: Options.choice("right", RIGHTS_ORDER).pipe(
+    Options.withDescription("read, propose, decide or redact (repeat for more; decide and redact for persons only)"),
+    Options.repeated
+  ),
+  rightsList: Options.text("rights").pipe(
+    Options.withDescription("the rights as one comma list, e.g. read,decide,redact (instead of repeating --right)"),
+    Options.optional
   ),
   label: Options.text("label").pipe(Options.withDescription("a name for people"), Options.optional)
-}, ({ auth, identity, json, kind, label, rights, scopes }) =>
-  callOps(json, "grantsCreate", {
+}, ({ auth, identity, json, kind, label, right, rightsList, scopes }) =>
+  Effect.flatMap(grantRights(right, rightsList), (rights) => callOps(json, "grantsCreate", {
     body: {
       kind, auth, scopes, rights,
       ...(Option.isSome(identity) ? { identity: identity.value } : {}),
@@ -91,7 +112,7 @@ const grantsCreate = Command.make("create", {
           Console.log(token),
           Console.error(`created ${renderGrant(g)}\nthe token above is shown this once: store it now (the service keeps only its hash)`)
         )
-  })
+  }))
 ).pipe(Command.withDescription("Create a grant; a bearer grant's token is printed once on stdout."))
 
 const grantId = Args.text({ name: "id" }).pipe(Args.withDescription("The grant id, e.g. service:3."))
@@ -110,7 +131,7 @@ const grantsRename = Command.make("rename", {
 ).pipe(Command.withDescription("Give a grant a new label: the row is disabled and copied with the label."))
 
 export const grants = Command.make("grants").pipe(
-  Command.withDescription("Grants: who may read, propose or decide in which scopes."),
+  Command.withDescription("Grants: who may read, propose, decide or redact in which scopes."),
   Command.withSubcommands([grantsList, grantsCreate, grantsDisable, grantsRename])
 )
 

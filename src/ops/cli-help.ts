@@ -32,7 +32,7 @@ const API = "A thin client of the service's /v1 API with GROUNDNOTE_URL and GROU
 export const GROUPS: ReadonlyArray<GroupDoc> = [
   { path: "config", summary: "the CLI's credentials file (config show, path, init)" },
   { path: "scope", summary: "scope files (scope create)" },
-  { path: "grants", summary: "who may read, propose or decide in which scopes" },
+  { path: "grants", summary: "who may read, propose, decide or redact in which scopes" },
   { path: "backup", summary: "backup run, probe, verify and nightly" },
   { path: "sources", summary: "store and read back sources (sources put, get)" },
   { path: "rules", summary: "read rules (rules list, get, versions, provenance)" },
@@ -93,14 +93,15 @@ export const COMMANDS: ReadonlyArray<CommandDoc> = [
   },
   {
     path: "grants create", summary: "create a grant; a bearer grant's token is printed once on stdout",
-    usage: "groundnote grants create --kind person|service --auth email|access-service|bearer [--identity <x>] --scope <s> ... --right read|propose|decide ... [--label <l>] [--json]",
-    description: `A person uses --auth email --identity <e-mail>; a service --auth access-service --identity <Access common name>, or --auth bearer without identity (the service makes the token and shows it this once). Only persons hold decide. ${OPS}`,
+    usage: "groundnote grants create --kind person|service --auth email|access-service|bearer [--identity <x>] --scope <s> ... (--right read|propose|decide|redact ... | --rights <r>,<r>,...) [--label <l>] [--json]",
+    description: `A person uses --auth email --identity <e-mail>; a service --auth access-service --identity <Access common name>, or --auth bearer without identity (the service makes the token and shows it this once). Only persons hold decide and redact; decide does not imply redact. ${OPS}`,
     options: [
       ["--kind <kind>", "person or service"],
       ["--auth <auth>", "email (person), access-service or bearer (service)"],
       ["--identity <x>", "the e-mail or Access common name; none for bearer"],
       ["--scope <s>", "a configured scope; repeat for more"],
-      ["--right <r>", "read, propose or decide; repeat for more"],
+      ["--right <r>", "read, propose, decide or redact; repeat for more"],
+      ["--rights <list>", "the rights as one comma list, e.g. read,decide,redact"],
       ["--label <l>", "a name for people"],
       JSON_OPT
     ],

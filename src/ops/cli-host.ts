@@ -1,6 +1,7 @@
 /**
  * What the CLI reaches beyond the thin client (architecture.md §2 AT6): reading groundnote.json,
- * restore (which runs in the CLI without the service) and the stage b/c findings of doctor. The
+ * restore (which runs in the CLI without the service), the stage b/c findings and the redaction
+ * ledger facts of doctor. The
  * implementation lives below the adapters (src/operations/ops-cli-host.ts) and comes only through
  * the one allowed dynamic import of ../main.js in cli.ts, so the CLI's static import closure
  * holds no config loader, migration or store. The types here are structural (a decoded
@@ -8,7 +9,7 @@
  */
 import type { Effect } from "effect"
 import type { BackupKind, Check, RestoreAnswer } from "../backup/schemas.js"
-import type { ConfigResult, Finding } from "./doctor/types.js"
+import type { ConfigResult, Finding, LedgerFacts } from "./doctor/types.js"
 
 /** A failure of a host call, ready for the CLI: its code, message and exit code (1 refused, 3 a check failed). */
 export interface HostFailure {
@@ -46,4 +47,6 @@ export interface CliHost {
   readonly restore: (req: HostRestoreRequest) => Effect.Effect<RestoreAnswer, HostFailure>
   /** doctor's semantic-model, reranker-key and reranker-budget findings from the stage modules */
   readonly stageFindings: (input: StageFindingsInput) => Effect.Effect<ReadonlyArray<Finding>>
+  /** doctor's redaction-ledger facts: every scope file against the ledger of ops.sqlite, read only */
+  readonly ledgerFacts: (env: Record<string, string | undefined>, cwd: string) => Effect.Effect<LedgerFacts>
 }

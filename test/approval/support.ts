@@ -43,7 +43,7 @@ export const startApprovalServer = async (o: {
   /** the scopes whose file is created (default: all) */
   created?: ReadonlyArray<string>
   personScopes?: ReadonlyArray<string>
-  rights?: ReadonlyArray<"read" | "propose" | "decide">
+  rights?: ReadonlyArray<"read" | "propose" | "decide" | "redact">
   /** false: the dev person holds no grant (default: a person grant on personScopes) */
   personGrant?: boolean
   /** more keys of groundnote.json (e.g. the approval block) */

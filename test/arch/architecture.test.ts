@@ -27,6 +27,7 @@ import {
   checkAT6,
   checkAT6Routes,
   checkAdapters,
+  checkRedaction,
   checkLayers,
   folderEdges,
   isAdapter,
@@ -37,6 +38,7 @@ import {
   listSourceFiles,
   mcpRegistrations,
   normalizeSql,
+  REDACTION_OPERATION,
   REJECTED_FTS,
   writesTo
 } from "./source-graph.js"
@@ -48,6 +50,8 @@ import { propose } from "../../src/operations/proposals.js"
 import { PROMPT_NAMES } from "../../src/mcp/prompts.js"
 import { MCP_TOOLS } from "../../src/mcp/server.js"
 import { proposeRule } from "../../src/mcp/tools/propose-rule.js"
+import { CHANNEL_RIGHTS } from "../../src/auth/scope-check.js"
+import { createRedactionOp, previewRedactionOp } from "../../src/operations/redactions.js"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
 const exists = (rel: string): boolean => fs.existsSync(path.join(ROOT, rel))
@@ -196,7 +200,7 @@ describe("architecture (src/)", () => {
     }
   })
 
-  it("AT4: no MCP tool or prompt name matches /confirm|reject|revoke|review|decide|approve|archive|revert/", () => {
+  it("AT4: no MCP tool or prompt name matches /confirm|reject|revoke|review|decide|approve|archive|revert|redact|erase/", () => {
     expectNone(checkAT4(graph))
     for (const file of ["src/mcp/server.ts", "src/mcp/prompts.ts"]) {
       const info = graph.files.get(file)
@@ -210,7 +214,7 @@ describe("architecture (src/)", () => {
       const specNames = [...graph.files.values()].filter((f) => f.path.startsWith("src/mcp/")).flatMap((f) => f.nameProperties.map((p) => p.text))
       const names = [...mcpRegistrations(graph).flatMap((r) => r.names ?? []), ...specNames]
       for (const name of [...MCP_TOOLS, ...PROMPT_NAMES]) expect(names, name).toContain(name)
-      expect([...MCP_TOOLS, ...PROMPT_NAMES].filter((n) => /confirm|reject|revoke|review|decide|approve|archive|revert/.test(n))).toEqual([])
+      expect([...MCP_TOOLS, ...PROMPT_NAMES].filter((n) => /confirm|reject|revoke|review|decide|approve|archive|revert|redact|erase/.test(n))).toEqual([])
     }
   })
 
@@ -230,6 +234,23 @@ describe("architecture (src/)", () => {
 
   it("AT6: the CLI route table holds no approval-channel route except GET /v1/export/:scope", () => {
     expectNone(checkAT6Routes(graph))
+  })
+
+  it("redaction (AT4/AT6 extended to redact): no MCP tool, ops route, CLI command or service route reaches the person's redaction; only the approval channel grants redact", () => {
+    expectNone(checkRedaction(graph, readRoot))
+    expect(CHANNEL_RIGHTS.approval).toContain("redact")
+    expect(CHANNEL_RIGHTS.api).not.toContain("redact")
+    expect(CHANNEL_RIGHTS.mcp).not.toContain("redact")
+    expect([...MCP_TOOLS, ...PROMPT_NAMES].filter((n) => /redact|erase/i.test(n))).toEqual([])
+    // known present: the route and the pages reach the operation, the operation the core's entrances
+    if (exists(REDACTION_OPERATION)) {
+      const targets = (f: string) => graph.files.get(f)?.imports.map((e) => e.target ?? "") ?? []
+      expect(targets("src/http/routes/redactions.ts")).toContain(REDACTION_OPERATION)
+      expect(targets("src/approval/redactions-form.ts")).toContain(REDACTION_OPERATION)
+      expect(targets(REDACTION_OPERATION)).toEqual(expect.arrayContaining(["src/redaction/apply.ts", "src/redaction/preview.ts"]))
+      expect([createRedactionOp.right, previewRedactionOp.right]).toEqual(["redact", "redact"])
+      expect(importClosure(graph, [...graph.files.keys()].filter((f) => f.startsWith("src/mcp/"))).has(REDACTION_OPERATION)).toBe(false)
+    }
   })
 
   it("layers: no import cycle between the top-level folders of src/ (runtime imports, static and dynamic)", () => {
@@ -605,6 +626,48 @@ describe("scanner self-tests", () => {
       ].join("\n")
     })
     expect(checkAT6Routes(g).map((v) => v.line)).toEqual([5, 6, 7, 8, 9])
+  })
+
+  it("REDACT reports a door reaching the person's redaction, other importers of the operation and the entrances, and a route on another channel", () => {
+    const files = {
+      "src/operations/redactions.ts": `import { previewRedaction } from "../redaction/preview.js"\nimport { applyRedaction } from "../redaction/apply.js"`,
+      "src/redaction/preview.ts": `export const previewRedaction = 1`,
+      "src/redaction/apply.ts": `import { x } from "./preview.js"\nexport const applyRedaction = 1\nexport const applyPlaces = 2`,
+      "src/redaction/ledger.ts": `import { applyPlaces } from "./apply.js"`,
+      "src/db/scope-store.ts": `import { l } from "../redaction/ledger.js"`,
+      "src/http/routes/redactions.ts": `import { op } from "../../operations/redactions.js"\nserveRoute({ channel: "approval" })`,
+      "src/approval/redactions-form.ts": `import { op } from "../operations/redactions.js"`,
+      "src/mcp/server.ts": `import { s } from "../db/scope-store.js"`
+    }
+    // the replay of stored places, reached by every door through the scope store, is no violation
+    expect(rulesOf(checkRedaction(fixture(files), readIn(fixture(files))))).toEqual([])
+    const bad = {
+      ...files,
+      "src/mcp/tools/erase.ts": `import { f } from "../../approval/redactions-form.js"`,
+      "src/http/ops-listener.ts": `import { op } from "../operations/redactions.js"`,
+      "src/ops/cli-erase.ts": `import { r } from "../http/routes/redactions.js"`,
+      "src/http/routes/rules.ts": `import { previewRedaction } from "../../redaction/preview.js"`,
+      "src/operations/search.ts": `import { applyRedaction } from "../redaction/apply.js"`,
+      "src/domain/h.ts": `export const h = (x: typeof import("../redaction/other.js")) => x.applyRedaction`,
+      "src/http/routes/redactions.ts": `import { op } from "../../operations/redactions.js"\nserveRoute({ channel: "approval" })\nserveRoute({ channel: "api" })`
+    }
+    const g = fixture(bad)
+    const found = checkRedaction(g, readIn(g))
+    expect(rulesOf(found).sort()).toEqual([
+      "REDACT src/domain/h.ts",
+      "REDACT src/http/ops-listener.ts",
+      "REDACT src/http/ops-listener.ts",
+      "REDACT src/http/routes/redactions.ts",
+      "REDACT src/http/routes/redactions.ts",
+      "REDACT src/http/routes/rules.ts",
+      "REDACT src/http/routes/rules.ts",
+      "REDACT src/http/routes/rules.ts",
+      "REDACT src/mcp/tools/erase.ts",
+      "REDACT src/operations/search.ts",
+      "REDACT src/operations/search.ts",
+      "REDACT src/ops/cli-erase.ts"
+    ])
+    expect(found.filter((v) => v.file === "src/http/routes/redactions.ts").map((v) => v.message).join("\n")).toContain("serves the api channel")
   })
 
   it("LAYERS reports a cycle between top-level folders (also through a third folder and a dynamic import), not type-only imports", () => {

@@ -589,7 +589,9 @@ export const AT3_RULES: ReadonlyArray<StringRule> = [
     rule: "AT3",
     label: "rejected_fts",
     pattern: REJECTED_FTS,
-    allowed: (f) => f === "src/decision/decide.ts" || basename(f) === "rejected-similar.ts" || isMigration(f)
+    // a redaction rebuilds the rejected row of a rule whose text it replaced (gaps.md §12)
+    allowed: (f) => f === "src/decision/decide.ts" || basename(f) === "rejected-similar.ts" || f === "src/redaction/derived.ts" ||
+      isMigration(f)
   },
   {
     rule: "AT3",
@@ -669,7 +671,7 @@ export const filesWithString = (graph: SourceGraph, pattern: RegExp): Array<stri
     .filter((info) => info.strings.some((s) => pattern.test(normalizeSql(s.text))))
     .map((info) => info.path)
 
-export const FORBIDDEN_MCP_NAME = /confirm|reject|revoke|review|decide|approve|archive|revert/i
+export const FORBIDDEN_MCP_NAME = /confirm|reject|revoke|review|decide|approve|archive|revert|redact|erase/i
 
 /**
  * AT4: no tool or prompt name registered in src/mcp/** matches FORBIDDEN_MCP_NAME. A name that does
@@ -719,7 +721,8 @@ export const AT6_FORBIDDEN_DIRS: ReadonlyArray<string> = [
   "src/decision", "src/structure", "src/approval", "src/redaction", "src/mcp", "src/http", "src/auth"
 ]
 export const AT6_FORBIDDEN_FILES: ReadonlyArray<string> = [
-  "src/domain/proposals.ts", "src/domain/sources.ts", "src/graph/entities.ts", "src/graph/links.ts", "src/db/fts.ts"
+  "src/domain/proposals.ts", "src/domain/sources.ts", "src/graph/entities.ts", "src/graph/links.ts", "src/db/fts.ts",
+  "src/operations/redactions.ts"
 ]
 
 const isCliEntry = (f: string): boolean =>
@@ -761,7 +764,7 @@ export const checkAT6 = (graph: SourceGraph): Array<Violation> => {
 }
 
 /** Approval-channel paths (gaps.md §2) other than GET /v1/export/:scope. */
-export const APPROVAL_ROUTE = /^\/approval(?:[/?#]|$)|\/v1\/rules\/[^/\s]*\/decision\b|\/v1\/reviews\b|\/v1\/entities\/[^/\s]*\/archive\b|\/v1\/rejected\b/i
+export const APPROVAL_ROUTE = /^\/approval(?:[/?#]|$)|\/v1\/rules\/[^/\s]*\/decision\b|\/v1\/reviews\b|\/v1\/entities\/[^/\s]*\/archive\b|\/v1\/rejected\b|\/v1\/redactions\b/i
 
 /**
  * AT6 (route table): src/ops/cli-routes.ts, the only way the CLI builds an HTTP request, names no
@@ -778,6 +781,81 @@ export const checkAT6Routes = (graph: SourceGraph): Array<Violation> => {
       line: s.line,
       message: `approval-channel route ${JSON.stringify(s.text)} in the CLI route table`
     }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Redaction (gaps.md §12: AT4/AT6 extended to redact): a person's redaction by a term is reachable
+// only from the approval channel. The ledger's replay of stored places (no term) runs wherever a
+// scope file opens, so the rule is about the entrances that take a term, not every file of
+// src/redaction/**.
+
+/** The redaction operation, written once for the approval routes and pages. */
+export const REDACTION_OPERATION = "src/operations/redactions.ts"
+/** Its route file (the only route that may import it) and the pages of src/approval that may. */
+export const REDACTION_ROUTE = "src/http/routes/redactions.ts"
+/** The core's entrances that take a term: the preview and the apply. */
+export const REDACTION_ENTRANCES: ReadonlyArray<string> = ["src/redaction/preview.ts", "src/redaction/apply.ts"]
+/** Their exported names that take a term. */
+const TERM_ENTRANCE_NAME = /\b(?:previewRedaction|applyRedaction)\b/
+
+/**
+ * The redaction is reached only from the approval channel:
+ *  - the import closure of src/mcp/**, of the ops listener and of the CLI and doctor holds no
+ *    redaction operation, no redaction route and no redaction page (AT4, AT6);
+ *  - the operation is imported only by its route file and src/approval/**, and no other file of
+ *    src/http/routes imports src/redaction/** (no service route);
+ *  - the core's term entrances (preview.ts, apply.ts) are imported only by src/redaction/** and the
+ *    operation, and their names previewRedaction / applyRedaction appear nowhere else;
+ *  - the route file serves the approval channel only.
+ */
+export const checkRedaction = (graph: SourceGraph, read: (file: string) => string): Array<Violation> => {
+  const isPersonRedaction = (f: string): boolean =>
+    f === REDACTION_OPERATION || f === REDACTION_ROUTE || /^src\/approval\/redactions-[a-z-]+\.ts$/.test(f)
+  const out: Array<Violation> = [
+    ...closureViolations("REDACT", graph, filesWhere(graph, (f) => isUnder(f, "src/mcp") || f === "src/http/ops-listener.ts"), isPersonRedaction, {}),
+    // the CLI loads the service only through main.js (AT6): its static closure is what a command reaches
+    ...closureViolations("REDACT", graph, filesWhere(graph, isCliEntry), isPersonRedaction, { dynamic: false })
+  ]
+  out.push(...importerViolations(
+    "REDACT",
+    graph,
+    (f) => f === REDACTION_OPERATION,
+    (f) => f === REDACTION_ROUTE || isUnder(f, "src/approval"),
+    `${REDACTION_OPERATION} may be imported only by ${REDACTION_ROUTE} and src/approval/**`
+  ))
+  out.push(...importerViolations(
+    "REDACT",
+    graph,
+    (f) => isUnder(f, "src/redaction"),
+    (f) => !isUnder(f, "src/http/routes") || f === REDACTION_ROUTE,
+    "no route of /v1 but the redaction route reaches src/redaction/**"
+  ))
+  out.push(...importerViolations(
+    "REDACT",
+    graph,
+    (f) => REDACTION_ENTRANCES.includes(f),
+    (f) => isUnder(f, "src/redaction") || f === REDACTION_OPERATION,
+    `the term entrances of src/redaction/** may be imported only by src/redaction/** and ${REDACTION_OPERATION}`
+  ))
+  for (const info of graph.files.values()) {
+    if (isUnder(info.path, "src/redaction") || info.path === REDACTION_OPERATION) continue
+    const text = read(info.path)
+    const m = TERM_ENTRANCE_NAME.exec(text)
+    if (m !== null) {
+      out.push({ rule: "REDACT", file: info.path, line: text.slice(0, m.index).split("\n").length, message: `names ${m[0]}: only ${REDACTION_OPERATION} calls a redaction by a term` })
+    }
+  }
+  const route = graph.files.get(REDACTION_ROUTE)
+  if (route !== undefined) {
+    const text = read(REDACTION_ROUTE)
+    for (const m of text.matchAll(/channel:\s*"([a-z]+)"|(?:operationRoute|serveRoute)\(\s*"([a-z]+)"/g)) {
+      const channel = m[1] ?? m[2]
+      if (channel !== "approval") {
+        out.push({ rule: "REDACT", file: REDACTION_ROUTE, line: text.slice(0, m.index).split("\n").length, message: `serves the ${channel ?? "?"} channel: a redaction is the approval channel's only` })
+      }
+    }
+  }
+  return out
 }
 
 // ---------------------------------------------------------------------------------------------

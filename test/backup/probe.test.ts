@@ -47,8 +47,8 @@ describe("restore probe (copy)", () => {
     const sales = answer.scopes.find((s) => s.scope === "sales")
     expect(sales?.checks.map((c) => [c.check, c.ok])).toEqual([
       ["fetch-copy", true], ["integrity", true], ["meta-scope", true], ["schema-version", true], ["sample-query", true],
-      ["not-older-than-last-verified", true], ["pair-consistent", true], ["live-snapshot", true], ["not-ahead-of-live", true],
-      ["export-hashes", true], ["nightly-export", true]
+      ["not-older-than-last-verified", true], ["redaction-ledger", true], ["pair-consistent", true], ["live-snapshot", true],
+      ["not-ahead-of-live", true], ["export-hashes", true], ["nightly-export", true]
     ])
     expect(checkOf(answer, "sales", "sample-query")?.detail).toBe("sales-0003 found by a word of its statement")
     expect(sales?.exceptions).toEqual([])

@@ -46,7 +46,7 @@ describe("restore", () => {
     expect(answer).toMatchObject({ ok: true, scope: "sales", from: "copy", target, warnings: [] })
     expect(answer.checks.map((c) => [c.check, c.ok])).toEqual([
       ["fetch-copy", true], ["integrity", true], ["meta-scope", true], ["schema-version", true], ["sample-query", true],
-      ["not-older-than-last-verified", true]
+      ["not-older-than-last-verified", true], ["redaction-ledger", true]
     ])
     expect(fileHash(target)).toBe(fileHash(copyOf("sales")))
     expect(statSync(target).mode & 0o777).toBe(0o600)

@@ -33,6 +33,16 @@ describe("grants", () => {
     expect(g).not.toHaveProperty("token")
   })
 
+  it("keeps redact as its own right, last in the canonical order; decide does not bring it", async () => {
+    const g = await run(config, Effect.flatMap(ops, (o) => Effect.all([
+      o.createGrant({ kind: "person", auth: "email", identity: "dpo@example.com", scopes: ["sales"], rights: ["redact", "read", "decide"] }),
+      o.createGrant({ kind: "person", auth: "email", identity: "approver@example.com", scopes: ["sales"], rights: ["decide", "read"] })
+    ])))
+    expect(g.map((x) => x.rights)).toEqual([["read", "decide", "redact"], ["read", "decide"]])
+    const found = await run(config, Effect.flatMap(ops, (o) => o.findActiveGrant("email", "approver@example.com")))
+    expect(Option.getOrThrow(found).rights).not.toContain("redact")
+  })
+
   it("creates a bearer grant: gn_ + 43 base64url chars, shown once, stored only as SHA-256 hex", async () => {
     const g = await run(config, Effect.flatMap(ops, (o) =>
       o.createGrant({ kind: "service", auth: "bearer", scopes: ["sales"], rights: ["read", "propose"], label: "feeder" })))
@@ -62,6 +72,8 @@ describe("grants", () => {
 
   const refusals: ReadonlyArray<[string, Parameters<OpsStore["createGrant"]>[0]]> = [
     ["a service with decide", { kind: "service", auth: "bearer", scopes: ["sales"], rights: ["read", "decide"] }],
+    ["a service with redact", { kind: "service", auth: "bearer", scopes: ["sales"], rights: ["read", "redact"] }],
+    ["an Access service with redact", { kind: "service", auth: "access-service", identity: "feeder.access", scopes: ["sales"], rights: ["redact"] }],
     ["a person with a bearer", { kind: "person", auth: "bearer", scopes: ["sales"], rights: ["read"] }],
     ["a service with auth email", { kind: "service", auth: "email", identity: "a@x.com", scopes: ["sales"], rights: ["read"] }],
     ["an unconfigured scope", { kind: "person", auth: "email", identity: "a@x.com", scopes: ["nowhere"], rights: ["read"] }],
@@ -209,5 +221,48 @@ describe("ended approval sessions (logout, architecture.md §5.3)", () => {
     expect(result.before.map((r) => r.sid)).toEqual([sidA, sidB])
     expect(result.after.map((r) => r.sid)).toEqual([sidA, "C".repeat(22)])
     expect(result.stillEnded).toBe(true)
+  })
+})
+
+describe("the redaction ledger (ops migration 0008)", () => {
+  const entry = (seq: number) => ({
+    scope: "sales", seq, id: `sales-x${String(seq).padStart(4, "0")}`, term_sha256: "a".repeat(64), places: 2,
+    requested_by: "person:2", decided_by: "anna@example.com", reason: "erasure request 17", at: "2026-03-12T09:15:00Z",
+    place_list: [{ table: "source", key: ["mail:<1@example.com>"], column: "excerpt", ranges: [[4, 15], [30, 41]] as const }]
+  })
+
+  it("appends a redaction once, lists it by scope and seq, and never changes or deletes a row", async () => {
+    const out = await run(config, Effect.gen(function*() {
+      const o = yield* ops
+      const first = yield* o.appendLedger(entry(2))
+      const again = yield* o.appendLedger({ ...entry(2), reason: "another reason" })
+      yield* o.appendLedger(entry(1))
+      const listed = yield* o.listLedger("sales")
+      const other = yield* o.listLedger("ops")
+      const update = yield* Effect.exit(o.sql`UPDATE redaction_ledger SET reason = 'x'`.raw)
+      const del = yield* Effect.exit(o.sql`DELETE FROM redaction_ledger`.raw)
+      return { first, again, listed, other, update, del }
+    }))
+    expect(out.first).toBe(true)
+    expect(out.again).toBe(false)
+    expect(out.listed.map((r) => [r.seq, r.id, r.reason])).toEqual([[1, "sales-x0001", "erasure request 17"], [2, "sales-x0002", "erasure request 17"]])
+    expect(out.listed[0]?.place_list).toEqual(entry(1).place_list)
+    expect(out.other).toEqual([])
+    for (const exit of [out.update, out.del]) {
+      expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error instanceof SqlError
+        ? triggerMessage(exit.cause.error) : "not refused").toBe("append-only")
+    }
+  })
+
+  it("refuses an id that is not the scope's id of its seq, and an empty place list", async () => {
+    const out = await run(config, Effect.gen(function*() {
+      const o = yield* ops
+      const wrongId = yield* Effect.exit(o.appendLedger({ ...entry(1), id: "ops-x0001" }))
+      const noPlaces = yield* Effect.exit(o.appendLedger({ ...entry(1), place_list: [] }))
+      return { wrongId, noPlaces, listed: yield* o.listLedger("sales") }
+    }))
+    expect(Exit.isFailure(out.wrongId)).toBe(true)
+    expect(Exit.isFailure(out.noPlaces)).toBe(true)
+    expect(out.listed).toEqual([])
   })
 })

@@ -165,6 +165,8 @@ const OPS_CASES: ReadonlyArray<Case> = [
   { name: "grant: no delete", sql: "DELETE FROM grant", trigger: "append-only" },
   { name: "CHECK: person ⇔ email", sql: `INSERT INTO grant VALUES (9, 'service:9', 'service', 'email', 'x@y', '["sales"]', '["read"]', NULL, 1, '${T}', NULL)`, check: true },
   { name: "CHECK: a service never decides", sql: `INSERT INTO grant VALUES (9, 'service:9', 'service', 'bearer', 'abc', '["sales"]', '["read","decide"]', NULL, 1, '${T}', NULL)`, check: true },
+  { name: "redact-person-only: a service never redacts", sql: `INSERT INTO grant VALUES (9, 'service:9', 'service', 'bearer', 'abc', '["sales"]', '["read","redact"]', NULL, 1, '${T}', NULL)`, trigger: "redact-person-only" },
+  { name: "redact-person-only: nor an Access service", sql: `INSERT INTO grant VALUES (9, 'service:9', 'service', 'access-service', 'feeder.access', '["sales"]', '["redact"]', NULL, 1, '${T}', NULL)`, trigger: "redact-person-only" },
   { name: "CHECK: active ⇔ no disabled_at", sql: `INSERT INTO grant VALUES (9, 'service:9', 'service', 'bearer', 'abc', '["sales"]', '["read"]', NULL, 1, '${T}', '${T}')`, check: true },
   { name: "CHECK: at least one scope", sql: `INSERT INTO grant VALUES (9, 'service:9', 'service', 'bearer', 'abc', '[]', '["read"]', NULL, 1, '${T}', NULL)`, check: true },
   { name: "UNIQUE: one active grant per identity", sql: `INSERT INTO grant VALUES (9, 'person:9', 'person', 'email', 'p@x', '["sales"]', '["read"]', NULL, 1, '${T}', NULL)`, unique: true },

@@ -103,7 +103,7 @@ describe("groundnote CLI", () => {
     expect(several.stderr.toString()).toBe([
       "groundnote: usage: missing option --kind",
       "groundnote: usage: missing option --scope",
-      "groundnote: usage: --right: rea is not one of read, propose, decide (did you mean read?) (groundnote grants create --help shows its usage)",
+      "groundnote: usage: --right: rea is not one of read, propose, decide, redact (did you mean read?) (groundnote grants create --help shows its usage)",
       ""
     ].join("\n"))
     const twice = run("search", "--scope", "demo", "--text", "x", "--limit", "5", "--limit", "6")

@@ -142,6 +142,23 @@ describe("groundnote ops commands against the ops socket", { timeout: 90_000 }, 
     expect(decide.stderr).toMatch(/^groundnote: validation-failed: .*decide/)
   })
 
+  it("grants create --rights read,decide,redact gives a person redact; a service is refused it; an unknown right is a usage error", async () => {
+    const r = await cli(["grants", "create", "--json", "--kind", "person", "--auth", "email", "--identity", "dpo@example.com",
+      "--scope", "sales", "--rights", "read,decide,redact"], env())
+    expect(r.code).toBe(0)
+    expect(json(r)).toMatchObject({ identity: "dpo@example.com", rights: ["read", "decide", "redact"] })
+    const repeated = await cli(["grants", "create", "--json", "--kind", "person", "--auth", "email", "--identity", "dpo2@example.com",
+      "--scope", "sales", "--right", "redact", "--right", "read"], env())
+    expect(json(repeated)).toMatchObject({ rights: ["read", "redact"] })
+    const service = await cli(["grants", "create", "--kind", "service", "--auth", "bearer", "--scope", "sales", "--rights", "read,redact"], env())
+    expect(service.code).toBe(1)
+    expect(service.stdout).toBe("")
+    expect(service.stderr).toMatch(/^groundnote: validation-failed: .*only a person can hold redact/)
+    const unknown = await cli(["grants", "create", "--kind", "person", "--auth", "email", "--identity", "x@example.com", "--scope", "sales", "--rights", "read,erase"], env())
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toContain("--rights: erase is not one of read, propose, decide, redact")
+  })
+
   it("grants rename copies the grant with the new label; grants disable disables it", async () => {
     const r = await cli(["grants", "rename", bearerId, "--label", "feeder (mail)", "--json"], env())
     expect(r.code).toBe(0)

@@ -17,6 +17,7 @@ import type {
   DoctorInput,
   DoctorStatus,
   Finding,
+  LedgerFacts,
   LitestreamFacts,
   ServiceFacts,
   VolumeFacts
@@ -262,6 +263,8 @@ export interface GatherOptions {
   /** the stage modules' findings, when they ran */
   readonly stages?: ReadonlyArray<Finding> | null
   readonly clock?: ClockFacts | { readonly unavailable: string } | null
+  /** the scope files against the redaction ledger, when the CLI host read them */
+  readonly ledger?: LedgerFacts | null
   /** the CLI's clock (default Date.now) */
   readonly now?: number
 }
@@ -282,6 +285,7 @@ export const gatherDoctorInput = (options: GatherOptions): Effect.Effect<DoctorI
       volume: volumeFacts(dataDir),
       litestream,
       stages: options.stages ?? null,
-      clock: options.clock ?? null
+      clock: options.clock ?? null,
+      ledger: options.ledger ?? null
     }
   })

@@ -238,6 +238,33 @@ export const verifyResult = (input: DoctorInput): Finding => {
   return ok("verify-result", `the last verify passed: ${verified.map((s) => `${s.scope} (${s.verified_at ?? "?"})`).join(", ")}`)
 }
 
+/**
+ * redaction-ledger (gaps.md §12 R6): fail when a scope file lacks a redaction the ledger in
+ * ops.sqlite holds (a restored older copy the service has not brought level, or could not: then
+ * the scope is locked); warn when a file holds one the ledger lacks (the service adds it as the
+ * scope opens).
+ */
+export const redactionLedger = (input: DoctorInput): Finding => {
+  const l = input.ledger
+  if (l === null) return skip("redaction-ledger", "the scope files were not read")
+  if (!l.read) return skip("redaction-ledger", l.why)
+  const behind = l.scopes.filter((s) => s.behind.length > 0)
+  if (behind.length > 0) {
+    return fail("redaction-ledger",
+      `behind the redaction ledger: ${list(behind.map((s) => `${s.scope} lacks ${s.behind.join(", ")}`))}`,
+      "start the service or run groundnote status: a scope brings its file level as it opens (the erased text is replaced again); " +
+        "when it cannot, the scope is locked: restore a newer copy (docs/redaction.md)")
+  }
+  const unrecorded = l.scopes.filter((s) => s.unrecorded.length > 0)
+  if (unrecorded.length > 0) {
+    return warn("redaction-ledger",
+      `not in the redaction ledger yet: ${list(unrecorded.map((s) => `${s.scope}: ${s.unrecorded.join(", ")}`))}`,
+      "start the service or run groundnote status: the scope adds them to the ledger as it opens")
+  }
+  const held = l.scopes.reduce((n, s) => n + s.held, 0)
+  return ok("redaction-ledger", `${plural(l.scopes.length, "scope file")} level with the redaction ledger (${plural(held, "redaction")})`)
+}
+
 export const litestreamBinary = (input: DoctorInput): Finding => {
   const config = configOf(input)
   if (config === null) return skip("litestream-binary", "groundnote.json did not load (see config-valid)")

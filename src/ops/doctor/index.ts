@@ -17,6 +17,7 @@ const FINDINGS: ReadonlyArray<readonly [FindingId, (input: DoctorInput) => Findi
   ["backup-age", F.backupAge],
   ["probe-age", F.probeAge],
   ["verify-result", F.verifyResult],
+  ["redaction-ledger", F.redactionLedger],
   ["litestream-binary", F.litestreamBinary],
   ["semantic-model", F.semanticModel],
   ["reranker-key", F.rerankerKey],

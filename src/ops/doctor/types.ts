@@ -31,6 +31,7 @@ export const FINDING_IDS = [
   "backup-age",
   "probe-age",
   "verify-result",
+  "redaction-ledger",
   "litestream-binary",
   "semantic-model",
   "reranker-key",
@@ -121,6 +122,25 @@ export interface ClockFacts {
   readonly source: string
 }
 
+/**
+ * Each scope file against the redaction ledger of ops.sqlite (gaps.md §12), read from the files
+ * with the service up or down; `read: false` says why they could not be read.
+ */
+export type LedgerFacts =
+  | {
+    readonly read: true
+    readonly scopes: ReadonlyArray<{
+      readonly scope: string
+      /** ids of the ledger's redactions the file lacks */
+      readonly behind: ReadonlyArray<string>
+      /** ids of the file's redactions the ledger lacks */
+      readonly unrecorded: ReadonlyArray<string>
+      /** how many redactions the file holds */
+      readonly held: number
+    }>
+  }
+  | { readonly read: false; readonly why: string }
+
 export interface DoctorInput {
   /** the CLI's clock, epoch ms */
   readonly now: number
@@ -141,4 +161,6 @@ export interface DoctorInput {
   readonly stages: ReadonlyArray<Finding> | null
   /** the clock against a reference; `unavailable` says why there is none; null: not asked */
   readonly clock: ClockFacts | { readonly unavailable: string } | null
+  /** the scope files against the redaction ledger (through the CLI host); null when not gathered */
+  readonly ledger: LedgerFacts | null
 }

@@ -51,6 +51,7 @@ const input = (over: Partial<DoctorInput> = {}): DoctorInput => ({
   litestream: null,
   stages: null,
   clock: null,
+  ledger: null,
   ...over
 })
 const withStatus = (status: Partial<DoctorStatus>) => input({ service: { reachable: true, status: { ...STATUS, ...status } } })
@@ -208,6 +209,23 @@ describe("doctor findings", () => {
     expect(F.verifyResult(withStatus({ scopes: [scopeStatus("sales", { verify_ok: false, verified_at: HOURS_AGO(5) })] }))).toMatchObject({
       status: "fail", message: `the last backup verify failed: sales (${HOURS_AGO(5)})`
     })
+  })
+
+  it("redaction-ledger: level, a file behind its ledger (fail), a file ahead of it (warn), not read (skip)", () => {
+    const facts = (scopes: Array<{ scope: string; behind: Array<string>; unrecorded: Array<string>; held: number }>) =>
+      input({ ledger: { read: true, scopes } })
+    expect(F.redactionLedger(facts([{ scope: "sales", behind: [], unrecorded: [], held: 2 }, { scope: "ops", behind: [], unrecorded: [], held: 0 }])))
+      .toEqual({ id: "redaction-ledger", status: "ok", message: "2 scope files level with the redaction ledger (2 redactions)", remedy: null })
+    const behind = F.redactionLedger(facts([{ scope: "sales", behind: ["sales-x0002", "sales-x0003"], unrecorded: [], held: 1 }]))
+    expect(behind.status).toBe("fail")
+    expect(behind.message).toBe("behind the redaction ledger: sales lacks sales-x0002, sales-x0003")
+    expect(behind.remedy).toContain("restore a newer copy")
+    expect(doctorExitCode(runDoctor(facts([{ scope: "sales", behind: ["sales-x0001"], unrecorded: [], held: 0 }])))).toBe(3)
+    const ahead = F.redactionLedger(facts([{ scope: "sales", behind: [], unrecorded: ["sales-x0004"], held: 4 }]))
+    expect(ahead).toMatchObject({ status: "warn", message: "not in the redaction ledger yet: sales: sales-x0004" })
+    expect(F.redactionLedger(input({ ledger: { read: false, why: "there is no /srv/gn/data/ops.sqlite" } })))
+      .toEqual({ id: "redaction-ledger", status: "skip", message: "there is no /srv/gn/data/ops.sqlite", remedy: null })
+    expect(F.redactionLedger(input()).status).toBe("skip")
   })
 
   it("litestream-binary (kind litestream only)", () => {

@@ -1,0 +1,125 @@
+/**
+ * A redaction at scale (gaps.md §12): a scope of BENCH_REDACTION_RULES confirmed rules (default
+ * 10k, seeded by SQL with the lexical index built), a name in the statement of 500 of them, so
+ * 1,000 places (both versions of each); the preview's time, the apply's time (one write
+ * transaction: the places found again, replaced, every derived row rebuilt; then the WAL
+ * checkpoint), and POST /v1/search one at a time from a client in a process of its own
+ * (bench/load-client.ts "steps"), idle and while the apply runs. Goals: preview ≤ 2 s, apply
+ * ≤ 10 s, search p99 during the apply ≤ 3× idle p99.
+ */
+import { fork } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Effect, Layer, Logger, LogLevel, ManagedRuntime, Redacted } from "effect"
+import { ScopeStore } from "../src/db/scope-store.js"
+import { publicListener } from "../src/http/server.js"
+import { applyRedaction, checkpointAfterRedaction } from "../src/redaction/apply.js"
+import { previewRedaction } from "../src/redaction/preview.js"
+import { LexicalIndex } from "../src/search/lexical/index.js"
+import { ServicesLive } from "../src/services.js"
+import { benchConfig } from "./config.js"
+import type { StepAnswer, StepsJob } from "./load-client.js"
+import { BUSINESS_WORDS, freePort, goalLine, seedConfirmedRules, seededRandom, seedManualSource, sentenceOf, stats, syllableWords, zipfWords } from "./support.js"
+
+const RULES = Number(process.env.BENCH_REDACTION_RULES ?? 10_000)
+const NAMED = 500
+const NAME = "Petra Müller"
+const FEEDER = "f".repeat(40)
+const IDLE_STEPS = 200
+
+const rand = seededRandom(41)
+const word = zipfWords([...BUSINESS_WORDS, ...syllableWords(5_000, 3)], rand)
+const sentence = sentenceOf(word)
+const every = Math.floor(RULES / NAMED)
+
+export const redactionBench = async (): Promise<void> => {
+  const dir = mkdtempSync(join(tmpdir(), "gn-bench-redaction-"))
+  const port = await freePort()
+  const base = benchConfig(dir, { public_url: `http://127.0.0.1:${port}`, limits: { requests_per_minute: 100_000, decisions_per_minute: 100_000 } }, port)
+  const config = { ...base, env: { ...base.env, devApiToken: Redacted.make(FEEDER) } }
+  const runtime = ManagedRuntime.make(publicListener("127.0.0.1", port).pipe(
+    Layer.provideMerge(ServicesLive(config)),
+    Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+  ))
+  const url = `http://127.0.0.1:${port}`
+  try {
+    await runtime.runPromise(Effect.gen(function*() {
+      const store = yield* ScopeStore
+      yield* store.create("bench")
+      const { sql } = yield* store.use("bench")
+      yield* sql.withTransaction(Effect.gen(function*() {
+        yield* seedManualSource(sql)
+        yield* seedConfirmedRules(sql, 1, RULES, (seq) => ({
+          statement: seq % every === 0 && seq / every <= NAMED ? `${NAME} approves ${sentence(10)} (${seq})` : `${sentence(12)} (${seq})`,
+          keywords: [word(), word()],
+          relations: [{ kind: "supplier", name: sentence(2), ref: null }],
+          quote: sentence(14)
+        }))
+      }))
+      yield* Effect.flatMap(LexicalIndex, (lex) => lex.rebuild(sql))
+    }))
+    const job: StepsJob = { mode: "steps", url, token: FEEDER, scope: "bench" }
+    const client = fork(new URL("./load-client.js", import.meta.url), [JSON.stringify(job)], { stdio: ["ignore", "inherit", "inherit", "ipc"] })
+    const step = (text: string) =>
+      new Promise<StepAnswer>((resolve) => {
+        client.once("message", (m) => resolve(m as StepAnswer))
+        client.send({ text })
+      })
+    const query = (i: number) => `${BUSINESS_WORDS[i % BUSINESS_WORDS.length] ?? "Lieferzeit"} ${word()}`
+    for (let i = 0; i < 50; i++) await step(query(i))
+    const idle: Array<number> = []
+    for (let i = 0; i < IDLE_STEPS; i++) {
+      const a = await step(query(i))
+      if (a.status !== 200) throw new Error(`POST /v1/search answered ${a.status}`)
+      idle.push(a.ms)
+    }
+
+    const sqlOf = Effect.map(Effect.flatMap(ScopeStore, (s) => s.use("bench")), (h) => h.sql)
+    const p0 = performance.now()
+    const preview = await runtime.runPromise(Effect.flatMap(sqlOf, (sql) => previewRedaction(sql, "bench", NAME)))
+    const previewMs = performance.now() - p0
+
+    let done = false
+    const a0 = performance.now()
+    const applying = runtime.runPromise(Effect.gen(function*() {
+      const sql = yield* sqlOf
+      const applied = yield* applyRedaction(sql, {
+        scope: "bench", term: NAME, reason: "bench", preview: preview.body.preview, requestedBy: "person:1", decidedBy: "bench@example.com",
+        at: new Date().toISOString()
+      })
+      const applyMs = performance.now() - a0
+      const checkpointed = yield* checkpointAfterRedaction(sql)
+      return { applied, applyMs, checkpointed, totalMs: performance.now() - a0 }
+    })).finally(() => {
+      done = true
+    })
+    const during: Array<number> = []
+    let failed = 0
+    for (let i = 0; !done; i++) {
+      const a = await step(query(i))
+      if (a.status === 200) during.push(a.ms)
+      else failed++
+    }
+    const r = await applying
+    client.send({ done: true })
+
+    const si = stats(idle)
+    const sd = stats(during)
+    console.log(`\nredaction: "${NAME}" in ${NAMED} of ${RULES.toLocaleString("en")} confirmed rules (${preview.body.total} occurrences in ${preview.places.length} places)`)
+    console.log("what                                   | ms")
+    console.log(`preview                                | ${previewMs.toFixed(0).padStart(6)}`)
+    console.log(`apply (one write transaction)          | ${r.applyMs.toFixed(0).padStart(6)}`)
+    console.log(`apply + wal_checkpoint(TRUNCATE)       | ${r.totalMs.toFixed(0).padStart(6)} (checkpoint ${r.checkpointed ? "completed" : "not completed"})`)
+    console.log(`search idle: n ${si.n}, median ${si.median.toFixed(2)}, p99 ${si.p99.toFixed(2)}`)
+    console.log(`search during the apply: n ${sd.n}, median ${sd.median.toFixed(2)}, p99 ${sd.p99.toFixed(2)}, max ${sd.max.toFixed(2)}, not 200: ${failed}`)
+    console.log(goalLine("redaction preview ≤ 2 s (1,000 places, 10k rules)", previewMs <= 2000, `${previewMs.toFixed(0)} ms`))
+    console.log(goalLine("redaction apply ≤ 10 s (1,000 places, 10k rules)", r.applyMs <= 10_000, `${r.applyMs.toFixed(0)} ms, with the checkpoint ${r.totalMs.toFixed(0)} ms`))
+    const ratio = sd.p99 / Math.max(si.p99, 0.01)
+    console.log(goalLine("search p99 during a redaction ≤ 3× idle p99", sd.n > 0 && failed === 0 && ratio <= 3,
+      `${sd.p99.toFixed(2)} ms against ${si.p99.toFixed(2)} ms, ×${ratio.toFixed(2)}; ${sd.n} searches answered during the apply`))
+  } finally {
+    await runtime.dispose()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * The person's redaction (gaps.md §12, architecture.md §15.2 R4), written once for its two doors:
+ * POST /v1/redactions/preview and POST /v1/redactions (JSON, src/http/routes/redactions.ts) and
+ * the forms of /approval/redactions (src/approval/redactions-form.ts). The approval channel only,
+ * a person whose grant holds `redact` (403 channel-not-allowed without it; the pipeline's step 4).
+ *
+ *  - preview: every place of the term in the scope, the identifiers that keep it, the rules whose
+ *    text or evidence it touches, and the digest the confirmation sends back; nothing is written;
+ *  - redact: holding the backup lock (409 backup-running while a backup run, probe or verify
+ *    runs), the core finds the places again in its own write transaction and replaces them only
+ *    when they are still the ones the person saw (else 409 preview-stale, nothing written); the
+ *    redaction goes into the ledger of ops.sqlite (so no older copy brings the text back), then
+ *    the WAL is checkpointed so no frame keeps the old text.
+ *
+ * The term and the reason are never logged; the scope's `redaction` table keeps who, when, why
+ * and how many places, and the term only as its salted hash.
+ */
+import { Effect } from "effect"
+import { CurrentCaller } from "../auth/caller.js"
+import { operation } from "../auth/operation.js"
+import {
+  RedactionCreate,
+  type RedactionCreated,
+  RedactionPreviewRequest
+} from "../contracts/redaction.js"
+import { isDomainError } from "../contracts/errors.js"
+import { nowInstant } from "../contracts/time.js"
+import { withRedactionLock } from "../backup/lock.js"
+import { OpsStore } from "../db/ops-store.js"
+import { ScopeStore } from "../db/scope-store.js"
+import { applyRedaction, checkpointAfterRedaction } from "../redaction/apply.js"
+import { recordInLedger } from "../redaction/ledger.js"
+import { previewRedaction } from "../redaction/preview.js"
+
+/** The preview of `term` in `scope`, in one read transaction of the scope: the answer and the places with their ranges. */
+export const previewTerm = (req: RedactionPreviewRequest) =>
+  Effect.flatMap(ScopeStore, (store) => store.read(req.scope, ({ sql }) => previewRedaction(sql, req.scope, req.term)))
+
+/**
+ * Applies the redaction the person confirmed: the core's one write transaction (preview-stale
+ * when the places differ from `req.preview`), then the checkpoint.
+ */
+export const redactTerm = (req: RedactionCreate) =>
+  Effect.gen(function*() {
+    const store = yield* ScopeStore
+    const ops = yield* OpsStore
+    const caller = yield* CurrentCaller
+    const { sql } = yield* store.use(req.scope)
+    // the backup lock around transaction, ledger and checkpoint: never a copy half way through
+    return yield* withRedactionLock(Effect.gen(function*() {
+      const at = yield* nowInstant
+      const applied = yield* applyRedaction(sql, {
+        scope: req.scope, term: req.term, reason: req.reason.trim(), preview: req.preview,
+        requestedBy: caller.grant.id, decidedBy: caller.identity.identity, at
+      })
+      const id = applied.redaction.id
+      // committed in the scope: a failed ledger write is mended when the scope opens next (the file's redaction is added)
+      yield* recordInLedger(ops, req.scope, applied).pipe(
+        Effect.catchAll((e) => Effect.logError("redaction ledger write failed").pipe(Effect.annotateLogs({ scope: req.scope, redaction: id, cause: String(e) })))
+      )
+      const clean = yield* checkpointAfterRedaction(sql)
+      // a reader kept the checkpoint from finishing: the next one (at the latest the next open) does
+      if (!clean) yield* Effect.logWarning("redaction checkpoint incomplete").pipe(Effect.annotateLogs({ scope: req.scope, redaction: id }))
+      return { id, scope: req.scope, total: applied.total } satisfies RedactionCreated
+    })).pipe(
+      // backup-running is a coded error of the contract (409) like every refusal here
+      Effect.catchTag("BackupRunning", (e) => (isDomainError(e) ? Effect.fail(e) : Effect.die(e)))
+    )
+  })
+
+export const previewRedactionOp = operation({
+  name: "preview_redaction",
+  right: "redact",
+  input: RedactionPreviewRequest,
+  label: "redaction preview",
+  scopes: (req) => [req.scope],
+  run: (req) => Effect.map(previewTerm(req), (p) => ({ status: 200, body: p.body, refs: p.body.rules }))
+})
+
+export const createRedactionOp = operation({
+  name: "redact",
+  right: "redact",
+  input: RedactionCreate,
+  label: "redaction",
+  scopes: (req) => [req.scope],
+  run: (req) => Effect.map(redactTerm(req), (created) => ({ status: 201, body: created, refs: [] }))
+})
