@@ -6,17 +6,21 @@
  *               with the identity of $GROUNDNOTE_KEY_DIR/<scope>.age-identity (the instance's for
  *               ops.sqlite); without one IdentityMissing, never the plaintext or another key
  *   litestream  litestream restore -o <target> <live path>, the replica found in Litestream's
- *               own config; a non-zero exit, or exit 0 without a file, fails
+ *               own config, or for a keyed file in a temporary config with its identities
+ *               (litestream-keying.ts; no identity: the check fails identity-missing); a
+ *               non-zero exit, or exit 0 without a file, fails
  * The answer is the check fetch-copy / fetch-litestream. The target lies in a private temporary
  * directory of the caller (Litestream leaves <target>.tmp-wal/-shm beside it).
  */
 import { chmodSync, existsSync } from "node:fs"
-import { join, resolve } from "node:path"
+import { dirname, join, resolve } from "node:path"
 import { Effect, Either } from "effect"
 import type { IdentityMissing } from "../contracts/errors.js"
 import { readIdentity } from "../keys/identity-file.js"
 import { copyNew, realOrNull } from "./fsutil.js"
 import { execProgram, findLitestream, lastLine } from "./litestream.js"
+import type { LitestreamTarget } from "./litestream-config.js"
+import { keyingFor, temporaryRestoreConfig } from "./litestream-keying.js"
 import type { BackupKind, Check } from "./schemas.js"
 import type { BackupWorker } from "./worker-client.js"
 
@@ -55,6 +59,10 @@ export interface FetchOptions {
   readonly timeoutMs?: number
   /** decrypts an encrypted copy off the main thread */
   readonly worker: BackupWorker
+  /** backup.target and backup.prefix of kind litestream: where a keyed file's replica is */
+  readonly replica?: LitestreamTarget | null
+  /** restore this Litestream generation instead of the newest */
+  readonly generation?: string
 }
 
 /**
@@ -117,10 +125,19 @@ export const fetchBackup = (opts: FetchOptions): Effect.Effect<Check, IdentityMi
       return { check, ok: false, detail: "the litestream binary was found neither on PATH nor in node_modules/@flydotio" }
     }
     const live = filePathIn(resolve(opts.dataDir), opts.file)
-    const result = yield* execProgram(binary, ["restore", "-o", opts.target, live], {
-      env,
-      timeoutMs: opts.timeoutMs ?? LITESTREAM_TIMEOUT_MS
-    })
+    // a keyed file: a temporary config with its identities (never a restore without them)
+    const keying = yield* Effect.either(keyingFor({ dataDir: opts.dataDir, file: opts.file, env, replica: opts.replica ?? null }))
+    if (Either.isLeft(keying)) return { check, ok: false, detail: `${keying.left.code}: ${keying.left.message}` }
+    const generation = opts.generation === undefined ? [] : ["-generation", opts.generation]
+    const result = yield* Effect.scoped(Effect.gen(function*() {
+      const config = keying.right.keyed
+        ? ["-config", yield* temporaryRestoreConfig(dirname(opts.target), keying.right.db, keying.right.identities)]
+        : []
+      return yield* execProgram(binary, ["restore", ...config, ...generation, "-o", opts.target, live], {
+        env,
+        timeoutMs: opts.timeoutMs ?? LITESTREAM_TIMEOUT_MS
+      })
+    }))
     if (result.code !== 0) {
       return {
         check,

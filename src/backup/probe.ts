@@ -35,6 +35,7 @@ import { requireIdentities } from "./fetch.js"
 import { checkConfiguredDirectory, ensurePrivateSubdir, privateTempDir, removeStaleTempDirs } from "./fsutil.js"
 import type { FileFacts } from "./jobs.js"
 import { BackupLock } from "./lock.js"
+import { litestreamTargetOf } from "./litestream-config.js"
 import { writeNightlyExport } from "./nightly-export.js"
 import { fetchAndCheckOps, fetchAndCheckScope } from "./restore.js"
 import type { ProgressOptions } from "./run.js"
@@ -146,6 +147,7 @@ const probeUnlocked = (options: ScopeOptions) =>
     const backup = config.file.backup
     const kind: BackupKind = backup.kind
     const directory = backup.kind === "copy" ? backup.directory : null
+    const replica = litestreamTargetOf(backup)
     const configured = config.file.scopes.map((s) => s.name)
     const scopes = yield* selectScopes(configured, dataDir, options.scope)
     const checkedAt = yield* nowInstant
@@ -176,7 +178,7 @@ const probeUnlocked = (options: ScopeOptions) =>
     const env = process.env
 
     progress("probing ops.sqlite")
-    const opsFetched = yield* fetchAndCheckOps({ worker, kind, dataDir, directory, target: join(tmp, "ops.sqlite"), env })
+    const opsFetched = yield* fetchAndCheckOps({ worker, kind, dataDir, directory, replica, target: join(tmp, "ops.sqlite"), env })
     const opsPart = { ok: C.allOk(opsFetched.checks), checks: [...opsFetched.checks] }
 
     const items: Array<ProbeScope> = []
@@ -195,7 +197,7 @@ const probeUnlocked = (options: ScopeOptions) =>
       const state = yield* ops.getBackupStateFull(scope).pipe(Effect.orDie)
       const floor: Counts | null = Option.match(state, { onNone: () => null, onSome: (s) => C.parseCounts(s.verified_counts) })
       const restoredPath = join(tmp, "scopes", `${scope}.sqlite`)
-      const fetched = yield* fetchAndCheckScope({ worker, kind, dataDir, directory, target: restoredPath, env, scope, floor })
+      const fetched = yield* fetchAndCheckScope({ worker, kind, dataDir, directory, replica, target: restoredPath, env, scope, floor })
       const checks: Array<Check> = [...fetched.checks]
       let exceptions: ReadonlyArray<string> = []
       if (fetched.facts !== null) {

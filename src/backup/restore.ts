@@ -34,6 +34,9 @@ import * as C from "./checks.js"
 import { levelCopy, readLiveLedger } from "./level-copy.js"
 import { RestoreCheckFailed, TargetDirectoryMissing, TargetExists, TargetInScopesDir, TargetIsLive } from "./errors.js"
 import { type BackupFile, fetchBackup, fileLabel, OPS_FILE_NAME } from "./fetch.js"
+import { litestreamTargetOf } from "./litestream-config.js"
+import type { LitestreamTarget } from "./litestream-config.js"
+import { keyingFor } from "./litestream-keying.js"
 import { errnoCode, isWithin, linkNoOverwrite, lstatOrNull, privateTempDir, realDataDir, realOrNull } from "./fsutil.js"
 import type { FileFacts } from "./jobs.js"
 import type { BackupKind, Check, Counts, RestoreAnswer } from "./schemas.js"
@@ -47,6 +50,8 @@ export interface FetchCheckInput {
   /** a path that does not exist yet, in a private temporary directory */
   readonly target: string
   readonly env?: Readonly<Record<string, string | undefined>>
+  /** backup.target and backup.prefix of kind litestream (where a keyed file's replica is) */
+  readonly replica?: LitestreamTarget | null
 }
 
 export interface Fetched {
@@ -212,10 +217,15 @@ const restoreFile = (file: BackupFile, req: Omit<RestoreRequest, "scope">, confi
     const from = req.from ?? config.backup.kind
     const directory = config.backup.kind === "copy" ? config.backup.directory : null
     const target = yield* checkRestoreTarget(req.to, dataDir, scopes)
+    const replica = litestreamTargetOf(config.backup)
+    if (from === "litestream") {
+      // a keyed replica without its identity is refused before anything is fetched (identity-missing)
+      yield* keyingFor({ dataDir, file, env: req.env ?? process.env, replica }).pipe(Effect.catchTag("KeyingFailed", () => Effect.void))
+    }
     const worker = yield* makeBackupWorker
     const tmpDir = yield* privateTempDir(dirname(target), ".gn-restore-")
     const tmp = join(tmpDir, file.kind === "ops" ? OPS_FILE_NAME : `${file.scope}.sqlite`)
-    const fetchInput = { worker, kind: from, dataDir, directory, target: tmp, ...(req.env === undefined ? {} : { env: req.env }) }
+    const fetchInput = { worker, kind: from, dataDir, directory, target: tmp, replica, ...(req.env === undefined ? {} : { env: req.env }) }
 
     let checks: ReadonlyArray<Check>
     const warnings: Array<string> = []

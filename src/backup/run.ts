@@ -1,7 +1,9 @@
 /**
  * Backup run (architecture.md §11.1, POST /ops/backup/run), inside the service.
  *
- * litestream: nothing is copied; the answer says so and one backup_run row records it.
+ * litestream: nothing is copied; after a redaction of a scope its replica is reseeded (reseed.ts:
+ *   a new Litestream generation, verified, then the older generations of a file:// replica
+ *   deleted), one item per reseeded scope; one backup_run row records the answer.
  * copy:
  *   1. backup.directory: an existing directory of the service user, mode 0700, not inside the
  *      data dir (real paths), else backup-directory-invalid (409) naming the reason;
@@ -58,13 +60,21 @@ import {
   removeStaleTempDirs
 } from "./fsutil.js"
 import { BackupLock } from "./lock.js"
-import type { Counts, RunAnswer, RunItem } from "./schemas.js"
+import { reseedScope } from "./reseed.js"
+import type { Counts, RunAnswer, RunItem, RunScopeItem } from "./schemas.js"
 import { type BackupWorker, makeBackupWorker } from "./worker-client.js"
 
 export interface ProgressOptions {
   /** one line per step, for a progress display (the CLI shows it on a TTY) */
   readonly progress?: (line: string) => void
 }
+
+export interface RunOptions extends ProgressOptions {
+  /** kind litestream: how long a reseed waits for Litestream's new generation (default 2 minutes) */
+  readonly reseedWaitMs?: number
+}
+
+const RESEED_WAIT_MS = 2 * 60 * 1000
 
 export const LITESTREAM_RUN_MESSAGE = "Litestream replicates continuously; nothing to copy"
 
@@ -173,25 +183,25 @@ const encryptionOf = (ops: OpsStore, file: BackupFile, work: Effect.Effect<strin
     return { recipients, identities, work: yield* work } satisfies Encryption
   })
 
-const litestreamAnswer = (started: string, finished: string): RunAnswer => ({
-  ok: true,
+const litestreamAnswer = (started: string, finished: string, reseeded: ReadonlyArray<RunScopeItem>): RunAnswer => ({
+  ok: reseeded.every((i) => i.ok),
   kind: "litestream",
-  ran: false,
+  ran: reseeded.length > 0,
   started_at: started,
   finished_at: finished,
   message: LITESTREAM_RUN_MESSAGE,
   ops: null,
-  scopes: []
+  scopes: reseeded
 })
 
 /** POST /ops/backup/run (§11.1). */
-export const runBackup = (options: ProgressOptions = {}) =>
+export const runBackup = (options: RunOptions = {}) =>
   Effect.gen(function*() {
     const lock = yield* BackupLock
     return yield* lock.withLock("run")(runUnlocked(options))
   })
 
-const runUnlocked = (options: ProgressOptions) =>
+const runUnlocked = (options: RunOptions) =>
   Effect.scoped(Effect.gen(function*() {
     const config = yield* AppConfig
     const ops = yield* OpsStore
@@ -202,8 +212,19 @@ const runUnlocked = (options: ProgressOptions) =>
     const dataDir = config.env.dataDir
 
     if (backup.kind === "litestream") {
-      const answer = litestreamAnswer(started, yield* nowInstant)
-      yield* ops.recordBackupRun({ kind: "run", backup_kind: "litestream", started_at: answer.started_at, finished_at: answer.finished_at, ok: true, result: answer }).pipe(Effect.orDie)
+      const reseeded: Array<RunScopeItem> = []
+      const worker = yield* makeBackupWorker
+      const tmpDir = yield* privateTempDir(dataDir, ".verify-")
+      for (const scope of scopes.configured) {
+        progress(`reseed check of scope ${scope}`)
+        const item = yield* reseedScope({
+          worker, dataDir, scope, live: scopeFile(dataDir, scope), replica: { target: backup.target, prefix: backup.prefix },
+          env: process.env, tmpDir, waitMs: options.reseedWaitMs ?? RESEED_WAIT_MS
+        })
+        if (item !== null) reseeded.push(item)
+      }
+      const answer = litestreamAnswer(started, yield* nowInstant, reseeded)
+      yield* ops.recordBackupRun({ kind: "run", backup_kind: "litestream", started_at: answer.started_at, finished_at: answer.finished_at, ok: answer.ok, result: answer }).pipe(Effect.orDie)
       return answer
     }
 

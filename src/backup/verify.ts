@@ -23,6 +23,7 @@ import { requireIdentities } from "./fetch.js"
 import { privateTempDir, removeStaleTempDirs } from "./fsutil.js"
 import { BackupLock } from "./lock.js"
 import { compareWithLive, type ScopeOptions, selectScopes, snapshotLive } from "./probe.js"
+import { litestreamTargetOf } from "./litestream-config.js"
 import { fetchAndCheckScope } from "./restore.js"
 import type { Check, VerifyAnswer, VerifyScope } from "./schemas.js"
 import { makeBackupWorker } from "./worker-client.js"
@@ -61,7 +62,7 @@ const verifyUnlocked = (options: ScopeOptions) =>
       const snapshotPath = join(tmp, `${scope}.live.sqlite`)
       const live = yield* snapshotLive({ worker, scope, liveFile: scopeFile(dataDir, scope), snapshotPath, own: { remembered } })
       const backupPath = join(tmp, `${scope}.backup.sqlite`)
-      const fetched = yield* fetchAndCheckScope({ worker, kind: backup.kind, dataDir, directory, target: backupPath, scope, floor })
+      const fetched = yield* fetchAndCheckScope({ worker, kind: backup.kind, dataDir, directory, replica: litestreamTargetOf(backup), target: backupPath, scope, floor })
       const checks: Array<Check> = [...live.checks, ...fetched.checks]
       let exceptions: ReadonlyArray<string> = []
       if (fetched.facts !== null && live.facts !== null) {

@@ -6,6 +6,7 @@
  *                             nightly's deadman_url)
  *   restore(req)              restoreScope / restoreOps (architecture.md §11 "Restore") with the
  *                             data dir and groundnote.json; no service, no secret needed
+ *   litestreamConfig(env)     backup litestream-config (litestream-config-host.ts)
  *   stageFindings(input)      semantic-model, reranker-key, reranker-budget from the stage modules
  *   ledgerFacts(env, cwd)     every scope file against the redaction ledger (doctor's redaction-ledger)
  *
@@ -16,6 +17,7 @@ import { Effect } from "effect"
 import { restoreExitCode } from "../backup/errors.js"
 import { type RestoreConfig, restoreOps, restoreScope } from "../backup/restore.js"
 import { configPathOf, dataDirOf } from "../config/env.js"
+import { litestreamConfig } from "./litestream-config-host.js"
 import { loadConfigFile } from "../config/load.js"
 import type { ConfigFile } from "../config/schema.js"
 import type { ConfigResult, Finding, LedgerFacts } from "../ops/doctor/types.js"
@@ -89,4 +91,4 @@ const ledgerFacts = (env: Record<string, string | undefined>, cwd: string): Effe
     return yield* readLedgerFacts(dataDirOf(env, cwd), loaded.right.file.scopes.map((s) => s.name))
   })
 
-export const cliHost: CliHost = { loadConfig, restore, stageFindings, ledgerFacts }
+export const cliHost: CliHost = { loadConfig, restore, stageFindings, ledgerFacts, litestreamConfig }

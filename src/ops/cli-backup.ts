@@ -1,9 +1,9 @@
 /**
  * The operator's backup commands (gaps.md §9, architecture.md §11): backup run|probe|verify|nightly
- * over the ops socket, restore and doctor. Long work shows progress on stderr when it is a TTY.
+ * over the ops socket, backup litestream-config, restore and doctor. Long work shows progress on stderr when it is a TTY.
  * A check that failed exits 3 after the answer is shown (with --json: the answer on stdout).
  *
- * restore, doctor's config and stage findings and nightly's deadman_url come from the CLI host
+ * restore, litestream-config, doctor's config and stage findings and nightly's deadman_url come from the CLI host
  * (cli-host.ts), loaded through the one dynamic import of ../main.js in cli.ts (AT6).
  */
 import { Command, Options } from "@effect/cli"
@@ -47,7 +47,10 @@ export const renderRun = (a: RunAnswer): string => {
   if (!a.ran) return `backup run (${a.kind}): ${a.message ?? "nothing to copy"}`
   const lines = [`backup run (${a.kind}), ${a.started_at} to ${a.finished_at}: ${verdict(a.ok)}`]
   if (a.ops !== null) lines.push(`  ops.sqlite: ${a.ops.ok ? `ok, ${bytes(a.ops.bytes)} to ${a.ops.file}` : `FAILED: ${a.ops.detail ?? "?"}`}`)
-  for (const s of a.scopes) lines.push(`  ${s.scope}: ${s.ok ? `ok, ${bytes(s.bytes)} to ${s.file}` : `FAILED: ${s.detail ?? "?"}`}`)
+  for (const s of a.scopes) {
+    const ok = s.bytes === null ? `ok, ${s.detail ?? "nothing written"} (${s.file})` : `ok, ${bytes(s.bytes)} to ${s.file}`
+    lines.push(`  ${s.scope}: ${s.ok ? ok : `FAILED: ${s.detail ?? "?"}`}`)
+  }
   return lines.join("\n")
 }
 
@@ -150,8 +153,17 @@ const backupNightly = (host: Effect.Effect<CliHost>) =>
       }
     }).pipe(withJsonError(json)))
 
+/** The Litestream config of the data dir on stdout (with --json: {config, files}); offline, like restore. */
+const backupLitestreamConfig = (host: Effect.Effect<CliHost>) =>
+  Command.make("litestream-config", { json: jsonOption }, ({ json }) =>
+    Effect.gen(function*() {
+      const h = yield* host
+      const answer = yield* h.litestreamConfig(process.env, process.cwd()).pipe(Effect.catchAll(hostFailure(json)))
+      yield* json ? printJson(answer) : Effect.sync(() => process.stdout.write(answer.config))
+    }))
+
 export const backup = (host: Effect.Effect<CliHost>) =>
-  Command.make("backup").pipe(Command.withSubcommands([backupRun, backupProbe, backupVerify, backupNightly(host)]))
+  Command.make("backup").pipe(Command.withSubcommands([backupRun, backupProbe, backupVerify, backupNightly(host), backupLitestreamConfig(host)]))
 
 // ---------------------------------------------------------------------------------------------
 // restore

@@ -185,6 +185,12 @@ export const COMMANDS: ReadonlyArray<CommandDoc> = [
     options: [JSON_OPT], example: "groundnote backup nightly"
   },
   {
+    path: "backup litestream-config", summary: "print the litestream.yml of the data dir (kind litestream)",
+    usage: "groundnote backup litestream-config [--json]",
+    description: "Every file (ops.sqlite, every configured scope) with its replica under backup.target and backup.prefix; a keyed file with age recipients from ops.sqlite, never an identity. Runs without the service. Print it again after a new scope or key and restart Litestream (docs/backup.md).",
+    options: [JSON_OPT], example: "groundnote backup litestream-config > /etc/litestream.yml"
+  },
+  {
     path: "restore", summary: "restore a scope (or ops.sqlite) from the newest backup to a new file",
     usage: "groundnote restore --to <path> --scope <s> | --ops [--from copy|litestream] [--json]",
     description: "Runs without the service. Refuses the live files, anything in <data dir>/scopes/ and an existing target; fetches, checks and only then links the file to the target. Exits 3 when a check failed (nothing is written). Then stop the service and move the file in (docs/backup.md).",
@@ -358,6 +364,7 @@ const SECTIONS: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
     "key create", "key list", "key add-recipient", "key rotate",
     "backup run", "backup probe", "backup verify", "backup nightly", "restore", "doctor"
   ]],
+  ["Litestream (no service: groundnote.json and ops.sqlite)", ["backup litestream-config"]],
   ["API (GROUNDNOTE_URL and a credential, or groundnote config init)", [
     "sources put", "sources get", "search", "rules list", "rules get", "rules versions", "rules provenance",
     "proposals list", "propose", "feedback", "retract", "approvals open", "export"

@@ -40,11 +40,19 @@ export interface StageFindingsInput {
   readonly serviceDown: string | null
 }
 
+/** What `groundnote backup litestream-config` prints: the YAML text and each file's replica. */
+export interface LitestreamConfigAnswer {
+  readonly config: string
+  readonly files: ReadonlyArray<{ readonly file: string; readonly path: string; readonly url: string; readonly recipients: ReadonlyArray<string> }>
+}
+
 export interface CliHost {
   /** groundnote.json (GROUNDNOTE_CONFIG) without the environment's secrets; never fails */
   readonly loadConfig: (env: Record<string, string | undefined>, cwd: string) => Effect.Effect<ConfigResult>
   /** groundnote restore, without the service (architecture.md §11 "Restore") */
   readonly restore: (req: HostRestoreRequest) => Effect.Effect<RestoreAnswer, HostFailure>
+  /** groundnote backup litestream-config: groundnote.json and the recipients in ops.sqlite, without the service */
+  readonly litestreamConfig: (env: Record<string, string | undefined>, cwd: string) => Effect.Effect<LitestreamConfigAnswer, HostFailure>
   /** doctor's semantic-model, reranker-key and reranker-budget findings from the stage modules */
   readonly stageFindings: (input: StageFindingsInput) => Effect.Effect<ReadonlyArray<Finding>>
   /** doctor's redaction-ledger facts: every scope file against the ledger of ops.sqlite, read only */
