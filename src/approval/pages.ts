@@ -51,12 +51,15 @@ const StructureQuery = Schema.Struct({ scope: ScopeName, ...OutcomeQuery.fields 
 
 const html = (doc: Html, status = 200) => ({ status, response: pageResponse(doc, status), refs: [] as Array<string> })
 
-/** The viewer line, the clock and whether the caller may decide, for every page. */
+/** The viewer line, the clock and whether the caller may decide or redact, for every page. */
 const pageContext = Effect.gen(function*() {
   const caller = yield* CurrentCaller
+  // the right redact is looked up by its name: the list of rights may hold it (gaps.md §12)
+  const rights: ReadonlyArray<string> = caller.grant.rights
   return {
     viewer: yield* viewerOf(caller.identity.identity, caller.grant.id),
-    canDecide: caller.grant.rights.includes("decide")
+    canDecide: rights.includes("decide"),
+    canRedact: rights.includes("redact")
   }
 })
 
@@ -116,8 +119,8 @@ export const rulePageCall: Page<{ readonly id: string; readonly outcome: Outcome
     refs: (p) => [ruleRef(p.id)],
     run: (p) =>
       Effect.gen(function*() {
-        const { viewer, canDecide } = yield* pageContext
-        const doc = yield* loadRulePage(p.id, { viewer, canDecide, outcome: p.outcome })
+        const { viewer, canDecide, canRedact } = yield* pageContext
+        const doc = yield* loadRulePage(p.id, { viewer, canDecide, canRedact, outcome: p.outcome })
         if (doc === undefined) return yield* new NotFound({ message: `no rule ${p.id}` })
         return { ...html(doc), refs: [ruleRef(p.id)] }
       })

@@ -167,6 +167,26 @@ export interface RuleHead {
   readonly created_by: string
 }
 
+/** A redaction that replaced text the rule page shows: its id, the reason given and when. */
+export interface RedactionNote {
+  readonly id: string
+  readonly reason: string
+  readonly at: string
+}
+
+/**
+ * The redactions that touched the rule's versions, its decisions or classifications, or its
+ * source (text, segments, attachments, mail header), oldest first: one read of redaction_place.
+ */
+export const redactionsOfRule = (sql: SqlClient, ruleId: string, sourceId: string) =>
+  sql<RedactionNote>`SELECT r.id, r.reason, r.at FROM redaction r WHERE EXISTS (
+      SELECT 1 FROM redaction_place p WHERE p.redaction_seq = r.seq AND (
+        (p.tbl = 'rule_version' AND json_extract(p.key, '$[0]') = ${ruleId})
+        OR (p.tbl IN ('source', 'source_segment', 'source_attachment', 'source_auth') AND json_extract(p.key, '$[0]') = ${sourceId})
+        OR (p.tbl = 'decision' AND json_extract(p.key, '$[0]') IN (SELECT id FROM decision WHERE rule_id = ${ruleId}))
+        OR (p.tbl = 'classification' AND json_extract(p.key, '$[0]') IN (SELECT id FROM classification WHERE rule_id = ${ruleId}))))
+    ORDER BY r.seq`
+
 export interface Neighbour {
   readonly rule_id: string
   readonly version: number
@@ -203,13 +223,14 @@ export const ruleDetail = (sql: SqlClient, ruleId: string, today: string) =>
         JOIN rule_version v ON v.rule_id = r.id AND v.version = (SELECT max(w.version) FROM rule_version w WHERE w.rule_id = r.id)
       WHERE v.status = 'proposed' AND r.id <> ${ruleId}
       ORDER BY (r.seq < ${head.seq}) DESC, r.seq DESC LIMIT 1`
+    const redactions = yield* redactionsOfRule(sql, ruleId, current.source_id)
     const successor = current.superseded_by === null ? undefined : yield* neighbour(sql, current.superseded_by)
     const predecessor = current.supersedes === null ? undefined : yield* neighbour(sql, current.supersedes)
     return {
       head, versions, current, decisions, provenance,
       duplicates: duplicates.filter((d): d is Neighbour & { readonly near: boolean } => d !== undefined),
       rejected, reviewedAt, adoption, classification: classified[0] ?? null, nextProposal: next[0]?.id ?? null,
-      successor: successor ?? null, predecessor: predecessor ?? null
+      successor: successor ?? null, predecessor: predecessor ?? null, redactions
     }
   })
 export type RuleDetail = NonNullable<Effect.Effect.Success<ReturnType<typeof ruleDetail>>>

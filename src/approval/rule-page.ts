@@ -28,6 +28,8 @@ export interface RulePageInput {
   readonly ruleId: string
   readonly viewer: Viewer
   readonly canDecide: boolean
+  /** the viewer's grant has the right redact (or decide): the page says which redactions touched the rule */
+  readonly seesRedactions?: boolean
   readonly names: GrantNames
   readonly clock: Clockwork
   readonly outcome: Outcome | null
@@ -369,6 +371,13 @@ const neighbours = (p: RulePageInput): Html => {
   }</section>`
 }
 
+/** "text redacted on <day>: <reason>" for each redaction that touched the rule, to persons with redact or decide. */
+const redactionNotes = (p: RulePageInput): Html | string =>
+  p.seesRedactions !== true || p.detail.redactions.length === 0
+    ? ""
+    : html`${p.detail.redactions.map((r) =>
+      html`<p class="notice redaction" id="${r.id}">Text redacted on <time datetime="${r.at}">${dayIn(p.clock.zone, Date.parse(r.at))}</time>: ${r.reason}</p>`)}`
+
 export const rulePage = (p: RulePageInput): Html => {
   const d = p.detail
   const v = d.current
@@ -410,6 +419,7 @@ ${notice}
     d.versions.length > 1 ? html`<span>${plural(d.versions.length, "version")}</span>` : ""
   }</div>
 ${detailsLine([p.ruleId, `version ${v.version}`, `proposed by ${d.head.created_by}`, ...madeBy, `reason "${v.reason}"`])}
+${redactionNotes(p)}
 ${d.successor === null ? "" : html`<p class="notice">Superseded by ${ruleLink(d.successor.rule_id, `${d.successor.rule_id}: ${d.successor.statement}`)}.</p>`}
 ${d.predecessor === null ? "" : html`<p class="small">Replaces ${ruleLink(d.predecessor.rule_id, `${d.predecessor.rule_id}: ${d.predecessor.statement}`)} (${d.predecessor.status}).</p>`}
 <div class="grid">

@@ -17,7 +17,7 @@ import { pendingRuleLinks, ruleLinksSection } from "./structure-view.js"
 /** The rule page of `ruleId` for the viewer, or undefined when the rule does not exist. */
 export const loadRulePage = (
   ruleId: string,
-  o: { readonly viewer: Viewer; readonly canDecide: boolean; readonly outcome: Outcome | null }
+  o: { readonly viewer: Viewer; readonly canDecide: boolean; readonly canRedact?: boolean; readonly outcome: Outcome | null }
 ) =>
   Effect.gen(function*() {
     const config = yield* AppConfig
@@ -30,7 +30,8 @@ export const loadRulePage = (
     const links = yield* store.read(scope, ({ sql }) => pendingRuleLinks(sql, ruleId, config.file.public_url))
     const names = yield* grantNames
     return rulePage({
-      detail, ruleId, viewer: o.viewer, canDecide: o.canDecide, names, clock, outcome: o.outcome,
+      detail, ruleId, viewer: o.viewer, canDecide: o.canDecide, seesRedactions: o.canDecide || o.canRedact === true, names, clock,
+      outcome: o.outcome,
       pendingLinks: ruleLinksSection(o.viewer, o.canDecide, ruleId, links, clock, o.outcome)
     })
   })

@@ -113,7 +113,9 @@ export const Candidate = Schema.Struct({
   aliases: Schema.Array(Schema.String),
   path: Schema.Array(Schema.String),
   score: Schema.Number,
-  match: CandidateMatch
+  match: CandidateMatch,
+  /** a redaction touched the entity's current name or aliases */
+  redacted: Schema.optional(Schema.Literal(true))
 })
 export type Candidate = typeof Candidate.Type
 

@@ -99,3 +99,9 @@ export const After = Schema.optional(RuleId)
 /** The seq of the rule named by `after` (0 without): pages are ordered by seq. */
 export const afterSeq = (after: string | undefined): number =>
   after === undefined ? 0 : Number(/-(\d{4,})$/.exec(after)?.[1] ?? 0)
+
+/**
+ * `redacted: true` on a record of an answer whose shown text a redaction replaced in part with
+ * "[redacted]" (gaps.md §12 "Answers after a redaction"); left out when nothing of it was touched.
+ */
+export const RedactedFlag = Schema.optional(Schema.Literal(true))

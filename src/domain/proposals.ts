@@ -15,7 +15,10 @@ import { ScopeStore } from "../db/scope-store.js"
 import { QuoteNotFound, ReferenceUnknown, SourceUnknown } from "../contracts/errors.js"
 import { formatRuleId, ruleRef, scopeOfRuleId } from "../contracts/ids.js"
 import { approvalUrl, type ProposalCreated, type ProposalRequest } from "./proposal-schemas.js"
-import { type Closest, closestInSegments, closestPassage, JAMIE_WINDOW_S, jamieQuoteFound, mailQuoteFound, MIN_QUOTE_CHARS, normalizeQuote } from "./quote-check.js"
+import {
+  type Closest, closestInSegments, closestPassage, holdsMarker, JAMIE_WINDOW_S, jamieQuoteFound, mailQuoteFound, MIN_QUOTE_CHARS,
+  normalizeQuote
+} from "./quote-check.js"
 import { RuleIndex } from "./rule-index.js"
 import type { Channel } from "../contracts/schemas.js"
 import { ensureManualSource } from "./sources.js"
@@ -50,9 +53,17 @@ const quoteNotFound = (quote: string, closest: Closest | null, segmentStart: num
   })
 }
 
-/** Checks the quote of a jamie or mail proposal against the stored source (§6.3). */
+/** The refusal of a quote that holds the redaction marker (gaps.md §12), of any source kind. */
+export const QUOTE_HOLDS_MARKER =
+  "the quote holds the marker [redacted]: redacted text is not evidence; quote only text the source still shows"
+
+/**
+ * Checks the quote of a jamie or mail proposal against the stored source (§6.3); a quote that
+ * holds the redaction marker is refused for every kind, a manual one too.
+ */
 const checkQuote = (sql: SqlClient, source: ProposalRequest["source"]) =>
   Effect.gen(function*() {
+    if (holdsMarker(source.quote)) return yield* new QuoteNotFound({ message: QUOTE_HOLDS_MARKER, closest: null })
     if (source.kind === "manual") return
     const rows = yield* sql<{ kind: string; excerpt: string | null }>`SELECT kind, excerpt FROM source WHERE id = ${source.id}`
     const row = rows[0]

@@ -9,6 +9,7 @@ import { Effect } from "effect"
 import { attachmentRef, sourceRef } from "../contracts/ids.js"
 import { reviewFacts } from "./adoption.js"
 import { JAMIE_WINDOW_S } from "./quote-check.js"
+import { redactedMark, redactedOf } from "./redacted.js"
 import type { RuleVersionRow } from "./rules.js"
 import type { AttachmentRow, SourceRow } from "./sources.js"
 
@@ -61,13 +62,17 @@ export const provenanceOf = (sql: SqlClient, v: RuleVersionRow) =>
       ORDER BY occurred_at DESC, id`
     const attachments = yield* sql<AttachmentRow>`SELECT * FROM source_attachment WHERE source_id = ${src.id} ORDER BY n`
     const { adoption } = yield* reviewFacts(sql, v.rule_id)
+    const marks = yield* redactedOf(sql)
     return {
       ref: `rule/${v.rule_id}@${v.version}`,
       status: v.status,
       adoption,
+      // the record: the version's quote; its source: title, sender, excerpt and segments
+      ...redactedMark(marks.row("rule_version", v.rule_id, v.version)),
       source: {
         id: src.id, kind: src.kind, title: src.title, occurred_at: src.occurred_at, sender: src.sender,
-        thread: src.thread, link: src.link, fulltext_sha256: src.fulltext_sha256, fetched_at: src.fetched_at
+        thread: src.thread, link: src.link, fulltext_sha256: src.fulltext_sha256, fetched_at: src.fetched_at,
+        ...redactedMark(marks.source(src.id))
       },
       quote: v.quote,
       timestamp_s: v.timestamp_s,
@@ -75,11 +80,13 @@ export const provenanceOf = (sql: SqlClient, v: RuleVersionRow) =>
       segments,
       thread: thread.map((m) => ({
         ref: sourceRef(m.id), kind: "mail" as const, date: m.occurred_at ?? m.fetched_at, title: m.title ?? "",
-        excerpt: shortExcerpt(m.excerpt), link: m.link, origin: "deterministic" as const, proposed: false
+        excerpt: shortExcerpt(m.excerpt), link: m.link, origin: "deterministic" as const, proposed: false,
+        ...redactedMark(marks.source(m.id))
       })),
       attachments: attachments.map((a) => ({
         ref: attachmentRef(a.source_id, a.n), filename: a.filename, media_type: a.media_type, size: a.size,
-        external: a.external, text_origin: a.text_origin, text: a.text
+        external: a.external, text_origin: a.text_origin, text: a.text,
+        ...redactedMark(marks.row("source_attachment", a.source_id, a.n))
       }))
     }
   })

@@ -1,7 +1,14 @@
 /**
  * The quote check (architecture.md §6.3): the quote is evidence, checked in code against the
  * stored source. Pure functions.
+ *
+ * After a redaction (gaps.md §12) a stored text holds the marker "[redacted]" where the erased text
+ * was. A quote that holds the marker is never found, and the check never matches across a marker:
+ * the text is cut at every marker before it is normalized (normalization would turn the marker
+ * into the plain word "redacted"), and the quote, like the closest passage, must lie within one part.
  */
+import { REDACTED_MARKER } from "../contracts/redaction.js"
+
 
 /**
  * Quote characters that are not in \p{P} (backtick, acute, primes, modifier letters …).
@@ -33,11 +40,21 @@ export const jamieWindow = (segments: ReadonlyArray<SegmentText>, timestamp_s: n
     .map((s) => s.text)
     .join(" ")
 
-/** True when the normalized quote (≥ 20 characters) is a substring of the normalized text. */
+/** The quote holds the redaction marker (in any case or width): a redacted text is never evidence. */
+export const holdsMarker = (quote: string): boolean => quote.normalize("NFKC").toLowerCase().includes(REDACTED_MARKER)
+
+/** The parts of a stored text between the redaction markers (the whole text when it holds none). */
+export const unredactedParts = (text: string): Array<string> => text.split(REDACTED_MARKER)
+
+/**
+ * True when the quote holds no marker and its normalization (≥ 20 characters) is a substring of
+ * the normalization of one part of the text between markers.
+ */
 export const quoteFoundIn = (quote: string, text: string): boolean => {
+  if (holdsMarker(quote)) return false
   const q = normalizeQuote(quote)
   if ([...q].length < MIN_QUOTE_CHARS) return false
-  return normalizeQuote(text).includes(q)
+  return unredactedParts(text).some((part) => normalizeQuote(part).includes(q))
 }
 
 export const mailQuoteFound = (quote: string, mailText: string): boolean => quoteFoundIn(quote, mailText)
@@ -116,6 +133,27 @@ const alignByWords = (q: string, t: string, run: { readonly at: number; readonly
 }
 
 /**
+ * The passage of `text` closest to `quote` (closestWithin), never across a redaction marker: the
+ * passage of the part between markers with the longest run of the quote (the earlier on a tie).
+ * `offset` and `anchor.at` of a text with markers count in its parts, normalized and joined by a
+ * space.
+ */
+export const closestPassage = (quote: string, text: string): Closest | null => {
+  if (!text.includes(REDACTED_MARKER)) return closestWithin(quote, text)
+  let best: Closest | null = null
+  let at = 0
+  for (const part of unredactedParts(text)) {
+    const t = normalizeQuote(part)
+    const c = closestWithin(quote, t)
+    if (c !== null && (best === null || c.anchor.length > best.anchor.length)) {
+      best = { ...c, offset: at + c.offset, anchor: { at: at + c.anchor.at, length: c.anchor.length } }
+    }
+    at += t.length + 1
+  }
+  return best
+}
+
+/**
  * The passage of `text` closest to `quote`, both normalized as the quote check compares them:
  * the quote is anchored where the longest run of it (from its start, from its end, or from one of
  * its first word starts) occurs in the text; the passage runs from where the quote's start fits
@@ -123,7 +161,7 @@ const alignByWords = (q: string, t: string, run: { readonly at: number; readonly
  * falls by the run, widened to whole words. Null when no run of MIN_ANCHOR_CHARS characters of
  * the quote occurs in the text.
  */
-export const closestPassage = (quote: string, text: string): Closest | null => {
+const closestWithin = (quote: string, text: string): Closest | null => {
   const q = normalizeQuote(quote)
   const t = normalizeQuote(text)
   if (q.length === 0 || t.length === 0) return null
@@ -176,7 +214,8 @@ export interface SegmentClosest extends Closest {
 
 /**
  * The closest passage of a meeting transcript, within one segment (one speaker's turn: a passage
- * running into the next segment would join words never said together). The longest run of the
+ * running into the next segment would join words never said together) and within one part of it
+ * between redaction markers (each part counts as a segment of its own here). The longest run of the
  * quote over the whole transcript (segments joined by a space, as the check joins its window)
  * picks the segments it touches; the passage is sought in each of them alone and the one with the
  * longest run wins (the earlier on a tie). `offset` is in the joined normalized transcript. Null
@@ -184,7 +223,8 @@ export interface SegmentClosest extends Closest {
  */
 export const closestInSegments = (quote: string, segments: ReadonlyArray<{ readonly start_s: number; readonly text: string }>): SegmentClosest | null => {
   let at = 0
-  const parts = segments.map((s) => ({ start_s: s.start_s, text: normalizeQuote(s.text) })).filter((p) => p.text.length > 0).map((p) => {
+  const parts = segments.flatMap((s) => unredactedParts(s.text).map((part) => ({ start_s: s.start_s, text: normalizeQuote(part) })))
+    .filter((p) => p.text.length > 0).map((p) => {
     const part = { ...p, from: at }
     at += p.text.length + 1
     return part

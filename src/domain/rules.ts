@@ -1,6 +1,7 @@
 /** Read-side facts of a rule shared by search, bundles and the approval pages. */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
+import { NOTHING_REDACTED, type Redacted, redactedMark } from "./redacted.js"
 
 /**
  * last_reviewed_at of a rule = the latest decided_at of its confirm/review decisions (the
@@ -74,10 +75,22 @@ export const currentVersion = (sql: SqlClient, ruleId: string) =>
 export const allVersions = (sql: SqlClient, ruleId: string) =>
   sql<RuleVersionRow>`SELECT * FROM rule_version WHERE rule_id = ${ruleId} ORDER BY version`
 
-/** Decisions without the deciding person's e-mail (shown only in the approval UI). */
-export const decisionsOf = (sql: SqlClient, ruleId: string) =>
-  sql<{ kind: string; version: number; origin: string; mode: string | null; decided_by: string; decided_at: string; reason: string | null; new_version: number | null }>`
-    SELECT kind, version, origin, mode, decided_by, decided_at, reason, new_version FROM decision WHERE rule_id = ${ruleId} ORDER BY id`
+/**
+ * Decisions without the deciding person's e-mail (shown only in the approval UI), each with
+ * `redacted: true` when a redaction touched its reason.
+ */
+export const decisionsOf = (sql: SqlClient, ruleId: string, marks: Redacted = NOTHING_REDACTED) =>
+  Effect.map(
+    sql<{ id: number; kind: string; version: number; origin: string; mode: string | null; decided_by: string; decided_at: string; reason: string | null; new_version: number | null }>`
+      SELECT id, kind, version, origin, mode, decided_by, decided_at, reason, new_version FROM decision WHERE rule_id = ${ruleId} ORDER BY id`,
+    (rows) => rows.map(({ id, ...d }) => ({ ...d, ...redactedMark(marks.row("decision", id)) }))
+  )
+
+/** A rule version's answer (ruleVersionOut) with `redacted: true` when a redaction touched that version's text. */
+export const markedVersionOut = (v: RuleVersionRow, marks: Redacted) => ({
+  ...ruleVersionOut(v),
+  ...redactedMark(marks.row("rule_version", v.rule_id, v.version))
+})
 
 export interface ListFilter {
   readonly status: ReadonlyArray<"proposed" | "confirmed" | "superseded" | "rejected">
@@ -108,8 +121,8 @@ export const createdAtOf = (sql: SqlClient, ids: ReadonlyArray<string>) =>
 
 /** The rejected rules of a scope with when and why (GET /v1/rejected), newest first. */
 export const rejectedRows = (sql: SqlClient) =>
-  sql<RuleVersionRow & { decided_at: string; decision_reason: string | null }>`
-    SELECT v.*, d.decided_at, d.reason AS decision_reason FROM rule r
+  sql<RuleVersionRow & { decision_id: number; decided_at: string; decision_reason: string | null }>`
+    SELECT v.*, d.id AS decision_id, d.decided_at, d.reason AS decision_reason FROM rule r
       JOIN current_version v ON v.rule_id = r.id
       JOIN decision d ON d.rule_id = r.id AND d.kind = 'reject'
     WHERE v.status = 'rejected' ORDER BY r.seq DESC`

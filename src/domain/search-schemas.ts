@@ -1,7 +1,7 @@
 /** Search request and response (architecture.md §6.5, graph.md §11). */
 import { Schema } from "effect"
 import { ENTITY_ID_RE, RuleId, RuleRef, ScopeName, scopeOfGraphId } from "../contracts/ids.js"
-import { Adoption, Day, Instant, Relation, RelationKind } from "../contracts/schemas.js"
+import { Adoption, Day, Instant, RedactedFlag, Relation, RelationKind } from "../contracts/schemas.js"
 
 const SearchRequestFields = {
   scopes: Schema.Array(ScopeName).pipe(Schema.minItems(1), Schema.maxItems(20)),
@@ -45,13 +45,15 @@ export const Origin = Schema.Literal("deterministic", "proposed", "human")
 
 const EntryBaseFields = {
   ref: Schema.String, kind: EntryKind, date: Instant, title: Schema.String,
-  excerpt: Schema.NullOr(Schema.String), link: Schema.NullOr(Schema.String)
+  excerpt: Schema.NullOr(Schema.String), link: Schema.NullOr(Schema.String),
+  /** a redaction touched the record's text (its rule version, source, attachment or entity) */
+  redacted: RedactedFlag
 }
 export const Entry = Schema.Struct({ ...EntryBaseFields, origin: Origin, proposed: Schema.Boolean })
 export type Entry = typeof Entry.Type
 
 export const PathItem = Schema.Struct({ ref: Schema.String, name: Schema.String, type: Schema.String })
-export const HeadEntity = Schema.Struct({ ...PathItem.fields, path: Schema.Array(PathItem), proposed: Schema.Boolean })
+export const HeadEntity = Schema.Struct({ ...PathItem.fields, path: Schema.Array(PathItem), proposed: Schema.Boolean, redacted: RedactedFlag })
 
 export const Head = Schema.Struct({
   ...EntryBaseFields,

@@ -1,7 +1,7 @@
 /** Source schemas (architecture.md §6.2, §6.2a). */
 import { Schema } from "effect"
 import { JamieId, MailId, ScopeName } from "../contracts/ids.js"
-import { Instant, Link } from "../contracts/schemas.js"
+import { Instant, Link, RedactedFlag } from "../contracts/schemas.js"
 
 export const AttachmentIn = Schema.Struct({
   filename: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(500)),
@@ -110,7 +110,9 @@ export const AttachmentOut = Schema.Struct({
   size: Schema.NullOr(Schema.Number),
   external: Schema.NullOr(Schema.String),
   text_origin: Schema.Literal("ocr", "description", "none"),
-  text: Schema.optional(Schema.NullOr(Schema.String))
+  text: Schema.optional(Schema.NullOr(Schema.String)),
+  /** a redaction touched its name or text */
+  redacted: RedactedFlag
 })
 export type AttachmentOut = typeof AttachmentOut.Type
 
@@ -129,6 +131,8 @@ export const SourceOut = Schema.Struct({
   segment_count: Schema.NullOr(Schema.Number),
   attachments: Schema.Array(AttachmentOut),
   text: Schema.optional(Schema.String),
-  segments: Schema.optional(Schema.Array(Segment))
+  segments: Schema.optional(Schema.Array(Segment)),
+  /** a redaction touched its title, sender, text, a segment, an attachment or its mail header */
+  redacted: RedactedFlag
 })
 export type SourceOut = typeof SourceOut.Type

@@ -14,6 +14,7 @@ import { attachmentRef, manualSourceId } from "../contracts/ids.js"
 import type { Channel } from "../contracts/schemas.js"
 import type { SecretField } from "../security/secrets.js"
 import { refuseSecrets } from "./secret-findings.js"
+import { redactedMark, redactedOf } from "./redacted.js"
 import type { AttachmentOut, MailAuth, SourceInclude, SourceOut, SourceRequest, SourceStored } from "./source-schemas.js"
 import { nowInstant } from "../contracts/time.js"
 
@@ -240,6 +241,7 @@ export const readSource = Effect.fn("Sources.read")(function*(
       const row = rows[0]
       if (row === undefined) return yield* new NotFound({ message: SOURCE_NOT_FOUND })
       const attachments = yield* attachmentsOf(sql, id)
+      const marks = yield* redactedOf(sql)
       const withText = include.has("attachments")
       const out: { -readonly [K in keyof SourceOut]: SourceOut[K] } = {
         id: row.id,
@@ -262,8 +264,10 @@ export const readSource = Effect.fn("Sources.read")(function*(
           size: a.size,
           external: a.external,
           text_origin: a.text_origin,
-          ...(withText ? { text: a.text } : {})
-        }))
+          ...(withText ? { text: a.text } : {}),
+          ...redactedMark(marks.row("source_attachment", a.source_id, a.n))
+        })),
+        ...redactedMark(marks.source(id))
       }
       if (include.has("text")) {
         if (row.kind === "mail" && row.excerpt !== null) out.text = row.excerpt

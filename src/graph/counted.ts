@@ -12,6 +12,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { AppConfig } from "../config/config.js"
 import { dayIn } from "../contracts/time.js"
+import { NOTHING_REDACTED, type Redacted, redactedMark } from "../domain/redacted.js"
 import type { PathItem } from "../contracts/errors.js"
 import { endKindOf, entityEnd, entityIdOfEnd, linkRef, type LinkOut, type LinkStatus, type LinkType, ruleEnd, ruleIdOfEnd } from "./link-types.js"
 import { pathsOf } from "./paths.js"
@@ -132,6 +133,8 @@ export const ENTITY_LINK_TYPES: ReadonlyArray<LinkType> = ["concerns", "belongs_
 
 export interface RuleEntity {
   readonly entity_id: string
+  /** the entity's current version, whose name is shown */
+  readonly version: number
   readonly name: string
   readonly type: string
   /** root first, the entity last */
@@ -180,15 +183,15 @@ export const entitiesOfRules = (
       bestOf.set(ruleId, best)
     }
     const ids = [...new Set([...bestOf.values()].flatMap((best) => [...best.keys()]))]
-    const live = ids.length === 0 ? [] : yield* sql<{ id: string; name: string; type: string }>`
-      SELECT id, name, type FROM entity_current WHERE status <> 'archived' AND id IN ${sql.in(ids)}`
+    const live = ids.length === 0 ? [] : yield* sql<{ id: string; version: number; name: string; type: string }>`
+      SELECT id, version, name, type FROM entity_current WHERE status <> 'archived' AND id IN ${sql.in(ids)}`
     const paths = yield* pathsOf(sql, live.map((e) => e.id))
     const byId = new Map(live.map((e) => [e.id, e]))
     return new Map([...bestOf.entries()].map(([ruleId, best]) => [
       ruleId,
       [...best.entries()].flatMap(([id, link]) => {
         const e = byId.get(id)
-        return e === undefined ? [] : [{ entity_id: id, name: e.name, type: e.type, path: paths.get(id) ?? [], link }]
+        return e === undefined ? [] : [{ entity_id: id, version: e.version, name: e.name, type: e.type, path: paths.get(id) ?? [], link }]
       }).sort((a, b) => rank(a.link, b.link))
     ]))
   })
@@ -215,7 +218,8 @@ export const rulesLinkedToEntity = (
   })
 
 /** LinkOut of a stored link (graph.md §9.2). */
-export const linkOut = (l: LinkRow, status: LinkStatus): LinkOut => ({
+export const linkOut = (l: LinkRow, status: LinkStatus, marks: Redacted = NOTHING_REDACTED): LinkOut => ({
   id: l.id, from_ref: l.from_ref, to_ref: l.to_ref, type: l.type, origin: l.origin, confidence: l.confidence,
-  status, reason: l.reason, evidence: l.evidence, valid_from: l.valid_from, valid_to: l.valid_to, created_at: l.created_at
+  status, reason: l.reason, evidence: l.evidence, valid_from: l.valid_from, valid_to: l.valid_to, created_at: l.created_at,
+  ...redactedMark(marks.row("link", l.seq))
 })

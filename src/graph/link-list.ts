@@ -12,6 +12,7 @@ import { ScopeStore } from "../db/scope-store.js"
 import type { ScopeLocked } from "../contracts/errors.js"
 import { ruleRef } from "../contracts/ids.js"
 import { shortExcerpt } from "../domain/provenance.js"
+import { redactedMark, redactedOf } from "../domain/redacted.js"
 import type { RuleVersionRow } from "../domain/rules.js"
 import type { Entry, EntryKind as EntryKindSchema } from "../domain/search-schemas.js"
 import type { SourceRow } from "../domain/sources.js"
@@ -142,9 +143,10 @@ const listFlat = (sql: SqlClient, q: ListLinksQuery, kind: EndKind, opts: CountO
       .filter((l) => openOn(l, day, opts.zone))
     const reviews = yield* reviewsOf(sql, stored.filter((l) => l.origin === "proposed").map((l) => l.id))
     const rejected = yield* rejectedRuleEnds(sql, stored.flatMap((l) => [l.from_ref, l.to_ref]))
+    const marks = yield* redactedOf(sql)
     const storedOut = stored
       .filter((l) => !rejected.has(l.from_ref) && !rejected.has(l.to_ref))
-      .map((l) => ({ out: linkOut(l, linkStatus(l, reviews.get(linkRef(l.id)))), seq: l.seq }))
+      .map((l) => ({ out: linkOut(l, linkStatus(l, reviews.get(linkRef(l.id))), marks), seq: l.seq }))
     const computed = (yield* computedLinksOf(sql, q.ref)).map((out) => ({ out, seq: 0 }))
     const all = [...storedOut, ...computed].sort((a, b) =>
       b.out.valid_from.localeCompare(a.out.valid_from) || b.seq - a.seq ||
@@ -189,15 +191,17 @@ const resolveEntries = (sql: SqlClient, candidates: ReadonlyArray<Candidate>) =>
       SELECT a.source_id, a.n, a.filename, a.text, coalesce(s.occurred_at, s.fetched_at) AS at
       FROM source_attachment a JOIN source s ON s.id = a.source_id
       WHERE a.source_id IN ${sql.in([...new Set(attachments.map((a) => a.sourceId))])}`
-    const entities = entityIds.length === 0 ? [] : yield* sql<{ id: string; name: string; type: string }>`
-      SELECT id, name, type FROM entity_current WHERE status <> 'archived' AND id IN ${sql.in(entityIds)}`
+    const entities = entityIds.length === 0 ? [] : yield* sql<{ id: string; version: number; name: string; type: string }>`
+      SELECT id, version, name, type FROM entity_current WHERE status <> 'archived' AND id IN ${sql.in(entityIds)}`
     const paths = yield* pathsOf(sql, entities.map((e) => e.id))
+    const marks = yield* redactedOf(sql)
 
     type Base = Omit<Entry, "origin" | "proposed">
     const base = new Map<string, Base>()
     for (const v of rules) {
       base.set(`rule/${v.rule_id}`, {
-        ref: ruleRef(v.rule_id, v.version), kind: v.kind, date: v.said_at, title: v.statement, excerpt: shortExcerpt(v.quote), link: v.source_link
+        ref: ruleRef(v.rule_id, v.version), kind: v.kind, date: v.said_at, title: v.statement, excerpt: shortExcerpt(v.quote), link: v.source_link,
+        ...redactedMark(marks.row("rule_version", v.rule_id, v.version))
       })
     }
     const jamie: Array<string> = []
@@ -206,12 +210,16 @@ const resolveEntries = (sql: SqlClient, candidates: ReadonlyArray<Candidate>) =>
       if (s.kind === "jamie") jamie.push(s.id)
       base.set(`source/${s.id}`, {
         ref: `source/${s.id}`, kind: s.kind === "jamie" ? "meeting" : "mail", date: s.occurred_at ?? s.fetched_at,
-        title: s.title ?? "", excerpt: s.kind === "mail" ? shortExcerpt(s.excerpt) : null, link: s.link
+        title: s.title ?? "", excerpt: s.kind === "mail" ? shortExcerpt(s.excerpt) : null, link: s.link,
+        ...redactedMark(marks.source(s.id))
       })
     }
     for (const a of attachmentRows) {
       const ref = `attachment/${a.source_id}#${a.n}`
-      base.set(ref, { ref, kind: "attachment", date: a.at, title: a.filename, excerpt: shortExcerpt(a.text), link: null })
+      base.set(ref, {
+        ref, kind: "attachment", date: a.at, title: a.filename, excerpt: shortExcerpt(a.text), link: null,
+        ...redactedMark(marks.row("source_attachment", a.source_id, a.n))
+      })
     }
     const entityRows = new Map(entities.map((e) => [e.id, e]))
     const out: Array<AboutEntry> = []
@@ -224,7 +232,8 @@ const resolveEntries = (sql: SqlClient, candidates: ReadonlyArray<Candidate>) =>
         if (e === undefined) continue
         // entity entries as in the bundle's entity group: title = path joined with ›, date = link valid_from
         out.push({
-          ref: c.ref, kind: "entity", date: c.link.valid_from, title: pathTitle(paths.get(id) ?? []), excerpt: null, link: null, ...extra
+          ref: c.ref, kind: "entity", date: c.link.valid_from, title: pathTitle(paths.get(id) ?? []), excerpt: null, link: null, ...extra,
+          ...redactedMark(marks.row("entity_version", id, e.version))
         })
         continue
       }

@@ -7,7 +7,7 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Schema } from "effect"
 import { ENTITY_ID_RE, RULE_ID_RE, ScopeName } from "../contracts/ids.js"
-import { Instant } from "../contracts/schemas.js"
+import { Instant, RedactedFlag } from "../contracts/schemas.js"
 
 export const PROPOSABLE_TYPES = ["concerns", "belongs_to", "contradicts", "mentions", "same_as"] as const
 export const COMPUTED_TYPES = ["replies_to", "attachment_of", "sourced_from", "supersedes"] as const
@@ -100,7 +100,9 @@ export const LinkOut = Schema.Struct({
   evidence: Schema.NullOr(Schema.String),
   valid_from: Instant,
   valid_to: Schema.NullOr(Instant),
-  created_at: Schema.NullOr(Instant)
+  created_at: Schema.NullOr(Instant),
+  /** a redaction touched its reason or evidence */
+  redacted: RedactedFlag
 })
 export type LinkOut = typeof LinkOut.Type
 

@@ -10,6 +10,7 @@ import { ScopeStore } from "../db/scope-store.js"
 import { formatLinkId } from "../contracts/ids.js"
 import { nowInstant } from "../contracts/time.js"
 import { linkOut, type LinkRow, linkStatus, type Verdict } from "./counted.js"
+import { redactedOf } from "../domain/redacted.js"
 import { type Next, type PathItem, refuse } from "../contracts/errors.js"
 import {
   type EndKind,
@@ -194,7 +195,7 @@ export const proposeLink = Effect.fn("Links.propose")(function*(req: LinkRequest
         const result: ProposeLinkResult = {
           created: false,
           status,
-          link: linkOut(existing, status),
+          link: linkOut(existing, status, yield* redactedOf(sql)),
           path,
           next,
           approval_url: status === "proposed" ? structureApprovalUrl(config.file.public_url, scope, existing.id) : null

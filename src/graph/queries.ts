@@ -8,6 +8,7 @@ import { TREE_MAX_DEPTH, TREE_MAX_NODES, TREE_PAGE_SIZE } from "./config.js"
 import { type Next, type PathItem, refuse } from "../contracts/errors.js"
 import { nextForTree, nextForTreeDepth, nextForUnknown } from "./guidance.js"
 import { pathOf, pathsOf } from "./paths.js"
+import { redactedMark, redactedOf } from "../domain/redacted.js"
 import type { EntityOut, EntityStatus, EntityVersionOut, TreeNode } from "./schemas.js"
 
 export interface EntityRow {
@@ -86,7 +87,7 @@ export const entityApprovalUrl = (publicUrl: string, scope: string, id: string):
 /** EntityOut of graph.md §8 from a current row. */
 export const toEntityOut = (
   row: EntityRow,
-  extra: { readonly children: number; readonly pending: boolean; readonly publicUrl: string }
+  extra: { readonly children: number; readonly pending: boolean; readonly publicUrl: string; readonly redacted?: boolean }
 ): EntityOut => ({
   ref: `entity/${row.id}`,
   id: row.id,
@@ -101,7 +102,8 @@ export const toEntityOut = (
   children: extra.children,
   pending: extra.pending,
   approval_url: extra.pending ? entityApprovalUrl(extra.publicUrl, row.scope, row.id) : null,
-  version: row.version
+  version: row.version,
+  ...redactedMark(extra.redacted === true)
 })
 
 /** EntityOut with its children count and pending flag read from the file. */
@@ -109,7 +111,11 @@ export const entityOut = (sql: SqlClient, row: EntityRow, publicUrl: string): Ef
   Effect.gen(function*() {
     const children = yield* childCounts(sql, [row.id])
     const pending = yield* pendingVersions(sql, [row.id])
-    return toEntityOut(row, { children: children.get(row.id) ?? 0, pending: pending.has(row.id), publicUrl })
+    const marks = yield* Effect.orDie(redactedOf(sql))
+    return toEntityOut(row, {
+      children: children.get(row.id) ?? 0, pending: pending.has(row.id), publicUrl,
+      redacted: marks.row("entity_version", row.id, row.version)
+    })
   })
 
 /** One body for "no such entity here", whether it is missing or of another scope. */
@@ -134,6 +140,7 @@ export const readEntity = Effect.fn("Entities.read")(function*(sql: SqlClient, i
   const path = yield* pathOf(sql, id)
   const raw = yield* sql<RawVersion>`SELECT * FROM entity_version WHERE id = ${id} ORDER BY version`
   const parents = yield* pathsOf(sql, raw.flatMap((v) => (v.parent_id === null ? [] : [v.parent_id])))
+  const marks = yield* redactedOf(sql)
   const versions: Array<EntityVersionOut> = raw.map((v) => ({
     version: v.version,
     change: v.change,
@@ -149,7 +156,8 @@ export const readEntity = Effect.fn("Entities.read")(function*(sql: SqlClient, i
     channel: v.channel,
     changed_by: v.changed_by,
     changed_at: v.changed_at,
-    reason: v.reason
+    reason: v.reason,
+    ...redactedMark(marks.row("entity_version", id, v.version))
   }))
   const read: EntityRead = { ...out, path, versions, next: [] }
   return read
@@ -309,7 +317,15 @@ export const entityTree = Effect.fn("Entities.tree")(function*(
     for (const n of added) n.children = counts.get(n.id) ?? 0
     frontier = added
   }
-  const out: Array<TreeNode> = nodes.map(({ shown, ...n }) => ({ ...n, hidden_children: n.children - shown }))
+  // a node shows its current version's name: marked when a redaction touched that version
+  const marks = yield* redactedOf(sql)
+  const current = marks.none || nodes.length === 0 ? new Map<string, number>() : new Map(
+    (yield* sql<{ id: string; version: number }>`SELECT id, version FROM entity_current WHERE id IN ${sql.in(nodes.map((n) => n.id))}`)
+      .map((r) => [r.id, r.version]))
+  const out: Array<TreeNode> = nodes.map(({ shown, ...n }) => ({
+    ...n, hidden_children: n.children - shown,
+    ...redactedMark(marks.row("entity_version", n.id, current.get(n.id) ?? 0))
+  }))
   const nextPage = offset + firstPage.length < total ? page + 1 : null
   const answer: TreeAnswer = {
     scope: q.scope,

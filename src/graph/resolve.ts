@@ -11,6 +11,7 @@ import { RESOLVE_MAX_CANDIDATES, RESOLVE_MIN_SCORE } from "./config.js"
 import type { Candidate } from "../contracts/errors.js"
 import { isInitialsKey, normalize, scoreAgainst, trigrams } from "./normalize.js"
 import { pathsOf } from "./paths.js"
+import { redactedMark, redactedOf } from "../domain/redacted.js"
 
 export interface ResolveInput {
   /** The text to resolve, as given (BoundedQuery); normalized here. */
@@ -40,6 +41,7 @@ interface Row {
   readonly status: "active" | "unconfirmed" | "archived"
   readonly aliases: string
   readonly depth: number
+  readonly version: number
 }
 
 const STATUS_ORDER: Record<string, number> = { active: 0, unconfirmed: 1, archived: 2 }
@@ -80,7 +82,7 @@ export const resolve = Effect.fn("Graph.resolve")(function*(sql: SqlClient, inpu
   }
 
   if (seqs.size === 0) return [] as Array<Candidate>
-  const rows = yield* sql<Row>`SELECT e.seq, e.id, c.name, c.type, c.status, c.aliases,
+  const rows = yield* sql<Row>`SELECT e.seq, e.id, c.version, c.name, c.type, c.status, c.aliases,
       coalesce((SELECT max(k.depth) FROM entity_closure k WHERE k.descendant_id = e.id), 0) AS depth
     FROM entity e JOIN entity_current c ON c.id = e.id
     WHERE e.seq IN ${sql.in([...seqs])} AND c.status <> 'archived'
@@ -99,6 +101,7 @@ export const resolve = Effect.fn("Graph.resolve")(function*(sql: SqlClient, inpu
   )
   const top = scored.slice(0, limit)
   const paths = yield* pathsOf(sql, top.map((t) => t.row.id))
+  const marks = yield* redactedOf(sql)
   return top.map((t): Candidate => ({
     id: t.row.id,
     name: t.row.name,
@@ -107,6 +110,7 @@ export const resolve = Effect.fn("Graph.resolve")(function*(sql: SqlClient, inpu
     aliases: t.aliases,
     path: (paths.get(t.row.id) ?? []).map((p) => p.name),
     score: t.score,
-    match: t.match
+    match: t.match,
+    ...redactedMark(marks.row("entity_version", t.row.id, t.row.version))
   }))
 }, Effect.orDie)

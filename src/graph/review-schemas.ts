@@ -5,7 +5,7 @@
  */
 import { Schema } from "effect"
 import { ENTITY_ID_RE } from "../contracts/ids.js"
-import { Instant } from "../contracts/schemas.js"
+import { Instant, RedactedFlag } from "../contracts/schemas.js"
 import { PathItem } from "../contracts/errors.js"
 import { LINK_REF_RE, LinkStatus } from "./link-types.js"
 
@@ -106,7 +106,9 @@ export const PendingEntityVersion = Schema.Struct({
   at: Instant,
   reason: Schema.String,
   evidence: Schema.NullOr(Schema.String),
-  approval_url: Schema.String
+  approval_url: Schema.String,
+  /** a redaction touched a text the item shows (its reason, evidence, names, an end's title) */
+  redacted: RedactedFlag
 })
 export type PendingEntityVersion = typeof PendingEntityVersion.Type
 
@@ -123,7 +125,9 @@ export const PendingLink = Schema.Struct({
   at: Instant,
   reason: Schema.String,
   evidence: Schema.NullOr(Schema.String),
-  approval_url: Schema.String
+  approval_url: Schema.String,
+  /** a redaction touched a text the item shows (its reason, evidence, names, an end's title) */
+  redacted: RedactedFlag
 })
 export type PendingLink = typeof PendingLink.Type
 

@@ -4,7 +4,7 @@
  */
 import { Schema } from "effect"
 import { ENTITY_ID_RE, ScopeName } from "../contracts/ids.js"
-import { Day } from "../contracts/schemas.js"
+import { Day, RedactedFlag } from "../contracts/schemas.js"
 import { EntityType } from "../config/graph.js"
 import { Next, PathItem } from "../contracts/errors.js"
 import { BoundedName, BoundedQuery, normalize } from "./normalize.js"
@@ -98,7 +98,9 @@ export const EntityOut = Schema.Struct({
   children: Schema.Number,
   pending: Schema.Boolean,
   approval_url: Schema.NullOr(Schema.String),
-  version: Schema.Number
+  version: Schema.Number,
+  /** a redaction touched the current version's name, aliases or evidence */
+  redacted: RedactedFlag
 })
 export type EntityOut = typeof EntityOut.Type
 
@@ -119,7 +121,9 @@ export const EntityVersionOut = Schema.Struct({
   channel: Schema.Literal("mcp", "api", "approval"),
   changed_by: Schema.String,
   changed_at: Schema.String,
-  reason: Schema.String
+  reason: Schema.String,
+  /** a redaction touched this version's name, aliases, evidence or reason */
+  redacted: RedactedFlag
 })
 export type EntityVersionOut = typeof EntityVersionOut.Type
 
@@ -131,6 +135,8 @@ export const TreeNode = Schema.Struct({
   parent_id: Schema.NullOr(Schema.String),
   level: Schema.Number,
   children: Schema.Number,
-  hidden_children: Schema.Number
+  hidden_children: Schema.Number,
+  /** a redaction touched the current version's name */
+  redacted: RedactedFlag
 })
 export type TreeNode = typeof TreeNode.Type

@@ -7,6 +7,7 @@ import { operation } from "../auth/operation.js"
 import { AppConfig } from "../config/config.js"
 import { ScopeStore } from "../db/scope-store.js"
 import { ScopeInput } from "../domain/rule-schemas.js"
+import { redactedMark, redactedOf } from "../domain/redacted.js"
 import { rejectedRows, ruleVersionOut } from "../domain/rules.js"
 import { ReadPool } from "../read-pool/pool.js"
 
@@ -40,8 +41,12 @@ export const listRejected = operation({
   run: (p) =>
     Effect.gen(function*() {
       const store = yield* ScopeStore
-      const rows = yield* store.read(p.scope, ({ sql }) => rejectedRows(sql))
-      const rules = rows.map((r) => ({ ...ruleVersionOut(r), rejected_at: r.decided_at, rejected_because: r.decision_reason }))
+      const [rows, marks] = yield* store.read(p.scope, ({ sql }) => Effect.all([rejectedRows(sql), redactedOf(sql)]))
+      // marked when a redaction touched the version's text or the reason of its rejection
+      const rules = rows.map(({ decision_id, ...r }) => ({
+        ...ruleVersionOut(r), rejected_at: r.decided_at, rejected_because: r.decision_reason,
+        ...redactedMark(marks.row("rule_version", r.rule_id, r.version) || marks.row("decision", decision_id))
+      }))
       return { status: 200, body: { rules }, refs: rules.map((r) => r.ref) }
     })
 })

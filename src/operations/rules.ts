@@ -14,7 +14,8 @@ import { ScopeStore } from "../db/scope-store.js"
 import { exceptionsOf } from "../domain/exceptions.js"
 import { provenanceOf } from "../domain/provenance.js"
 import { ListRulesInput, ReadRuleInput, RELATION_RE, RuleIdInput } from "../domain/rule-schemas.js"
-import { allVersions, currentVersion, decisionsOf, listCurrent, ruleVersionOut } from "../domain/rules.js"
+import { redactedOf } from "../domain/redacted.js"
+import { allVersions, currentVersion, decisionsOf, listCurrent, markedVersionOut } from "../domain/rules.js"
 import { readBundle } from "../search/bundle.js"
 
 const notFound = (id: string) => new NotFound({ message: `no rule ${id}` })
@@ -43,7 +44,7 @@ export const listRules = operation({
     Effect.gen(function*() {
       const store = yield* ScopeStore
       const m = q.relation === undefined ? null : RELATION_RE.exec(q.relation)
-      const { page, facts, exceptions } = yield* store.read(q.scope, ({ sql }) =>
+      const { page, facts, exceptions, marks } = yield* store.read(q.scope, ({ sql }) =>
         Effect.gen(function*() {
           const page = yield* listCurrent(sql, {
             status: q.status === undefined ? ["proposed", "confirmed", "superseded"] : [q.status],
@@ -52,11 +53,11 @@ export const listRules = operation({
             afterSeq: afterSeq(q.after)
           })
           const ids = page.rows.map((r) => r.rule_id)
-          return { page, facts: yield* reviewFactsOf(sql, ids), exceptions: yield* exceptionsOf(sql, ids) }
+          return { page, facts: yield* reviewFactsOf(sql, ids), exceptions: yield* exceptionsOf(sql, ids), marks: yield* redactedOf(sql) }
         }))
       // every answer marks an auto-adopted rule (gaps.md §10): the adoption of each rule of the page, and its exception codes
       const rules = page.rows.map((r) => ({
-        ...ruleVersionOut(r), adoption: facts.get(r.rule_id)?.adoption ?? PERSON, exceptions: exceptions.get(r.rule_id) ?? []
+        ...markedVersionOut(r, marks), adoption: facts.get(r.rule_id)?.adoption ?? PERSON, exceptions: exceptions.get(r.rule_id) ?? []
       }))
       const last = page.rows[page.rows.length - 1]
       return { status: 200, body: { rules, next_after: page.more && last !== undefined ? last.rule_id : null }, refs: rules.map((r) => r.ref) }
@@ -99,15 +100,16 @@ export const ruleVersions = operation({
   run: ({ id }) =>
     Effect.gen(function*() {
       const store = yield* ScopeStore
-      const [versions, decisions, facts, exceptions] = yield* store.read(scopeOfRuleId(id), ({ sql }) =>
-        Effect.all([allVersions(sql, id), decisionsOf(sql, id), reviewFacts(sql, id), exceptionsOf(sql, [id])]))
+      const [versions, decisions, facts, exceptions, marks] = yield* store.read(scopeOfRuleId(id), ({ sql }) =>
+        Effect.flatMap(redactedOf(sql), (marks) =>
+          Effect.all([allVersions(sql, id), decisionsOf(sql, id, marks), reviewFacts(sql, id), exceptionsOf(sql, [id]), Effect.succeed(marks)])))
       const current = versions[versions.length - 1]
       if (current === undefined || current.status === "rejected") return yield* notFound(id)
       return {
         status: 200,
         body: {
           rule_id: id, current: ruleRef(id, current.version), adoption: facts.adoption, exceptions: exceptions.get(id) ?? [],
-          versions: versions.map(ruleVersionOut), decisions
+          versions: versions.map((v) => markedVersionOut(v, marks)), decisions
         },
         refs: [ruleRef(id, current.version)]
       }

@@ -24,6 +24,7 @@ import { AppConfig } from "../config/config.js"
 import { ruleRef, scopeOfRuleId } from "../contracts/ids.js"
 import { formatTimestamp } from "../domain/provenance.js"
 import { type ReviewFacts, reviewFactsOf } from "../domain/adoption.js"
+import { redactedMark, redactedOf, type Redacted } from "../domain/redacted.js"
 import { allVersions, type RuleVersionRow } from "../domain/rules.js"
 import type { Bundle, Entry, Group, Head } from "../domain/search-schemas.js"
 import { dayIn } from "../contracts/time.js"
@@ -115,16 +116,17 @@ const markOf = (l: CountedLink): Mark => ({ origin: l.origin, proposed: l.propos
 const touching = (links: ReadonlyArray<CountedLink>, ends: ReadonlySet<string> | ReadonlyMap<string, unknown>) =>
   links.filter((l) => ends.has(l.from_ref) || ends.has(l.to_ref))
 
-const headEntity = (e: RuleEntity): Head["entities"][number] => ({
+const headEntity = (e: RuleEntity, marks: Redacted): Head["entities"][number] => ({
   ref: entityEnd(e.entity_id),
   name: e.name,
   type: e.type,
   path: e.path.map((p) => ({ ref: entityEnd(p.id), name: p.name, type: p.type })),
-  proposed: e.link.proposed
+  proposed: e.link.proposed,
+  ...redactedMark(marks.row("entity_version", e.entity_id, e.version))
 })
 
 /** entity: every entity of the head (in head.entities' order), title = its path joined with ›. */
-const entityGroup = (entities: ReadonlyArray<RuleEntity>): Group | null =>
+const entityGroup = (entities: ReadonlyArray<RuleEntity>, marks: Redacted): Group | null =>
   entities.length === 0 ? null : group("entity", entities.length, entities.map((e): Entry => ({
     ref: entityEnd(e.entity_id),
     kind: "entity",
@@ -132,8 +134,35 @@ const entityGroup = (entities: ReadonlyArray<RuleEntity>): Group | null =>
     title: pathTitle(e.path),
     excerpt: null,
     link: null,
-    ...markOf(e.link)
+    ...markOf(e.link),
+    ...redactedMark(marks.row("entity_version", e.entity_id, e.version))
   })))
+
+const ATTACHMENT_REF_RE = /^attachment\/(.+)#(\d+)$/
+
+/**
+ * An entry of a source, thread, predecessor, successor, contradicts or same-relation group with
+ * `redacted: true` when a redaction touched what it shows: the rule version its ref names, any
+ * text of the source, the attachment. Marked after the groups are read (a group may come from the
+ * connection's cache), so the mark always belongs to this answer's read.
+ */
+const markedEntry = (e: Entry, marks: Redacted): Entry => {
+  const touched = (): boolean => {
+    if (e.kind === "rule" || e.kind === "note") {
+      const m = /^rule\/(.+)@(\d+)$/.exec(e.ref)
+      return m !== null && marks.row("rule_version", m[1] ?? "", Number(m[2]))
+    }
+    if (e.kind === "attachment") {
+      const m = ATTACHMENT_REF_RE.exec(e.ref)
+      return m !== null && marks.row("source_attachment", m[1] ?? "", Number(m[2]))
+    }
+    return e.kind !== "entity" && e.ref.startsWith("source/") && marks.source(e.ref.slice("source/".length))
+  }
+  return touched() ? { ...e, redacted: true } : e
+}
+
+const markedGroup = (g: Group, marks: Redacted): Group =>
+  marks.none ? g : { ...g, entries: g.entries.map((e) => markedEntry(e, marks)) }
 
 /** contradicts: the rules a counted contradicts link ties to the head, either direction, by rule id with their mark. */
 const contradicting = (head: RuleVersionRow, links: ReadonlyArray<CountedLink>): Map<string, Mark> => {
@@ -275,6 +304,7 @@ export const buildBundles = (
 ): Effect.Effect<Array<Bundle>, SqlError> =>
   Effect.gen(function*() {
     if (inputs.length === 0) return []
+    const marks = yield* redactedOf(sql)
     const versions = inputs.map((input) => input.version)
     const facts = yield* reviewFactsOf(sql, versions.map((v) => v.rule_id))
     const plain = yield* Effect.forEach(inputs, (input) => headOf(input, facts.get(input.version.rule_id), opts))
@@ -298,11 +328,15 @@ export const buildBundles = (
     return inputs.map((input, i): Bundle => {
       const v = input.version
       const graph = graphs[i] as HeadGraph
-      const head: Head = { ...(plain[i] as Head), entities: graph.entities.slice(0, HEAD_ENTITIES).map(headEntity) }
+      const head: Head = {
+        ...(plain[i] as Head),
+        entities: graph.entities.slice(0, HEAD_ENTITIES).map((e) => headEntity(e, marks)),
+        ...redactedMark(marks.row("rule_version", v.rule_id, v.version))
+      }
       const { groups: fromSource, unread } = fromSources.get(v.source_id) ?? { groups: [], unread: 0 }
       const groups = [
         ...fromSource,
-        entityGroup(graph.entities),
+        entityGroup(graph.entities, marks),
         v.supersedes === null ? null : chainGroup("predecessor", chain.get(v.supersedes)),
         v.superseded_by === null ? null : chainGroup("successor", chain.get(v.superseded_by)),
         contradicts[i] ?? null,
@@ -310,6 +344,7 @@ export const buildBundles = (
       ]
         .filter((g): g is Group => g !== null && g.count > 0)
         .sort((a, b) => GROUP_ORDER.indexOf(a.kind) - GROUP_ORDER.indexOf(b.kind))
+        .map((g) => (g.kind === "entity" ? g : markedGroup(g, marks)))
       return { head, groups, line: bundleLine(head, groups, { zone: opts.zone, unreadAttachments: unread }) }
     })
   })

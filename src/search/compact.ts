@@ -13,7 +13,7 @@
  * with its statement and line always stays.
  */
 import { Schema } from "effect"
-import { Adoption, Day, Instant } from "../contracts/schemas.js"
+import { Adoption, Day, Instant, RedactedFlag } from "../contracts/schemas.js"
 import {
   Abstained,
   type Bundle,
@@ -52,14 +52,16 @@ export const CompactHead = Schema.Struct({
     kind: Schema.Literal("jamie", "mail", "manual"), id: Schema.String,
     timestamp: Schema.NullOr(Schema.String), link: Schema.NullOr(Schema.String)
   }),
-  coverage: Schema.NullOr(Schema.Number)
+  coverage: Schema.NullOr(Schema.Number),
+  /** a redaction touched the head's rule version (statement, quote, speaker, relations, keywords) */
+  redacted: RedactedFlag
 })
 export type CompactHead = typeof CompactHead.Type
 
 export const CompactBundle = Schema.Struct({ head: CompactHead, groups: Schema.Array(CompactGroup), line: Schema.String })
 export type CompactBundle = typeof CompactBundle.Type
 
-export const RelatedEntry = Schema.Struct({ ref: Schema.String, kind: EntryKind, date: Instant, title: Schema.String })
+export const RelatedEntry = Schema.Struct({ ref: Schema.String, kind: EntryKind, date: Instant, title: Schema.String, redacted: RedactedFlag })
 export type RelatedEntry = typeof RelatedEntry.Type
 
 export const Truncated = Schema.Struct({
@@ -107,7 +109,8 @@ const compactHead = (b: Bundle): CompactHead => {
     recheck: h.recheck,
     adoption: h.adoption,
     source: { kind: h.source.kind, id: h.source.id, timestamp: h.source.timestamp, link: h.source.link },
-    coverage: h.coverage
+    coverage: h.coverage,
+    ...(h.redacted === true ? { redacted: true } : {})
   }
 }
 
@@ -196,7 +199,9 @@ export const toCompact = (
     for (const g of b.groups) {
       if (g.kind === "source") continue
       for (const e of g.entries) {
-        if (!entries.has(e.ref)) entries.set(e.ref, { ref: e.ref, kind: e.kind, date: e.date, title: cutTitle(e.title) })
+        if (!entries.has(e.ref)) entries.set(e.ref, {
+          ref: e.ref, kind: e.kind, date: e.date, title: cutTitle(e.title), ...(e.redacted === true ? { redacted: true } : {})
+        })
       }
     }
   }

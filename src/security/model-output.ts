@@ -22,6 +22,7 @@
  */
 import { randomBytes } from "node:crypto"
 import { Context, Layer } from "effect"
+import { REDACTED_MARKER } from "../contracts/redaction.js"
 import { MANDATORY_EXCEPTIONS } from "../contracts/schemas.js"
 import { BRACKETS, INVISIBLE_RE } from "./characters.js"
 import { injectionSignals, SIGNALS, type Signal } from "./signals.js"
@@ -153,8 +154,13 @@ const EXCEPTION_CODES: ReadonlySet<string> = new Set(MANDATORY_EXCEPTIONS)
 /** The record says the approval policy adopted it (adoption.kind auto). */
 const adoptedByPolicy = (o: Obj): boolean => isObj(o.adoption) && o.adoption.kind === "auto"
 
-/** A statement is human-confirmed only while its record is confirmed and says a person adopted it (fail-closed). */
-export const humanConfirmed = (o: Obj): boolean => o.status === "confirmed" && isObj(o.adoption) && o.adoption.kind === "person"
+/**
+ * A statement is human-confirmed only while its record is confirmed, says a person adopted it
+ * (fail-closed) and no redaction touched it: a text with "[redacted]" in it is no longer the text
+ * the person confirmed, so it is framed like any foreign text (gaps.md §12).
+ */
+export const humanConfirmed = (o: Obj): boolean =>
+  o.status === "confirmed" && isObj(o.adoption) && o.adoption.kind === "person" && o.redacted !== true
 
 /**
  * The refusal messages the server writes, as patterns whose holes take only server-shaped values
@@ -190,6 +196,7 @@ const SERVER_MESSAGES: ReadonlyArray<RegExp> = [
   `too many (?:requests|decisions|exports) \\(limit \\d+ per (?:minute|hour)\\); retry in \\d+ s`,
   "the service is serving as many requests as it can; try again in \\d+ s",
   `the quote is shorter than \\d+ characters after normalization; copy a longer passage of the source`,
+  "the quote holds the marker \\[redacted\\]: redacted text is not evidence; quote only text the source still shows",
   `${QUOTE_NOT_FOUND}; no passage of the source resembles it: check the source id and copy the quote from the source`,
   `${QUOTE_NOT_FOUND}; it first differs at character \\d+ of the normalized quote(?:; the closest passage starts in the segment at timestamp_s \\d+)?\\. closest\\.passage passes the check as the quote`
 ].map((m) => new RegExp(`^(?:${m})$`))
@@ -234,8 +241,8 @@ const SERVER_FIELDS: Readonly<Record<string, Check>> = {
   // a refusal's message, only where it is one of the server's own sentences
   message: serverMessage,
   // the statement of a record confirmed by a person, and the line of its bundle
-  title: (_v, o) => "scope" in o && "status" in o && humanConfirmed(o),
-  statement: (_v, o) => "status" in o && humanConfirmed(o),
+  title: (v, o) => "scope" in o && "status" in o && humanConfirmed(o) && !v.includes(REDACTED_MARKER),
+  statement: (v, o) => "status" in o && humanConfirmed(o) && !v.includes(REDACTED_MARKER),
   line: (_v, o) => isObj(o.head) && humanConfirmed(o.head)
 }
 
@@ -254,7 +261,8 @@ const KNOWN_KEYS = new Set([
   "created", "moved", "updated", "level", "levels", "of", "adoption", "ruleset", "marking", "valid", "reasons",
   "keywords", "source_link", "items", "total", "next_page", "next_after", "entity", "parent", "old_path", "new_path",
   "subtree", "sub", "label", "from_path", "parent_path", "limit",
-  "in_force", "closest", "passage", "differs_at", "quote_from", "source_from", "findings", "field", "exceptions", "class"
+  "in_force", "closest", "passage", "differs_at", "quote_from", "source_from", "findings", "field", "exceptions", "class",
+  "redacted"
 ])
 
 const labelOf = (key: string | null): string => (key !== null && KNOWN_KEYS.has(key) ? key : "text")
@@ -354,7 +362,8 @@ export const renderResultForModel = (value: unknown, options: RenderOptions = {}
     if (typeof v === "string") {
       if (isServer(key, v, parent)) return plain(v)
       const auto = (key === "title" || key === "statement") && parent !== null && parent.status === "confirmed" && adoptedByPolicy(parent)
-      return foreign(auto ? `${labelOf(key)}, auto-adopted` : labelOf(key), v)
+      const redacted = parent !== null && parent.redacted === true
+      return foreign(`${labelOf(key)}${auto ? ", auto-adopted" : ""}${redacted ? ", redacted" : ""}`, v)
     }
     return foreign(labelOf(key), String(v))
   }

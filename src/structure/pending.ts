@@ -12,6 +12,7 @@ import { nextForPending } from "../graph/guidance.js"
 import { endKindOf, entityIdOfEnd, linkRef, parseAttachmentEnd, ruleIdOfEnd } from "../graph/link-types.js"
 import { pathsOf } from "../graph/paths.js"
 import type { PendingEntityVersion, PendingItem, PendingLink, StructureOut } from "../graph/review-schemas.js"
+import { redactedMark, redactedOf } from "../domain/redacted.js"
 import type { VersionRow } from "./review.js"
 
 export interface PendingOptions {
@@ -55,6 +56,7 @@ const entityItems = (sql: SqlClient, opts: PendingOptions) =>
       WHERE c.ancestor_id IN ${sql.in(ids)} AND c.depth > 0 AND k.status <> 'archived' GROUP BY c.ancestor_id`).map((r) => [r.id, r.n]))
     const parents = [...versions, ...before].map((v) => v.parent_id).filter((p): p is string => p !== null)
     const paths = yield* pathsOf(sql, parents)
+    const marks = yield* redactedOf(sql)
     const placed = (v: VersionRow): Array<PathItem> =>
       [...(v.parent_id === null ? [] : (paths.get(v.parent_id) ?? [])), { id: v.id, name: v.name, type: v.type }]
     return versions.map((v): PendingEntityVersion => {
@@ -79,7 +81,8 @@ const entityItems = (sql: SqlClient, opts: PendingOptions) =>
         at: v.changed_at,
         reason: v.reason,
         evidence: v.evidence,
-        approval_url: `${structurePageUrl(opts.publicUrl, opts.scope)}#${v.id}`
+        approval_url: `${structurePageUrl(opts.publicUrl, opts.scope)}#${v.id}`,
+        ...redactedMark(marks.row("entity_version", v.id, v.version) || (prev !== undefined && marks.row("entity_version", prev.id, prev.version)))
       }
     })
   })
@@ -102,6 +105,24 @@ const linkItems = (sql: SqlClient, opts: PendingOptions) =>
       SELECT source_id, n, filename FROM source_attachment WHERE source_id IN ${sql.in(attachmentSources)}`)
       .map((a) => [`attachment/${a.source_id}#${a.n}`, a.filename]))
     const paths = yield* pathsOf(sql, of("entity").map(entityIdOfEnd))
+    const marks = yield* redactedOf(sql)
+    const ruleVersions = new Map(ruleIds.length === 0 || marks.none ? [] : (yield* sql<{ rule_id: string; version: number }>`
+      SELECT rule_id, version FROM current_version WHERE rule_id IN ${sql.in(ruleIds)}`).map((r) => [`rule/${r.rule_id}`, r.version]))
+    /** an end whose shown title a redaction touched: a rule's statement, a source's title, an attachment's name */
+    const endTouched = (ref: string): boolean => {
+      switch (endKindOf(ref)) {
+        case "rule":
+          return marks.row("rule_version", ruleIdOfEnd(ref), ruleVersions.get(ref) ?? 0)
+        case "source":
+          return marks.row("source", ref.slice("source/".length))
+        case "attachment": {
+          const a = parseAttachmentEnd(ref)
+          return marks.row("source_attachment", a.sourceId, a.n)
+        }
+        default:
+          return false
+      }
+    }
     const describe = (ref: string): PendingLink["from"] => {
       const kind = endKindOf(ref) ?? "source"
       switch (kind) {
@@ -131,7 +152,8 @@ const linkItems = (sql: SqlClient, opts: PendingOptions) =>
         at: l.created_at,
         reason: l.reason ?? "",
         evidence: l.evidence,
-        approval_url: `${structurePageUrl(opts.publicUrl, opts.scope)}#${l.id}`
+        approval_url: `${structurePageUrl(opts.publicUrl, opts.scope)}#${l.id}`,
+        ...redactedMark(marks.row("link", l.seq) || endTouched(l.from_ref) || endTouched(l.to_ref))
       }))
   })
 

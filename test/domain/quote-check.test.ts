@@ -1,6 +1,8 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { closestInSegments, closestPassage, jamieQuoteFound, jamieWindow, mailQuoteFound, normalizeQuote } from "../../src/domain/quote-check.js"
+import {
+  closestInSegments, closestPassage, holdsMarker, jamieQuoteFound, jamieWindow, mailQuoteFound, normalizeQuote
+} from "../../src/domain/quote-check.js"
 
 describe("normalizeQuote", () => {
   it("applies NFKC: ligatures, full-width letters, superscripts", () => {
@@ -176,5 +178,44 @@ describe("closestInSegments: the closest passage of a meeting stays within one s
       const c = closestInSegments(`${joined.slice(start, start + len)} zzz`, SEGMENTS)
       return c === null || normalized.some((s) => s.includes(c.passage))
     }), { numRuns: 300 })
+  })
+})
+
+describe("after a redaction: the quote check never matches across the marker", () => {
+  const mail = "Hallo,\r\nwie Frau [redacted] sagt, liefern wir schwarze Hakenleisten nur gegen Vorkasse an Neukunden."
+  it("refuses a quote that holds the marker, in any case or width, even when the stored text holds it word for word", () => {
+    expect(mailQuoteFound("wie Frau [redacted] sagt, liefern wir schwarze Hakenleisten", mail)).toBe(false)
+    expect(mailQuoteFound("wie Frau [REDACTED] sagt, liefern wir schwarze Hakenleisten", mail)).toBe(false)
+    expect(mailQuoteFound("wie Frau ［redacted］ sagt, liefern wir schwarze Hakenleisten", mail)).toBe(false)
+    expect(holdsMarker("Frau [Redacted] sagt")).toBe(true)
+    expect(holdsMarker("Frau redacted sagt")).toBe(false)
+  })
+  it("does not let the marker's word stand for the erased text: \"Frau redacted sagt …\" is not found", () => {
+    // normalized, the stored text reads "frau redacted sagt": the check cuts it at the marker first
+    expect(normalizeQuote(mail)).toContain("frau redacted sagt liefern wir")
+    expect(mailQuoteFound("wie Frau redacted sagt, liefern wir schwarze Hakenleisten", mail)).toBe(false)
+    expect(mailQuoteFound("redacted sagt, liefern wir schwarze Hakenleisten nur gegen Vorkasse", mail)).toBe(false)
+  })
+  it("still finds a quote within one part between markers", () => {
+    expect(mailQuoteFound("liefern wir schwarze Hakenleisten nur gegen Vorkasse an Neukunden", mail)).toBe(true)
+    expect(mailQuoteFound("sagt, liefern wir schwarze Hakenleisten nur gegen Vorkasse", mail)).toBe(true)
+  })
+  it("a meeting: the window is cut at the marker as well", () => {
+    const segments = [
+      { n: 1, start_s: 10, text: "Laut Herrn [redacted] gilt ab Mai" },
+      { n: 2, start_s: 20, text: "eine Mindestbestellmenge von zehn Paletten." }
+    ]
+    expect(jamieQuoteFound("Laut Herrn redacted gilt ab Mai eine Mindestbestellmenge", segments, 15)).toBe(false)
+    expect(jamieQuoteFound("gilt ab Mai eine Mindestbestellmenge von zehn Paletten", segments, 15)).toBe(true)
+  })
+  it("the closest passage never spans the marker (mail and meeting)", () => {
+    const c = closestPassage("wie Frau redacted sagt, liefern wir schwarze Hakenleisten", mail)
+    expect(c).not.toBeNull()
+    expect(c?.passage).not.toContain("redacted")
+    expect(c?.passage).toContain("sagt liefern wir schwarze hakenleisten")
+    const s = closestInSegments("Laut Herrn redacted gilt ab Mai", [{ start_s: 10, text: "Laut Herrn [redacted] gilt ab Mai eine Menge" }])
+    expect(s?.passage ?? "").not.toContain("redacted")
+    // the passage a refusal offers passes the check as the quote
+    expect(mailQuoteFound(c?.passage ?? "", mail)).toBe(true)
   })
 })
