@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Layer, Logger, LogLevel, ManagedRuntime, Redacted } from "effect"
+import { OpsStore } from "../src/db/ops-store.js"
 import { ScopeStore } from "../src/db/scope-store.js"
 import { publicListener } from "../src/http/server.js"
 import { applyRedaction, checkpointAfterRedaction } from "../src/redaction/apply.js"
@@ -26,6 +27,7 @@ const RULES = Number(process.env.BENCH_REDACTION_RULES ?? 10_000)
 const NAMED = 500
 const NAME = "Petra Müller"
 const FEEDER = "f".repeat(40)
+const EMAIL = "bench@example.com"
 const IDLE_STEPS = 200
 
 const rand = seededRandom(41)
@@ -37,7 +39,7 @@ export const redactionBench = async (): Promise<void> => {
   const dir = mkdtempSync(join(tmpdir(), "gn-bench-redaction-"))
   const port = await freePort()
   const base = benchConfig(dir, { public_url: `http://127.0.0.1:${port}`, limits: { requests_per_minute: 100_000, decisions_per_minute: 100_000 } }, port)
-  const config = { ...base, env: { ...base.env, devApiToken: Redacted.make(FEEDER) } }
+  const config = { ...base, env: { ...base.env, devEmail: EMAIL, devApiToken: Redacted.make(FEEDER) } }
   const runtime = ManagedRuntime.make(publicListener("127.0.0.1", port).pipe(
     Layer.provideMerge(ServicesLive(config)),
     Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
@@ -47,6 +49,8 @@ export const redactionBench = async (): Promise<void> => {
     await runtime.runPromise(Effect.gen(function*() {
       const store = yield* ScopeStore
       yield* store.create("bench")
+      // the dev API token acts for the grant of devEmail
+      yield* Effect.flatMap(OpsStore, (ops) => ops.createGrant({ kind: "person", auth: "email", identity: EMAIL, scopes: ["bench"], rights: ["read"] }))
       const { sql } = yield* store.use("bench")
       yield* sql.withTransaction(Effect.gen(function*() {
         yield* seedManualSource(sql)

@@ -5,6 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { REDACTED_MARKER } from "../../src/contracts/redaction.js"
 import { scopeFile } from "../../src/db/scope-store.js"
 import { storeSource } from "../../src/domain/sources.js"
+import { syncRuleFts } from "../../src/db/fts.js"
+import { RuleIndex } from "../../src/domain/rule-index.js"
 import { applyPlaces, applyRedaction, checkpointAfterRedaction } from "../../src/redaction/apply.js"
 import { findInText, normalizeTerm } from "../../src/redaction/match.js"
 import { scopeColumns } from "../../src/redaction/places.js"
@@ -18,6 +20,7 @@ let dir: string
 let cleanup: () => void
 let config: ReturnType<typeof testConfig>
 const AT = "2026-03-13T10:00:00Z"
+const MANY = 45
 
 beforeEach(async () => {
   ;({ dir, cleanup } = tempDir())
@@ -164,6 +167,35 @@ describe("applyRedaction", () => {
     expect(leftovers(out.values, forms, "Müller")).toEqual([])
     expect(leftovers(out.values, [], PHONE)).toEqual([])
     expect(out.bytes).toEqual([])
+  })
+
+  it("many touched rules at once: no column and no byte keeps the term either; secure-delete stays on", async () => {
+    const out = await run(config, Effect.gen(function*() {
+      const sql = yield* sqlOf("sales")
+      const index = yield* RuleIndex
+      yield* sql.withTransaction(Effect.gen(function*() {
+        for (let seq = 20; seq < 20 + MANY; seq++) {
+          const id = `sales-${String(seq).padStart(4, "0")}`
+          yield* sql`INSERT INTO rule (seq, id, created_at, created_by) VALUES (${seq}, ${id}, ${AT}, 'person:1')`
+          yield* sql`INSERT INTO rule_version (rule_id, version, kind, statement, source_id, quote, said_at, relations, keywords, valid_from, status, reason, changed_by, changed_at)
+            VALUES (${id}, 1, 'rule', ${`Zoltan Kovács signs order ${seq} of the week`}, 'mail:<offer-2026@example.com>', 'ab sofort gibt Petra Müller jeden Rabatt', ${AT},
+              ${JSON.stringify([{ kind: "customer", name: "Zoltan Kovács", ref: null }])}, ${JSON.stringify(["Zoltan Kovács"])}, '2026-03-12', 'proposed', 'x', 'person:1', ${AT})`
+          yield* syncRuleFts(sql, id)
+          yield* index.reindexRule(sql, id)
+        }
+      }))
+      yield* sql`PRAGMA wal_checkpoint(TRUNCATE)`
+      const p = yield* previewRedaction(sql, "sales", "Zoltan Kovács")
+      yield* applyRedaction(sql, { scope: "sales", term: "Zoltan Kovács", reason: "erasure request 18", preview: p.body.preview, requestedBy: "person:1", decidedBy: "dpo@example.com", at: AT })
+      yield* checkpointAfterRedaction(sql)
+      const secure = yield* sql<{ v: number }>`SELECT v FROM lex_word_config WHERE k = 'secure-delete'`
+      return { values: yield* everyValue(sql), bytes: rawBytesHold(scopeFile(dir, "sales"), ["kovács", "kovacs", "zoltan"]), secure, rules: p.body.rules.length }
+    }))
+    expect(out.rules).toBe(MANY)
+    expect(leftovers(out.values, ["kovács", "kovacs", "zoltan"], "Zoltan Kovács")).toEqual([])
+    expect(out.bytes).toEqual([])
+    // secure-delete is on again for every later write
+    expect(out.secure).toEqual([{ v: 1 }])
   })
 
   it("a quote that would fall under its minimum is padded, a statement over 500 cut; both stay valid rows", async () => {
