@@ -1,7 +1,10 @@
 /**
  * Fetches the newest backup of one file into a new temporary file (architecture.md §3, §11):
  *   copy        <directory>/ops.sqlite or <directory>/scopes/<scope>.sqlite, copied (never over
- *               an existing file), mode 0600
+ *               an existing file), mode 0600; when the encrypted copy <file>.age exists (a keyed
+ *               file, gaps.md §12 R5) it is the copy: decrypted as a stream in the backup worker
+ *               with the identity of $GROUNDNOTE_KEY_DIR/<scope>.age-identity (the instance's for
+ *               ops.sqlite); without one IdentityMissing, never the plaintext or another key
  *   litestream  litestream restore -o <target> <live path>, the replica found in Litestream's
  *               own config, or for a keyed file in a temporary config with its identities
  *               (litestream-keying.ts; no identity: the check fails identity-missing); a
@@ -12,11 +15,14 @@
 import { chmodSync, existsSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
 import { Effect, Either } from "effect"
+import type { IdentityMissing } from "../contracts/errors.js"
+import { readIdentity } from "../keys/identity-file.js"
 import { copyNew, realOrNull } from "./fsutil.js"
 import { execProgram, findLitestream, lastLine } from "./litestream.js"
 import type { LitestreamTarget } from "./litestream-config.js"
 import { keyingFor, temporaryRestoreConfig } from "./litestream-keying.js"
 import type { BackupKind, Check } from "./schemas.js"
+import type { BackupWorker } from "./worker-client.js"
 
 /** ops.sqlite, or the file of a scope. */
 export type BackupFile = { readonly kind: "ops" } | { readonly kind: "scope"; readonly scope: string }
@@ -26,6 +32,15 @@ export const OPS_FILE_NAME = "ops.sqlite"
 /** Path of `file` below a data dir or a copy backup directory (the same layout). */
 export const filePathIn = (root: string, file: BackupFile): string =>
   file.kind === "ops" ? join(root, OPS_FILE_NAME) : join(root, "scopes", `${file.scope}.sqlite`)
+
+/** The suffix of an age-encrypted copy: <scope>.sqlite.age, ops.sqlite.age (gaps.md §12 R5). */
+export const AGE_SUFFIX = ".age"
+
+/** Path of the encrypted copy of `file` below a copy backup directory. */
+export const encryptedPathIn = (root: string, file: BackupFile): string => `${filePathIn(root, file)}${AGE_SUFFIX}`
+
+/** The key scope of a file: its scope, or null (the instance) for ops.sqlite. */
+export const keyScopeOf = (file: BackupFile): string | null => (file.kind === "ops" ? null : file.scope)
 
 export const fileLabel = (file: BackupFile): string => (file.kind === "ops" ? OPS_FILE_NAME : `scope ${file.scope}`)
 
@@ -42,23 +57,63 @@ export interface FetchOptions {
   readonly env?: Readonly<Record<string, string | undefined>>
   /** how long litestream restore may take (default one hour) */
   readonly timeoutMs?: number
+  /** decrypts an encrypted copy off the main thread */
+  readonly worker: BackupWorker
   /** backup.target and backup.prefix of kind litestream: where a keyed file's replica is */
   readonly replica?: LitestreamTarget | null
   /** restore this Litestream generation instead of the newest */
   readonly generation?: string
 }
 
+/**
+ * The copy of `file` in a copy backup directory that fetch reads: the encrypted one when it
+ * exists, else the plaintext one, else null.
+ */
+export const newestCopyIn = (directory: string, file: BackupFile): { readonly path: string; readonly encrypted: boolean } | null => {
+  const dir = realOrNull(resolve(directory)) ?? resolve(directory)
+  const sealed = encryptedPathIn(dir, file)
+  if (existsSync(sealed)) return { path: sealed, encrypted: true }
+  const plain = filePathIn(dir, file)
+  return existsSync(plain) ? { path: plain, encrypted: false } : null
+}
+
 const LITESTREAM_TIMEOUT_MS = 60 * 60 * 1000
 
+/**
+ * Every file of `files` whose copy is encrypted has a readable identity in GROUNDNOTE_KEY_DIR, or
+ * IdentityMissing naming the first that has none: probe and verify ask before anything runs, so
+ * no file is half probed.
+ */
+export const requireIdentities = (
+  directory: string | null,
+  files: ReadonlyArray<BackupFile>,
+  env: Readonly<Record<string, string | undefined>>
+): Effect.Effect<void, IdentityMissing> =>
+  Effect.forEach(files, (file) => {
+    const copy = directory === null ? null : newestCopyIn(directory, file)
+    return copy?.encrypted === true ? readIdentity(env, keyScopeOf(file)) : Effect.void
+  }, { discard: true })
+
 /** The newest backup of `file` into `target`: the check fetch-copy or fetch-litestream. */
-export const fetchBackup = (opts: FetchOptions): Effect.Effect<Check> =>
+export const fetchBackup = (opts: FetchOptions): Effect.Effect<Check, IdentityMissing> =>
   Effect.gen(function*() {
     if (opts.kind === "copy") {
       const check = "fetch-copy"
       if (opts.directory === null) return { check, ok: false, detail: "backup.directory is not set" }
-      const dir = realOrNull(resolve(opts.directory)) ?? resolve(opts.directory)
-      const source = filePathIn(dir, opts.file)
-      if (!existsSync(source)) return { check, ok: false, detail: `no backup copy at ${source}` }
+      const copy = newestCopyIn(opts.directory, opts.file)
+      if (copy === null) {
+        const dir = realOrNull(resolve(opts.directory)) ?? resolve(opts.directory)
+        return { check, ok: false, detail: `no backup copy at ${filePathIn(dir, opts.file)}` }
+      }
+      const source = copy.path
+      if (copy.encrypted) {
+        const identities = yield* readIdentity(opts.env ?? process.env, keyScopeOf(opts.file))
+        const opened = yield* Effect.either(opts.worker.run({ op: "decrypt", source, target: opts.target, identities }))
+        if (Either.isLeft(opened)) {
+          return { check, ok: false, detail: `${source} cannot be decrypted with the identity of GROUNDNOTE_KEY_DIR (${opened.left.message}): is it the identity of a recipient the copy was made for?` }
+        }
+        return { check, ok: true, detail: `${source} (decrypted)` }
+      }
       const copied = yield* Effect.either(copyNew(source, opts.target))
       if (copied._tag === "Left") return { check, ok: false, detail: `copying ${source} failed: ${copied.left.code}` }
       return { check, ok: true, detail: source }

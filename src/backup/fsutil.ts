@@ -225,7 +225,7 @@ export const copyNew = (source: string, target: string): Effect.Effect<void, { r
  * Temporary copies a backup run left behind (a crash between VACUUM INTO and rename), with the
  * rollback journal (or WAL files) SQLite keeps beside a copy while VACUUM INTO writes it.
  */
-export const TEMP_COPY_RE = /^\.(.+\.sqlite)\.tmp-[0-9a-f-]{36}(?:-journal|-wal|-shm)?$/
+export const TEMP_COPY_RE = /^\.(.+\.sqlite(?:\.age)?)\.tmp-[0-9a-f-]{36}(?:-journal|-wal|-shm)?$/
 
 /** Removes the temporary copies of earlier runs in `dir` (names of TEMP_COPY_RE only). */
 export const removeStaleTempCopies = (dir: string): ReadonlyArray<string> => {
@@ -242,8 +242,11 @@ export const removeStaleTempCopies = (dir: string): ReadonlyArray<string> => {
   return removed
 }
 
-/** Throw-away directories of a probe or verify that a crash left in the data dir. */
-export const TEMP_DIR_RE = /^\.(?:probe|verify)-[0-9a-f]{16}$/
+/**
+ * Throw-away directories of a probe, verify or backup run (the plaintext snapshot of a keyed
+ * file before it is encrypted) that a crash left in the data dir.
+ */
+export const TEMP_DIR_RE = /^\.(?:probe|verify|backup)-[0-9a-f]{16}$/
 
 /** Removes the throw-away directories of earlier probes and verifies in `dataDir` (they share the lock). */
 export const removeStaleTempDirs = (dataDir: string): ReadonlyArray<string> => {

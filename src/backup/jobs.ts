@@ -14,6 +14,8 @@
  *   export-hashes  the digests of a backup and of a live snapshot compared (checks.ts), so only
  *             the verdict crosses to the main thread
  *   archive   the export of the file as .tar.gz written to a new 0600 file, with its sha256
+ *   encrypt   a file age-encrypted as a stream to recipients into a new 0600 file (keyed scopes)
+ *   decrypt   an age file decrypted as a stream with identities into a new 0600 file
  *   ping      the thread the jobs run on
  */
 import { createHash } from "node:crypto"
@@ -26,6 +28,7 @@ import { Cause, Data, Effect, Option } from "effect"
 import { HYGIENE_PRAGMAS } from "../db/connection.js"
 import { exportArchive } from "../export/archive.js"
 import { buildExport } from "../export/build.js"
+import { decryptFile, encryptFile, type StreamResult } from "../keys/stream-file.js"
 import { exportHashes } from "./checks.js"
 import type { Check } from "./schemas.js"
 
@@ -62,6 +65,8 @@ export type Job =
     /** export time, epoch ms (README time line, archive mtime) */
     readonly now: number
   }
+  | { readonly op: "encrypt"; readonly source: string; readonly target: string; readonly recipients: ReadonlyArray<string> }
+  | { readonly op: "decrypt"; readonly source: string; readonly target: string; readonly identities: ReadonlyArray<string> }
 
 export interface SampleResult {
   /** rule id of the newest rule with a search row, or null when the scope has none */
@@ -82,6 +87,8 @@ export interface FileFacts {
   readonly counts: Readonly<Record<string, number>>
   /** scope: the latest rule_version.changed_at / decision.decided_at, epoch ms; null without any */
   readonly newest: number | null
+  /** the newest redaction of a scope file (redaction.at), epoch ms; null without one */
+  readonly redactedAt?: number | null
   /** ops: backup_state.version_count per scope */
   readonly remembered: Readonly<Record<string, number>> | null
   /** ops: backup_state.verified_counts per scope, as stored (JSON text or null) */
@@ -125,6 +132,8 @@ export type JobResult<J extends Job> = J extends { op: "ping" } ? PingResult
   : J extends { op: "digest" } ? RuleDigest
   : J extends { op: "archive" } ? ArchiveResult
   : J extends { op: "export-hashes" } ? ExportHashesResult
+  : J extends { op: "encrypt" } ? StreamResult
+  : J extends { op: "decrypt" } ? StreamResult
   : never
 
 /** A job failed: `code` is SQLite's (SQLITE_CORRUPT, SQLITE_NOTADB, SQLITE_CANTOPEN, SQLITE_BUSY …) or ours. */
@@ -294,6 +303,9 @@ const inspect = (job: Extract<Job, { op: "inspect" }>): Effect.Effect<FileFacts,
         metaScope,
         counts,
         newest: job.kind === "scope" ? yield* newestChange(sql, tables) : null,
+        redactedAt: job.kind === "scope" && tables.has("redaction")
+          ? Number((yield* sql.unsafe<{ ms: number | null }>(`SELECT max(${MS("at")}) AS ms FROM redaction`))[0]?.ms ?? Number.NaN) || null
+          : null,
         remembered,
         verified,
         sample: job.kind === "scope" && job.sample ? yield* sampleQuery(sql, tables) : null
@@ -362,6 +374,13 @@ const archive = (job: Extract<Job, { op: "archive" }>): Effect.Effect<ArchiveRes
     return { bytes: data.length, sha256: sha256Hex(data) }
   })
 
+/** encrypt / decrypt: the library's streams; a wrong identity fails with code "age-decrypt". */
+const ageJob = (j: Extract<Job, { op: "encrypt" | "decrypt" }>): Effect.Effect<StreamResult, JobFailed> =>
+  Effect.tryPromise({
+    try: () => (j.op === "encrypt" ? encryptFile(j.source, j.target, j.recipients) : decryptFile(j.source, j.target, j.identities)),
+    catch: (e) => new JobFailed({ code: codeOf(e) ?? `age-${j.op}`, message: messageOf(e).slice(0, 300) })
+  })
+
 /** Runs one job (in the worker; tests may call it in-process). */
 export const runJob = <J extends Job>(job: J): Effect.Effect<JobResult<J>, JobFailed> => {
   const j = job as Job
@@ -378,5 +397,8 @@ export const runJob = <J extends Job>(job: J): Effect.Effect<JobResult<J>, JobFa
       return archive(j) as Effect.Effect<JobResult<J>, JobFailed>
     case "export-hashes":
       return exportHashesJob(j) as Effect.Effect<JobResult<J>, JobFailed>
+    case "encrypt":
+    case "decrypt":
+      return ageJob(j) as Effect.Effect<JobResult<J>, JobFailed>
   }
 }

@@ -2,6 +2,8 @@
  * Restore probe (architecture.md §11.2, POST /ops/backup/probe with an optional scope): the daily
  * restore drill, through the real restore path, inside the service.
  *
+ *   0. Kind copy: every encrypted copy to read has its identity in GROUNDNOTE_KEY_DIR, else
+ *      identity-missing (409) before anything runs (gaps.md §12 R5).
  *   1. A throw-away directory <data dir>/.probe-<random> (0700), removed in every case.
  *   2. ops.sqlite: the newest backup is fetched (copy or litestream) and checked: integrity,
  *      schema_version.
@@ -11,7 +13,8 @@
  *      restored ops.sqlite remembers) and, against a VACUUM INTO snapshot of live,
  *      not-ahead-of-live and export-hashes with exceptions (as in verify).
  *   4. Every check of the scope passed and backup.export_directory is set: the nightly export of
- *      the restored file (nightly-export.ts). The export directory is checked before anything
+ *      the restored file (nightly-export.ts), encrypted for a keyed scope; plaintext archives of a
+ *      keyed scope and archives older than the restored file's newest redaction are removed. The export directory is checked before anything
  *      runs (export-directory-invalid).
  *   5. backup_state: probed_at, probe_ok, probe_result; on success verified_counts (the floor)
  *      and exported_at, export_sha256; one backup_run row with the answer.
@@ -28,6 +31,7 @@ import { nowInstant } from "../contracts/time.js"
 import * as C from "./checks.js"
 import { ExportDirectoryInvalid } from "./errors.js"
 import { levelCopy } from "./level-copy.js"
+import { requireIdentities } from "./fetch.js"
 import { checkConfiguredDirectory, ensurePrivateSubdir, privateTempDir, removeStaleTempDirs } from "./fsutil.js"
 import type { FileFacts } from "./jobs.js"
 import { BackupLock } from "./lock.js"
@@ -161,6 +165,8 @@ const probeUnlocked = (options: ScopeOptions) =>
       }
     }
 
+    // an encrypted copy is read only with its identity: all of them before anything runs
+    yield* requireIdentities(directory, [{ kind: "ops" }, ...scopes.map((scope) => ({ kind: "scope" as const, scope }))], process.env)
     const worker = yield* makeBackupWorker
     for (const stale of removeStaleTempDirs(dataDir)) {
       yield* Effect.logWarning("removed the throw-away directory of an interrupted probe or verify").pipe(Effect.annotateLogs({ dir: stale }))
@@ -214,8 +220,10 @@ const probeUnlocked = (options: ScopeOptions) =>
       const exportDir = exportDirs.get(scope)
       if (C.allOk(checks) && exportDir !== undefined) {
         progress(`writing the nightly export of ${scope}`)
+        const recipients = yield* ops.activeRecipients(scope).pipe(Effect.orDie)
         const written = yield* writeNightlyExport({
-          worker, scope, file: restoredPath, directory: exportDir, zone: config.file.zone, now: Date.parse(yield* nowInstant)
+          worker, scope, file: restoredPath, directory: exportDir, zone: config.file.zone, now: Date.parse(yield* nowInstant),
+          recipients, work: tmp, redactedAt: fetched.facts?.redactedAt ?? null
         })
         checks.push(written.check)
         exported = written.export

@@ -29,7 +29,7 @@ import { openConnection } from "../db/connection.js"
 import * as C from "./checks.js"
 import { fetchBackup } from "./fetch.js"
 import { fileReplicaDir, type LitestreamTarget, litestreamMetaDir, replicaUrl } from "./litestream-config.js"
-import type { RunScopeItem } from "./schemas.js"
+import type { Check, RunScopeItem } from "./schemas.js"
 import type { BackupWorker } from "./worker-client.js"
 
 export interface ReseedInput {
@@ -123,11 +123,14 @@ export const reseedScope = (input: ReseedInput): Effect.Effect<RunScopeItem | nu
     const generation = current.name
     const target = join(input.tmpDir, `${scope}-${generation}.sqlite`)
     const deadline = Date.now() + input.waitMs
-    let fetched = yield* fetchBackup({ kind: "litestream", file: { kind: "scope", scope }, dataDir: input.dataDir, directory: null, target, env: input.env, replica: input.replica, generation })
+    // the copy path of fetch reads identities itself; for a replica a missing one is a failed check
+    const fetchGeneration = fetchBackup({ kind: "litestream", file: { kind: "scope", scope }, dataDir: input.dataDir, directory: null, target, env: input.env, replica: input.replica, generation, worker: input.worker })
+      .pipe(Effect.catchTag("IdentityMissing", (e) => Effect.succeed<Check>({ check: "fetch-litestream", ok: false, detail: `identity-missing: ${e.message}` })))
+    let fetched = yield* fetchGeneration
     while (!fetched.ok && Date.now() < deadline && !(fetched.detail ?? "").startsWith("identity-missing")) {
       yield* sleep(250)
       rmSync(target, { force: true })
-      fetched = yield* fetchBackup({ kind: "litestream", file: { kind: "scope", scope }, dataDir: input.dataDir, directory: null, target, env: input.env, replica: input.replica, generation })
+      fetched = yield* fetchGeneration
     }
     if (!fetched.ok) return item(false, `reseed: the new generation ${generation} could not be restored: ${fetched.detail ?? "?"}; nothing was deleted`)
     const inspected = yield* Effect.either(input.worker.run({ op: "inspect", file: target, kind: "scope", integrity: true, sample: false, tables: ["redaction"] }))

@@ -29,7 +29,7 @@ import type { ConfigFile } from "../config/schema.js"
 import { latestVersion } from "../db/migrate.js"
 import { OPS_MIGRATIONS } from "../db/migrations/ops/index.js"
 import { SCOPE_MIGRATIONS } from "../db/migrations/scope/index.js"
-import { ValidationFailed } from "../contracts/errors.js"
+import { type IdentityMissing, ValidationFailed } from "../contracts/errors.js"
 import * as C from "./checks.js"
 import { levelCopy, readLiveLedger } from "./level-copy.js"
 import { RestoreCheckFailed, TargetDirectoryMissing, TargetExists, TargetInScopesDir, TargetIsLive } from "./errors.js"
@@ -61,7 +61,7 @@ export interface Fetched {
 }
 
 /** Fetches the newest ops.sqlite backup and checks it: fetch, integrity, schema-version. */
-export const fetchAndCheckOps = (input: FetchCheckInput): Effect.Effect<Fetched> =>
+export const fetchAndCheckOps = (input: FetchCheckInput): Effect.Effect<Fetched, IdentityMissing> =>
   Effect.gen(function*() {
     const fetched = yield* fetchBackup({ ...input, file: { kind: "ops" } })
     if (!fetched.ok) return { checks: [fetched], facts: null }
@@ -76,7 +76,7 @@ export const fetchAndCheckOps = (input: FetchCheckInput): Effect.Effect<Fetched>
  * integrity, meta-scope, schema-version, sample-query and not-older-than-last-verified (`floor`:
  * backup_state.verified_counts).
  */
-export const fetchAndCheckScope = (input: FetchCheckInput & { readonly scope: string; readonly floor: Counts | null }): Effect.Effect<Fetched> =>
+export const fetchAndCheckScope = (input: FetchCheckInput & { readonly scope: string; readonly floor: Counts | null }): Effect.Effect<Fetched, IdentityMissing> =>
   Effect.gen(function*() {
     const fetched = yield* fetchBackup({ ...input, file: { kind: "scope", scope: input.scope } })
     if (!fetched.ok) return { checks: [fetched], facts: null }

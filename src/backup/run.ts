@@ -19,12 +19,23 @@
  *      without a backup_state row is not copied. Any failure removes the temporary file and
  *      keeps the previous copy.
  *   4. backup_state.last_backup_at per copied scope; one backup_run row with the answer.
+ *
+ * A keyed file (a scope, or ops.sqlite for the instance, with an active recipient in
+ * key_recipient, gaps.md §12 R5) is never copied in plaintext: its snapshot is made and checked in
+ * a private 0700 directory of the data dir (.backup-<random>, removed after), then age-encrypted as
+ * a stream to every active recipient into <file>.age in the backup directory; once the encrypted
+ * copy has the size the format demands and its header, it is renamed into place and an older
+ * plaintext copy of the file is removed. The previous encrypted copy counts for no-regression only
+ * when an identity of GROUNDNOTE_KEY_DIR decrypts it (the identity is meant to live off the host);
+ * the verified floor always counts. Every run writes a whole new copy, so a run after a redaction
+ * replaces the copy taken before it (and its plaintext sibling): what a copy can hold of erased
+ * text lives until the next run.
  * Holds the backup lock (backup-running while another run, probe or verify holds it).
  */
 import { randomUUID } from "node:crypto"
-import { existsSync, statSync } from "node:fs"
+import { existsSync, rmSync, statSync } from "node:fs"
 import { basename, dirname, join } from "node:path"
-import { Effect, Either, Option } from "effect"
+import { Effect, Either, Option, type Scope } from "effect"
 import { AppConfig } from "../config/config.js"
 import { latestVersion } from "../db/migrate.js"
 import { OPS_MIGRATIONS } from "../db/migrations/ops/index.js"
@@ -33,9 +44,21 @@ import { OpsStore } from "../db/ops-store.js"
 import { ScopeStore, scopeFile } from "../db/scope-store.js"
 import { nowInstant } from "../contracts/time.js"
 import * as C from "./checks.js"
+import { isAgeFile } from "../keys/header.js"
+import { readIdentity } from "../keys/identity-file.js"
 import { BackupDirectoryInvalid } from "./errors.js"
-import { type BackupFile, filePathIn } from "./fetch.js"
-import { checkConfiguredDirectory, durableReplace, ensurePrivateSubdir, privateTempDir, removeInBackground, removeStaleTempCopies } from "./fsutil.js"
+import { type BackupFile, filePathIn, keyScopeOf } from "./fetch.js"
+import {
+  checkConfiguredDirectory,
+  durableReplace,
+  ensurePrivateSubdir,
+  fsyncDir,
+  privateTempDir,
+  removeFile,
+  removeInBackground,
+  removeStaleTempCopies,
+  removeStaleTempDirs
+} from "./fsutil.js"
 import { BackupLock } from "./lock.js"
 import { reseedScope } from "./reseed.js"
 import type { Counts, RunAnswer, RunItem, RunScopeItem } from "./schemas.js"
@@ -55,48 +78,110 @@ const RESEED_WAIT_MS = 2 * 60 * 1000
 
 export const LITESTREAM_RUN_MESSAGE = "Litestream replicates continuously; nothing to copy"
 
+export interface Encryption {
+  /** every active recipient of the file's key scope (non-empty) */
+  readonly recipients: ReadonlyArray<string>
+  /** the identities GROUNDNOTE_KEY_DIR holds for it, or null (the previous copy is then not read) */
+  readonly identities: ReadonlyArray<string> | null
+  /** a private 0700 directory inside the data dir for the plaintext snapshot */
+  readonly work: string
+}
+
 interface CopyItem {
   readonly worker: BackupWorker
   readonly file: BackupFile
   readonly live: string
+  /** the plaintext copy's path (<dir>/scopes/<scope>.sqlite, <dir>/ops.sqlite) */
   readonly target: string
   /** verified_counts of the scope (null for ops.sqlite or when never verified) */
   readonly floor: Counts | null
+  /** set when the file is keyed: the copy is <target>.age */
+  readonly encryption?: Encryption | null
 }
 
 const failed = (target: string, detail: string): RunItem => ({ ok: false, file: target, bytes: null, detail })
 
-/** One file of a backup run: snapshot, inspect, no regression, durable rename (§11.1 step 3). */
-export const copyOne = (item: CopyItem): Effect.Effect<RunItem> => {
-  const tmp = join(dirname(item.target), `.${basename(item.target)}.tmp-${randomUUID()}`)
-  const body = Effect.gen(function*() {
-    let previous: Counts | null = null
-    if (existsSync(item.target)) {
-      const prev = yield* Effect.either(item.worker.run({ op: "inspect", file: item.target, kind: item.file.kind, integrity: false, sample: false }))
-      if (Either.isLeft(prev)) return failed(item.target, `no-regression: previous copy unreadable: ${prev.left.code}`)
-      previous = prev.right.counts
+/** The counts of the previous copy: plaintext as is; encrypted only when an identity decrypts it. */
+const previousCounts = (item: CopyItem, target: string): Effect.Effect<Either.Either<Counts | null, string>> =>
+  Effect.gen(function*() {
+    const enc = item.encryption ?? null
+    // an older plaintext copy of a keyed file still proves what was copied before
+    const plain = enc !== null && !existsSync(target) && existsSync(item.target) ? item.target : null
+    if (enc === null || plain !== null) {
+      const file = plain ?? target
+      if (!existsSync(file)) return Either.right(null)
+      const prev = yield* Effect.either(item.worker.run({ op: "inspect", file, kind: item.file.kind, integrity: false, sample: false }))
+      return Either.isLeft(prev) ? Either.left(`no-regression: previous copy unreadable: ${prev.left.code}`) : Either.right(prev.right.counts)
     }
-    const snap = yield* Effect.either(item.worker.run({ op: "snapshot", source: item.live, target: tmp }))
-    if (Either.isLeft(snap)) return failed(item.target, `snapshot: ${snap.left.code}: ${snap.left.message}`)
+    if (!existsSync(target) || enc.identities === null) return Either.right(null)
+    const clear = join(enc.work, `previous-${randomUUID()}`)
+    const opened = yield* Effect.either(item.worker.run({ op: "decrypt", source: target, target: clear, identities: enc.identities }))
+    // a copy encrypted before a rotation opens only with the old identity: the verified floor still holds
+    if (Either.isLeft(opened)) return Either.right(null)
+    const prev = yield* Effect.either(item.worker.run({ op: "inspect", file: clear, kind: item.file.kind, integrity: false, sample: false }))
+    yield* Effect.sync(() => rmSync(clear, { force: true }))
+    return Either.isLeft(prev) ? Either.left(`no-regression: previous copy unreadable: ${prev.left.code}`) : Either.right(prev.right.counts)
+  })
+
+/** One file of a backup run: snapshot, inspect, no regression, (encrypt,) durable rename (§11.1 step 3). */
+export const copyOne = (item: CopyItem): Effect.Effect<RunItem> => {
+  const enc = item.encryption ?? null
+  const target = enc === null ? item.target : `${item.target}.age`
+  const tmp = join(dirname(target), `.${basename(target)}.tmp-${randomUUID()}`)
+  // a keyed file's plaintext snapshot stays in the data dir's private work directory
+  const snapshotPath = enc === null ? tmp : join(enc.work, `${basename(item.target)}.snapshot-${randomUUID()}`)
+  const body = Effect.gen(function*() {
+    const prev = yield* previousCounts(item, target)
+    if (Either.isLeft(prev)) return failed(target, prev.left)
+    const previous = prev.right
+    const snap = yield* Effect.either(item.worker.run({ op: "snapshot", source: item.live, target: snapshotPath }))
+    if (Either.isLeft(snap)) return failed(target, `snapshot: ${snap.left.code}: ${snap.left.message}`)
     const floor = C.maxCounts(previous, item.floor)
     const inspected = yield* Effect.either(item.worker.run({
-      op: "inspect", file: tmp, kind: item.file.kind, integrity: true, sample: false, tables: Object.keys(floor)
+      op: "inspect", file: snapshotPath, kind: item.file.kind, integrity: true, sample: false, tables: Object.keys(floor)
     }))
-    if (Either.isLeft(inspected)) return failed(item.target, `integrity: copy unreadable: ${inspected.left.code}`)
+    if (Either.isLeft(inspected)) return failed(target, `integrity: copy unreadable: ${inspected.left.code}`)
     const facts = inspected.right
     const checks = item.file.kind === "ops"
       ? [C.integrity(facts), C.schemaVersion(facts, latestVersion(OPS_MIGRATIONS))]
       : [C.integrity(facts), C.metaScope(facts, item.file.scope), C.schemaVersion(facts, latestVersion(SCOPE_MIGRATIONS))]
     const bad = checks.find((c) => !c.ok)
-    if (bad !== undefined) return failed(item.target, `${bad.check}: ${bad.detail ?? "failed"}`)
+    if (bad !== undefined) return failed(target, `${bad.check}: ${bad.detail ?? "failed"}`)
     const below = C.belowFloor(facts.counts, floor)
-    if (below.length > 0) return failed(item.target, `no-regression: ${C.nameList(below)}`)
-    const replaced = yield* Effect.either(durableReplace(tmp, item.target))
-    if (Either.isLeft(replaced)) return failed(item.target, `rename: ${replaced.left}`)
-    return { ok: true, file: item.target, bytes: statSync(item.target).size } satisfies RunItem
+    if (below.length > 0) return failed(target, `no-regression: ${C.nameList(below)}`)
+    if (enc !== null) {
+      const sealed = yield* Effect.either(item.worker.run({ op: "encrypt", source: snapshotPath, target: tmp, recipients: enc.recipients }))
+      if (Either.isLeft(sealed)) return failed(target, `encrypt: ${sealed.left.code}: ${sealed.left.message}`)
+      if (sealed.right.bytes !== sealed.right.expected || !isAgeFile(tmp)) {
+        return failed(target, `encrypt: the encrypted copy has ${sealed.right.bytes} bytes, the format demands ${sealed.right.expected}`)
+      }
+    }
+    const replaced = yield* Effect.either(durableReplace(tmp, target))
+    if (Either.isLeft(replaced)) return failed(target, `rename: ${replaced.left}`)
+    if (enc === null) return { ok: true, file: target, bytes: statSync(target).size } satisfies RunItem
+    // the encrypted copy is in place: the plaintext copy of a file now keyed goes
+    const removed: Array<string> = []
+    if (existsSync(item.target)) {
+      yield* Effect.sync(() => {
+        removeFile(item.target)
+        fsyncDir(dirname(item.target))
+      })
+      removed.push(item.target)
+    }
+    return { ok: true, file: target, bytes: statSync(target).size, encrypted: true, ...(removed.length > 0 ? { removed } : {}) } satisfies RunItem
   })
-  return body.pipe(Effect.ensuring(removeInBackground(tmp)))
+  return body.pipe(Effect.ensuring(Effect.zipRight(removeInBackground(tmp), snapshotPath === tmp ? Effect.void : removeInBackground(snapshotPath))))
 }
+
+/** How a file is copied: keyed (its recipients, the identities to read the previous copy) or not. */
+const encryptionOf = (ops: OpsStore, file: BackupFile, work: Effect.Effect<string, never, Scope.Scope>) =>
+  Effect.gen(function*() {
+    const scope = keyScopeOf(file)
+    const recipients = yield* ops.activeRecipients(scope).pipe(Effect.orDie)
+    if (recipients.length === 0) return null
+    const identities = yield* Effect.orElseSucceed(readIdentity(process.env, scope), () => null)
+    return { recipients, identities, work: yield* work } satisfies Encryption
+  })
 
 const litestreamAnswer = (started: string, finished: string, reseeded: ReadonlyArray<RunScopeItem>): RunAnswer => ({
   ok: reseeded.every((i) => i.ok),
@@ -155,14 +240,20 @@ const runUnlocked = (options: RunOptions) =>
       yield* Effect.logWarning("backup run: removed a temporary copy of an interrupted run").pipe(Effect.annotateLogs({ file: stale }))
     }
 
+    for (const stale of removeStaleTempDirs(dataDir)) {
+      yield* Effect.logWarning("backup run: removed the throw-away directory of an interrupted run").pipe(Effect.annotateLogs({ dir: stale }))
+    }
     const worker = yield* makeBackupWorker
+    // the private directory for plaintext snapshots of keyed files, made on first need
+    const workDir = yield* Effect.cached(privateTempDir(dataDir, ".backup-"))
     progress("copying ops.sqlite")
     const opsItem = yield* copyOne({
       worker,
       file: { kind: "ops" },
       live: join(dataDir, "ops.sqlite"),
       target: filePathIn(dir.real, { kind: "ops" }),
-      floor: null
+      floor: null,
+      encryption: yield* encryptionOf(ops, { kind: "ops" }, workDir)
     })
 
     const items: Array<RunAnswer["scopes"][number]> = []
@@ -188,7 +279,8 @@ const runUnlocked = (options: RunOptions) =>
         file: { kind: "scope", scope },
         live: scopeFile(dataDir, scope),
         target,
-        floor: C.parseCounts(state.value.verified_counts)
+        floor: C.parseCounts(state.value.verified_counts),
+        encryption: yield* encryptionOf(ops, { kind: "scope", scope }, workDir)
       })
       if (item.ok) yield* ops.setLastBackupAt(scope, yield* nowInstant).pipe(Effect.orDie)
       items.push({ scope, ...item })

@@ -21,7 +21,11 @@ export const RunItem = Schema.Struct({
   file: Schema.String,
   /** size of the new copy; null when none was written */
   bytes: Bytes,
-  detail: Schema.optionalWith(Schema.String, { exact: true })
+  detail: Schema.optionalWith(Schema.String, { exact: true }),
+  /** true: the copy is age-encrypted to the file's recipients (a keyed scope, or ops.sqlite for the instance) */
+  encrypted: Schema.optionalWith(Schema.Boolean, { exact: true }),
+  /** older copies of the file the run removed (the plaintext copy of a file now keyed) */
+  removed: Schema.optionalWith(Schema.Array(Schema.String), { exact: true })
 })
 export type RunItem = typeof RunItem.Type
 

@@ -19,6 +19,7 @@ import { OpsStore } from "../db/ops-store.js"
 import { scopeFile } from "../db/scope-store.js"
 import { nowInstant } from "../contracts/time.js"
 import * as C from "./checks.js"
+import { requireIdentities } from "./fetch.js"
 import { privateTempDir, removeStaleTempDirs } from "./fsutil.js"
 import { BackupLock } from "./lock.js"
 import { compareWithLive, type ScopeOptions, selectScopes, snapshotLive } from "./probe.js"
@@ -44,6 +45,8 @@ const verifyUnlocked = (options: ScopeOptions) =>
     const directory = backup.kind === "copy" ? backup.directory : null
     const scopes = yield* selectScopes(config.file.scopes.map((s) => s.name), dataDir, options.scope)
     const checkedAt = yield* nowInstant
+    // an encrypted copy is read only with its identity (gaps.md §12 R5): all of them before anything runs
+    yield* requireIdentities(directory, scopes.map((scope) => ({ kind: "scope" as const, scope })), process.env)
     const worker = yield* makeBackupWorker
     for (const stale of removeStaleTempDirs(dataDir)) {
       yield* Effect.logWarning("removed the throw-away directory of an interrupted probe or verify").pipe(Effect.annotateLogs({ dir: stale }))

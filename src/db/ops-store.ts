@@ -78,6 +78,24 @@ const toGrant = (row: GrantRow): Grant => ({
   rights: JSON.parse(row.rights) as Array<Right>
 })
 
+/** A row of key_recipient (ops migration 0006): scope null is the instance (ops.sqlite copies). */
+export interface KeyRecipientOut {
+  readonly seq: number
+  readonly scope: string | null
+  readonly recipient: string
+  readonly origin: "created" | "added"
+  readonly label: string | null
+  readonly added_at: string
+  readonly retired_at: string | null
+}
+
+export interface KeyRecipientAdd {
+  readonly scope: string | null
+  readonly recipient: string
+  readonly origin: "created" | "added"
+  readonly label?: string | undefined
+}
+
 export interface BackupStateRow {
   readonly scope: string
   readonly created_at: string
@@ -426,6 +444,60 @@ export class OpsStore extends Effect.Service<OpsStore>()("Groundnote/OpsStore", 
         : sql`UPDATE backup_state SET verified_at = ${verify.at}, verify_ok = 0, verify_result = ${JSON.stringify(verify.result)}
             WHERE scope = ${scope}`.raw
 
+    const keyScopeValid = (scope: string | null) =>
+      scope === null || configured.has(scope)
+        ? Effect.void
+        : Effect.fail(new ValidationFailed({ message: `key is invalid: scope: "${scope}" is not a configured scope`, issues: [{ path: "scope", message: "not a configured scope" }] }))
+
+    const insertRecipient = (k: KeyRecipientAdd, now: string) =>
+      Effect.gen(function*() {
+        const same = yield* sql<{ seq: number }>`SELECT seq FROM key_recipient
+          WHERE coalesce(scope, '') = ${k.scope ?? ""} AND recipient = ${k.recipient} AND retired_at IS NULL`
+        if (same.length > 0) {
+          return yield* new ValidationFailed({ message: `key is invalid: recipient: already an active recipient of ${k.scope ?? "the instance"}`, issues: [{ path: "recipient", message: "already an active recipient" }] })
+        }
+        yield* sql`INSERT INTO key_recipient (scope, recipient, origin, label, added_at, retired_at)
+          VALUES (${k.scope}, ${k.recipient}, ${k.origin}, ${k.label ?? null}, ${now}, NULL)`.raw
+        const rows = yield* sql<KeyRecipientOut>`SELECT * FROM key_recipient WHERE seq = last_insert_rowid()`
+        return rows[0] as KeyRecipientOut
+      })
+
+    /** Every key_recipient row, oldest first (active and retired; never an identity: none is stored). */
+    const listRecipients = (): Effect.Effect<ReadonlyArray<KeyRecipientOut>, SqlError> =>
+      sql<KeyRecipientOut>`SELECT * FROM key_recipient ORDER BY seq`
+
+    /** The recipients every new copy of `scope` (null: ops.sqlite) is encrypted to; empty: not keyed. */
+    const activeRecipients = (scope: string | null): Effect.Effect<ReadonlyArray<string>, SqlError> =>
+      Effect.map(
+        sql<{ recipient: string }>`SELECT recipient FROM key_recipient WHERE coalesce(scope, '') = ${scope ?? ""} AND retired_at IS NULL ORDER BY seq`,
+        (rows) => rows.map((r) => r.recipient)
+      )
+
+    /** A recipient for `scope` (key create: origin created; key add-recipient: added). */
+    const addRecipient = Effect.fn("OpsStore.addRecipient")(function*(k: KeyRecipientAdd) {
+      yield* keyScopeValid(k.scope)
+      const now = yield* nowInstant
+      return yield* tx(insertRecipient(k, now))
+    })
+
+    /**
+     * key rotate: the recipients of `scope` that a key create made here are retired and the new
+     * one added, in one transaction; recipients added by add-recipient stay. Answers the new row
+     * and the retired ones.
+     */
+    const rotateRecipient = Effect.fn("OpsStore.rotateRecipient")(function*(scope: string | null, recipient: string, label?: string) {
+      yield* keyScopeValid(scope)
+      const now = yield* nowInstant
+      return yield* tx(Effect.gen(function*() {
+        const old = yield* sql<KeyRecipientOut>`SELECT * FROM key_recipient
+          WHERE coalesce(scope, '') = ${scope ?? ""} AND origin = 'created' AND retired_at IS NULL ORDER BY seq`
+        for (const r of old) yield* sql`UPDATE key_recipient SET retired_at = ${now} WHERE seq = ${r.seq}`.raw
+        const added = yield* insertRecipient({ scope, recipient, origin: "created", label }, now)
+        const retired = yield* sql<KeyRecipientOut>`SELECT * FROM key_recipient WHERE retired_at = ${now} AND coalesce(scope, '') = ${scope ?? ""} ORDER BY seq`
+        return { added, retired }
+      }))
+    })
+
     /**
      * Logout: the approval session `sid` is over until `exp` (its cookie's expiry, seconds since
      * the epoch). One transaction: rows whose exp has passed are pruned (their cookies are
@@ -488,7 +560,11 @@ export class OpsStore extends Effect.Service<OpsStore>()("Groundnote/OpsStore", 
       recordBackupRun,
       setLastBackupAt,
       recordProbe,
-      recordVerify
+      recordVerify,
+      listRecipients,
+      activeRecipients,
+      addRecipient,
+      rotateRecipient
     } as const
   })
 }) {}

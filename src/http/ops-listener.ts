@@ -2,7 +2,9 @@
  * The ops listener (architecture.md §11, gaps.md §3): an HTTP server on the Unix socket
  * `<data dir>/ops.sock`, mode 0600, bearer $GROUNDNOTE_OPS_TOKEN compared in constant time.
  * There is no TCP listener for ops. Routes: GET /ops/status, GET /ops/grants, POST /ops/grants,
- * POST /ops/grants/:id/disable, POST /ops/grants/:id/rename, POST /ops/scopes, and
+ * POST /ops/grants/:id/disable, POST /ops/grants/:id/rename, POST /ops/scopes, GET /ops/keys,
+ * POST /ops/keys and POST /ops/keys/rotate (recipients only: an identity never reaches the
+ * service), and
  * POST /ops/backup/run, /ops/backup/probe and /ops/backup/verify (optional {scope}), which share
  * the BackupLock (409 backup-running) and do their long reads in the backup worker thread. Bodies
  * are read and refusals answered exactly as on the public listener (src/transport/).
@@ -24,6 +26,7 @@ import { StartRefusal } from "../config/refusal.js"
 import { decodeStrict } from "../contracts/decode.js"
 import { isDomainError, toErrorBody, ValidationFailed } from "../contracts/errors.js"
 import { GrantCreate } from "../contracts/grants.js"
+import { KeyAdd, KeyRotate } from "../contracts/keys.js"
 import { BackupRunRequest, BackupScopeRequest, GrantRename, OPS_BODY_LIMIT, ScopeCreate } from "../contracts/ops.js"
 import { nowInstant } from "../contracts/time.js"
 import { OpsStore } from "../db/ops-store.js"
@@ -70,6 +73,12 @@ const makeRouter = (startedAt: string) => {
       jsonResponse(200)
     )),
     HttpRouter.post("/ops/scopes", Effect.map(Effect.flatMap(decodeBody(ScopeCreate, "scope"), (body) => Effect.flatMap(ScopeStore, (s) => s.create(body.name))), jsonResponse(201))),
+    HttpRouter.get("/ops/keys", Effect.map(Effect.flatMap(ops, (o) => o.listRecipients()), jsonResponse(200))),
+    HttpRouter.post("/ops/keys", Effect.map(Effect.flatMap(decodeBody(KeyAdd, "key"), (b) => Effect.flatMap(ops, (o) => o.addRecipient(b))), jsonResponse(201))),
+    HttpRouter.post("/ops/keys/rotate", Effect.map(
+      Effect.flatMap(decodeBody(KeyRotate, "key rotate"), (b) => Effect.flatMap(ops, (o) => o.rotateRecipient(b.scope, b.recipient, b.label))),
+      jsonResponse(200)
+    )),
     HttpRouter.post("/ops/backup/run", Effect.map(Effect.zipRight(decodeOptionalBody(BackupRunRequest, "backup run"), runBackup()), jsonResponse(200))),
     HttpRouter.post("/ops/backup/probe", Effect.map(Effect.flatMap(decodeOptionalBody(BackupScopeRequest, "backup probe"), (b) => probeBackup(scopeOption(b))), jsonResponse(200))),
     HttpRouter.post("/ops/backup/verify", Effect.map(Effect.flatMap(decodeOptionalBody(BackupScopeRequest, "backup verify"), (b) => verifyBackup(scopeOption(b))), jsonResponse(200)))

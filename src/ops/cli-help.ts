@@ -33,6 +33,7 @@ export const GROUPS: ReadonlyArray<GroupDoc> = [
   { path: "config", summary: "the CLI's credentials file (config show, path, init)" },
   { path: "scope", summary: "scope files (scope create)" },
   { path: "grants", summary: "who may read, propose, decide or redact in which scopes" },
+  { path: "key", summary: "age keys of encrypted copies (key create, list, add-recipient, rotate)" },
   { path: "backup", summary: "backup run, probe, verify and nightly" },
   { path: "sources", summary: "store and read back sources (sources put, get)" },
   { path: "rules", summary: "read rules (rules list, get, versions, provenance)" },
@@ -115,6 +116,49 @@ export const COMMANDS: ReadonlyArray<CommandDoc> = [
     path: "grants rename", summary: "give a grant a new label (the row is disabled and copied)",
     usage: "groundnote grants rename <id> --label <l> [--json]", description: OPS,
     options: [["--label <l>", "the new label"], JSON_OPT], example: "groundnote grants rename service:3 --label \"feeder (mail)\""
+  },
+  {
+    path: "key create", summary: "make an age key pair: the identity to a file, the recipient to the service",
+    usage: "groundnote key create --scope <s> | --instance --out <file> [--label <l>] [--json]",
+    description: `From then on every copy the service writes of the scope (--instance: of ops.sqlite) is encrypted to its recipients. The identity goes only to --out (mode 0600, never over an existing file; only its path is printed): keep it off this host, and put a copy in GROUNDNOTE_KEY_DIR where probe, verify and restore run. ${OPS}`,
+    options: [
+      ["--scope <s>", "the scope whose copies it encrypts"],
+      ["--instance", "the instance's key instead: the copies of ops.sqlite"],
+      ["--out <file>", "the new identity file"],
+      ["--label <l>", "a name for people"],
+      JSON_OPT
+    ],
+    example: "groundnote key create --scope sales --out /media/usb/sales.age-identity"
+  },
+  {
+    path: "key list", summary: "every recipient of encrypted copies, active and retired",
+    usage: "groundnote key list [--json]", description: OPS, options: [JSON_OPT], example: "groundnote key list"
+  },
+  {
+    path: "key add-recipient", summary: "encrypt every new copy also to someone's age recipient",
+    usage: "groundnote key add-recipient --scope <s> | --instance --recipient <age1…> [--label <l>] [--json]",
+    description: `The recipient is an X25519 age public key (age1…, as age-keygen -y prints it). ${OPS}`,
+    options: [
+      ["--scope <s>", "the scope"],
+      ["--instance", "the instance's copies (ops.sqlite) instead"],
+      ["--recipient <age1…>", "the public key"],
+      ["--label <l>", "a name for people"],
+      JSON_OPT
+    ],
+    example: "groundnote key add-recipient --scope sales --recipient age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p"
+  },
+  {
+    path: "key rotate", summary: "a new key pair; the recipients key create made before are retired",
+    usage: "groundnote key rotate --scope <s> | --instance --out <file> [--label <l>] [--json]",
+    description: `New copies are encrypted to the new recipient (and to the added ones); copies made before stay readable with the old identity only: keep it until they are gone. ${OPS}`,
+    options: [
+      ["--scope <s>", "the scope"],
+      ["--instance", "the instance's key instead"],
+      ["--out <file>", "the new identity file"],
+      ["--label <l>", "a name for people"],
+      JSON_OPT
+    ],
+    example: "groundnote key rotate --scope sales --out /media/usb/sales-2027.age-identity"
   },
   {
     path: "backup run", summary: "copy ops.sqlite and every scope into backup.directory",
@@ -317,6 +361,7 @@ const SECTIONS: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
   ["Service", ["serve", "version"]],
   ["Operator (ops socket: GROUNDNOTE_DATA_DIR, GROUNDNOTE_OPS_TOKEN)", [
     "status", "scope create", "grants list", "grants create", "grants disable", "grants rename",
+    "key create", "key list", "key add-recipient", "key rotate",
     "backup run", "backup probe", "backup verify", "backup nightly", "restore", "doctor"
   ]],
   ["Litestream (no service: groundnote.json and ops.sqlite)", ["backup litestream-config"]],

@@ -12,6 +12,7 @@ import { apiCommands } from "./cli-api-commands.js"
 import { backup, doctor, restore } from "./cli-backup.js"
 import { exitCodeOf, failureLine, jsonOption, opsCommands } from "./cli-commands.js"
 import { config } from "./cli-config.js"
+import { key } from "./cli-keys.js"
 import type { CliHost } from "./cli-host.js"
 import { printJson } from "./cli-output.js"
 import { parserUsage } from "./cli-usage.js"
@@ -37,7 +38,7 @@ const commandTree = (loadService: () => Promise<ServiceEntry>) => {
   }, ({ demo }) => Effect.flatMap(main, (m) => m.serve({ demo })))
 
   return Command.make("groundnote").pipe(Command.withSubcommands([
-    version, serve, config, ...opsCommands, backup(host), restore(host), doctor(host), ...apiCommands
+    version, serve, config, ...opsCommands, key, backup(host), restore(host), doctor(host), ...apiCommands
   ]))
 }
 
