@@ -32,6 +32,9 @@ export const FINDING_IDS = [
   "probe-age",
   "verify-result",
   "litestream-binary",
+  "scope-keys",
+  "copies-encrypted",
+  "key-identity",
   "semantic-model",
   "reranker-key",
   "reranker-budget",
@@ -121,6 +124,20 @@ export interface ClockFacts {
   readonly source: string
 }
 
+/** The keys of encrypted copies (gaps.md §12 R5) as GET /ops/keys and the files show them. */
+export interface KeyFacts {
+  /** every key scope with an active recipient (null: the instance, ops.sqlite) and those recipients */
+  readonly keyed: ReadonlyArray<{ readonly scope: string | null; readonly recipients: ReadonlyArray<string> }>
+  /** plaintext copies or archives of a keyed scope in the backup or export directory */
+  readonly plaintext: ReadonlyArray<string>
+  /** per keyed scope: whether GROUNDNOTE_KEY_DIR holds an identity of one of its active recipients */
+  readonly identities: ReadonlyArray<{
+    readonly scope: string | null
+    readonly state: "ok" | "missing" | "no-match" | "too-open"
+    readonly detail: string
+  }>
+}
+
 export interface DoctorInput {
   /** the CLI's clock, epoch ms */
   readonly now: number
@@ -141,4 +158,6 @@ export interface DoctorInput {
   readonly stages: ReadonlyArray<Finding> | null
   /** the clock against a reference; `unavailable` says why there is none; null: not asked */
   readonly clock: ClockFacts | { readonly unavailable: string } | null
+  /** keys of encrypted copies; null when the service did not answer GET /ops/keys */
+  readonly keys?: KeyFacts | null
 }
