@@ -12,6 +12,7 @@ import { COMMANDS, commandHelp, GROUPS, groupHelp, helpRequest, rootHelp } from 
 const GAPS_COMMANDS = [
   "serve", "version", "config show", "config path", "config init", "status", "scope create",
   "grants list", "grants create", "grants disable", "grants rename",
+  "key create", "key list", "key add-recipient", "key rotate",
   "backup run", "backup probe", "backup verify", "backup nightly", "restore", "doctor", "export",
   "sources put", "sources get", "search", "rules list", "rules get", "rules versions", "rules provenance",
   "proposals list", "propose", "feedback", "retract", "approvals open"
