@@ -24,9 +24,10 @@ import { OpsStore } from "../src/db/ops-store.js"
 import { ScopeStoreLive } from "../src/services.js"
 import { ScopeStore, scopeFile } from "../src/db/scope-store.js"
 import { formatRuleId } from "../src/contracts/ids.js"
+import { makeKeyPair } from "../src/keys/keypair.js"
 import { backupListenerBench } from "./backup-listener.js"
 import { benchConfig } from "./config.js"
-import { seededRandom } from "./support.js"
+import { goalLine, seededRandom } from "./support.js"
 
 const rand = seededRandom(11).int
 const WORDS = ["Lieferzeit", "Hakenleiste", "Bestellung", "Lieferant", "Rechnung", "Zahlungsziel", "Skonto", "Kunde", "Angebot",
@@ -121,11 +122,18 @@ const runAt = (n: number, backupDir: string) =>
     const live = scopeFile(config.env.dataDir, "bench")
     const mb = (statSync(live).size + (existsSync(`${live}-wal`) ? statSync(`${live}-wal`).size : 0)) / 1e6
     const copyMb = statSync(join(backupDir, "scopes", "bench.sqlite")).size / 1e6
-    return { n, seeded, mb, copyMb, run, probe, verify, archiveMb: (probe.value.scopes[0]?.export?.bytes ?? 0) / 1e6 }
+    // the same scope keyed: the run encrypts its copy as a stream (gaps.md §12 R5), same run otherwise
+    const plainRun = yield* timed(runBackup())
+    const pair = yield* makeKeyPair
+    yield* ops.addRecipient({ scope: "bench", recipient: pair.recipient, origin: "created" })
+    yield* ops.addRecipient({ scope: null, recipient: pair.recipient, origin: "created" })
+    const encRun = yield* timed(runBackup())
+    return { n, seeded, mb, copyMb, run, probe, verify, plainRun, encRun, archiveMb: (probe.value.scopes[0]?.export?.bytes ?? 0) / 1e6 }
   })
 
 export const backupBench = async (sizes: ReadonlyArray<number> = [1_000, 10_000, 100_000]): Promise<void> => {
   console.log("\nBackup (one scope of confirmed rules with decisions; copy kind; the probe writes the nightly export)")
+  const encrypted: Array<{ readonly n: number; readonly plain: number; readonly enc: number }> = []
   console.log("rules   | live MB | copy MB | run s | probe s | verify s | archive MB | event loop max stall ms (run / probe / verify) | p99 ms (run / probe / verify) | seed s")
   for (const n of sizes) {
     const root = mkdtempSync(join(tmpdir(), "gn-bench-backup-"))
@@ -142,7 +150,8 @@ export const backupBench = async (sizes: ReadonlyArray<number> = [1_000, 10_000,
         Layer.provideMerge(Layer.succeed(AppConfig, config))
       )
       const r = await Effect.runPromise(runAt(n, backupDir).pipe(Effect.provide(layer), Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Warning)))
-      const okAll = r.run.value.ok && r.probe.value.ok && r.verify.value.ok
+      const okAll = r.run.value.ok && r.probe.value.ok && r.verify.value.ok && r.plainRun.value.ok && r.encRun.value.ok
+      encrypted.push({ n, plain: r.plainRun.seconds, enc: r.encRun.seconds })
       console.log(
         `${String(n).padEnd(7)} | ${r.mb.toFixed(1).padStart(7)} | ${r.copyMb.toFixed(1).padStart(7)} | ${r.run.seconds.toFixed(2).padStart(5)} | ` +
           `${r.probe.seconds.toFixed(2).padStart(7)} | ${r.verify.seconds.toFixed(2).padStart(8)} | ${r.archiveMb.toFixed(1).padStart(10)} | ` +
@@ -154,6 +163,11 @@ export const backupBench = async (sizes: ReadonlyArray<number> = [1_000, 10_000,
       if (process.env.BENCH_KEEP === "1") console.log(`kept ${root}`)
       else rmSync(root, { recursive: true, force: true })
     }
+  }
+  const largest = encrypted.at(-1)
+  if (largest !== undefined) {
+    console.log(goalLine(`backup run of a ${largest.n}-rule scope, encrypted vs plaintext ≤ 1.5×`, largest.enc <= 1.5 * largest.plain,
+      `${largest.enc.toFixed(2)} s encrypted, ${largest.plain.toFixed(2)} s plaintext: ${(largest.enc / largest.plain).toFixed(2)}×`))
   }
   if (process.env.BENCH_BACKUP_LISTENER !== "0") await backupListenerBench()
 }

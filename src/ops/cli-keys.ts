@@ -3,13 +3,14 @@
  * copies, over the ops socket like grants. create and rotate make the age X25519 key pair here, in
  * the CLI: the identity goes only to --out (mode 0600, never over an existing file, its path the
  * only thing printed on stdout), the recipient to the service. --instance instead of --scope
- * names the instance's key (the copies of ops.sqlite). The age library is loaded only by the
- * commands that make a key.
+ * names the instance's key (the copies of ops.sqlite).
  */
 import { rmSync } from "node:fs"
 import { resolve } from "node:path"
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Option } from "effect"
+import { makeKeyPair } from "../keys/keypair.js"
+import { identityFileText, writeIdentityFile } from "../keys/write-identity.js"
 import { jsonOption } from "./cli-commands.js"
 import { CliError, printJson, terminalSafe, usage, withJsonError } from "./cli-output.js"
 import { opsRequest, resolveOps } from "./ops-client.js"
@@ -43,8 +44,6 @@ export const renderKey = (k: KeyRow): string =>
 /** The key pair is made, the identity written to `out`, then `register` stores the recipient; a refusal removes the file again. */
 const withNewIdentity = <A>(out: string, register: (recipient: string) => Effect.Effect<A, CliError>) =>
   Effect.gen(function*() {
-    const { makeKeyPair } = yield* Effect.promise(() => import("../keys/keypair.js"))
-    const { identityFileText, writeIdentityFile } = yield* Effect.promise(() => import("../keys/write-identity.js"))
     const pair = yield* makeKeyPair
     const path = resolve(out)
     yield* Effect.try({

@@ -21,6 +21,8 @@ let server: TestServer
 let cleanup: () => void
 const logs = captureLogs()
 const tokens = { feeder: "", reader: "", other: "" }
+/** the approval session's cookie (set by the login test, used by later describes too) */
+let cookie = ""
 const bodies: Array<string> = []
 
 const req = async (method: string, path: string, opts: { token?: string; body?: unknown; headers?: Record<string, string>; raw?: string } = {}) => {
@@ -236,7 +238,6 @@ describe("step 6: search_log", () => {
 })
 
 describe("approval session, CSRF and the decision route", () => {
-  let cookie = ""
   const csrf = csrfToken(SESSION, "dev@example.com")
   it("login with the dev approval token sets an HttpOnly SameSite=Strict session cookie", async () => {
     const wrong = await req("POST", "/approval/login", { raw: "token=wrong", headers: { "content-type": "application/x-www-form-urlencoded", "sec-fetch-site": "same-origin" } })
@@ -315,6 +316,26 @@ describe("approval session, CSRF and the decision route", () => {
       const unknown = await req(method, path, { token: `gn_${"x".repeat(43)}`, ...(method === "POST" ? { body: { decision: "review", version: 2 } } : {}) })
       expect(unknown.status, path).toBe(401)
     }
+  })
+  it("the export with ?recipient=age1… is age-encrypted to it (the Decrypter opens it to the tar.gz); a bad recipient is 400", async () => {
+    const { Decrypter } = await import("age-encryption")
+    const { makeKeyPair } = await import("../../src/keys/keypair.js")
+    const pair = await Effect.runPromise(makeKeyPair)
+    const r = await fetch(`${server.url}/v1/export/sales?recipient=${pair.recipient}`, { headers: { cookie } })
+    expect(r.status).toBe(200)
+    expect(r.headers.get("content-type")).toBe("application/octet-stream")
+    expect(r.headers.get("content-disposition")).toMatch(/\.tar\.gz\.age"?$/)
+    const sealed = new Uint8Array(await r.arrayBuffer())
+    expect(Buffer.from(sealed.subarray(0, 22)).toString("latin1")).toBe("age-encryption.org/v1\n")
+    const d = new Decrypter()
+    d.addIdentity(pair.identity)
+    const clear = await d.decrypt(sealed)
+    expect([clear[0], clear[1]]).toEqual([0x1f, 0x8b])
+    const bad = await fetch(`${server.url}/v1/export/sales?recipient=age1notakey`, { headers: { cookie } })
+    expect(bad.status).toBe(400)
+    expect(await bad.json()).toMatchObject({ error: "validation-failed" })
+    const stray = await fetch(`${server.url}/v1/export/sales?other=1`, { headers: { cookie } })
+    expect(stray.status).toBe(400)
   })
   it("logout needs the csrf token too", async () => {
     expect((await req("POST", "/approval/logout", { headers: { cookie, origin: "http://127.0.0.1:8787" } })).status).toBe(403)
@@ -406,3 +427,4 @@ describe("the process log", () => {
     expect(text).not.toContain("Vor jeder Bestellung")
   })
 })
+

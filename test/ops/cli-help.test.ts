@@ -13,6 +13,7 @@ const GAPS_COMMANDS = [
   "serve", "version", "config show", "config path", "config init", "status", "scope create",
   "grants list", "grants create", "grants disable", "grants rename",
   "backup run", "backup probe", "backup verify", "backup nightly", "backup litestream-config", "restore", "doctor", "export",
+  "key create", "key list", "key add-recipient", "key rotate",
   "sources put", "sources get", "search", "rules list", "rules get", "rules versions", "rules provenance",
   "proposals list", "propose", "feedback", "retract", "approvals open"
 ]

@@ -4,7 +4,7 @@ import { exportScope, listRejected } from "../../operations/export.js"
 import { Api } from "../api.js"
 import { operationRoute } from "../handle.js"
 
-const exportRoute = operationRoute("approval", exportScope, "path")
+const exportRoute = operationRoute("approval", exportScope, "query")
 const rejectedRoute = operationRoute("approval", listRejected, "query")
 
 export const ExportLive = HttpApiBuilder.group(Api, "export", (h) =>

@@ -9,15 +9,19 @@ import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, type St
 import { dirname, join, resolve } from "node:path"
 import { Effect } from "effect"
 import { findLitestream, litestreamVersion } from "../../backup/litestream.js"
+import { identitiesIn, identityFileName, keyDirOf } from "../../keys/identity-file.js"
+import { recipientOf } from "../../keys/keypair.js"
 import { opsRequest, resolveOps } from "../ops-client.js"
 import type {
   ClockFacts,
   ConfigResult,
   DataDirFacts,
   DoctorInput,
+  DoctorConfig,
   DoctorStatus,
   Finding,
   LedgerFacts,
+  KeyFacts,
   LitestreamFacts,
   ScopeFileHygiene,
   ServiceFacts,
@@ -212,6 +216,77 @@ export const serviceFacts = (env: Record<string, string | undefined>, cwd: strin
     return { reachable: true as const, status: status as DoctorStatus }
   }).pipe(Effect.catchAll((e) => Effect.succeed({ reachable: false as const, code: e.code, message: e.message })))
 
+const listOrEmpty = (dir: string): ReadonlyArray<string> => {
+  try {
+    return readdirSync(dir)
+  } catch {
+    return []
+  }
+}
+
+/**
+ * The keys of encrypted copies: the active recipients (GET /ops/keys), plaintext copies of keyed
+ * scopes in the backup and export directories, and whether GROUNDNOTE_KEY_DIR holds an identity
+ * of an active recipient of each keyed scope (read here, never printed).
+ */
+export const keyFacts = (
+  rows: ReadonlyArray<{ readonly scope: string | null; readonly recipient: string; readonly retired_at: string | null }>,
+  config: DoctorConfig | null,
+  env: Readonly<Record<string, string | undefined>>
+): Effect.Effect<KeyFacts> =>
+  Effect.gen(function*() {
+    const byScope = new Map<string | null, Array<string>>()
+    for (const r of rows.filter((x) => x.retired_at === null)) byScope.set(r.scope, [...(byScope.get(r.scope) ?? []), r.recipient])
+    const keyed = [...byScope.entries()].map(([scope, recipients]) => ({ scope, recipients }))
+    const plaintext: Array<string> = []
+    const backup = config?.backup
+    for (const { scope } of keyed) {
+      if (backup?.kind === "copy") {
+        const plain = scope === null ? join(backup.directory, "ops.sqlite") : join(backup.directory, "scopes", `${scope}.sqlite`)
+        if (existsSync(plain)) plaintext.push(plain)
+      }
+      if (scope !== null && backup?.export_directory !== undefined) {
+        const dir = join(backup.export_directory, scope)
+        for (const name of listOrEmpty(dir)) if (name.startsWith(`${scope}-export-`) && name.endsWith(".tar.gz")) plaintext.push(join(dir, name))
+      }
+    }
+    const keyDir = keyDirOf(env)
+    const identities: Array<KeyFacts["identities"][number]> = []
+    for (const { recipients, scope } of keyed) {
+      if (keyDir === null) {
+        identities.push({ scope, state: "missing", detail: "GROUNDNOTE_KEY_DIR is not set" })
+        continue
+      }
+      const file = join(keyDir, identityFileName(scope))
+      const st = lstatOrNull(file)
+      let text: string
+      try {
+        text = readFileSync(file, "utf8")
+      } catch (e) {
+        identities.push({ scope, state: "missing", detail: `${file} cannot be read (${errnoCode(e) || "error"})` })
+        continue
+      }
+      const mine: Array<string> = []
+      for (const id of identitiesIn(text)) {
+        const r = yield* recipientOf(id)
+        if (r !== null) mine.push(r)
+      }
+      if (mine.length === 0) identities.push({ scope, state: "missing", detail: `${file} holds no age identity` })
+      else if (!mine.some((r) => recipients.includes(r))) identities.push({ scope, state: "no-match", detail: `${file} holds no identity of an active recipient (rotated? groundnote key list)` })
+      else if (st !== null && (st.mode & 0o077) !== 0) identities.push({ scope, state: "too-open", detail: `${file} has mode ${octal(st.mode)}` })
+      else identities.push({ scope, state: "ok", detail: file })
+    }
+    return { keyed, plaintext, identities }
+  })
+
+/** GET /ops/keys and keyFacts, or null when the service does not answer. */
+export const serviceKeyFacts = (env: Record<string, string | undefined>, cwd: string, config: ConfigResult): Effect.Effect<KeyFacts | null> =>
+  Effect.gen(function*() {
+    const ops = yield* resolveOps(env, cwd)
+    const rows = yield* opsRequest(ops, "keysList", { timeoutMs: 10_000 })
+    return yield* keyFacts(rows as ReadonlyArray<{ scope: string | null; recipient: string; retired_at: string | null }>, config.ok ? config.config : null, env)
+  }).pipe(Effect.catchAll(() => Effect.succeed(null)))
+
 /** The Date header of an HTTPS answer has whole seconds: the offset is known to about ±0.5 s. */
 export const offsetFromDate = (dateHeader: string | null, sentMs: number, receivedMs: number): number | null => {
   if (dateHeader === null) return null
@@ -290,6 +365,7 @@ export const gatherDoctorInput = (options: GatherOptions): Effect.Effect<DoctorI
       stages: options.stages ?? null,
       clock: options.clock ?? null,
       ledger: options.ledger ?? null,
-      storage: options.storage ?? null
+      storage: options.storage ?? null,
+      keys: yield* serviceKeyFacts(env, options.cwd, options.config)
     }
   })

@@ -117,7 +117,9 @@ export const atRest = (input: DoctorInput): Finding => {
   if (config === null) return skip("at-rest", `no encrypted volume detected (${input.volume.how}) and groundnote.json did not load (see config-valid)`)
   const attested = config.at_rest
   if (attested === undefined) {
-    return warn("at-rest", `no encrypted volume detected (${input.volume.how}) and at_rest is not attested in groundnote.json`,
+    // cloudflare-access is a production instance: its data must be on an encrypted volume (gaps.md §12)
+    const production = value(input.env, "GROUNDNOTE_AUTH_MODE") === "cloudflare-access"
+    return (production ? fail : warn)("at-rest", `no encrypted volume detected (${input.volume.how}) and at_rest is not attested in groundnote.json${production ? " (required in cloudflare-access mode)" : ""}`,
       "put the data dir on an encrypted volume (LUKS, encrypted cloud disk); where doctor cannot see it, set at_rest: {kind: \"volume\", attested_at: \"<today>\"}")
   }
   if (attested.attested_at === undefined) {
@@ -307,6 +309,54 @@ export const litestreamBinary = (input: DoctorInput): Finding => {
       "write the Litestream config (docs/backup.md) or set LITESTREAM_CONFIG to it")
   }
   return ok("litestream-binary", `${l.binary} ${l.version}, config ${l.configPath}`)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keys of encrypted copies (gaps.md §12 R5)
+
+const keyName = (scope: string | null): string => (scope === null ? "the instance (ops.sqlite)" : scope)
+const keyArg = (scope: string | null): string => (scope === null ? "--instance" : `--scope ${scope}`)
+
+/** warn: a scope with backups (copied or probed) but no recipient: its copies are plaintext. */
+export const scopeKeys = (input: DoctorInput): Finding => {
+  const status = statusOf(input)
+  if (status === null) return skip("scope-keys", serviceDown(input))
+  const keys = input.keys ?? null
+  if (keys === null) return skip("scope-keys", "the service did not list its keys (GET /ops/keys)")
+  const keyed = new Set(keys.keyed.map((k) => k.scope))
+  const plain = status.scopes.filter((s) => s.created && (s.last_backup_at !== null || s.probed_at !== null) && !keyed.has(s.scope)).map((s) => s.scope)
+  return plain.length === 0
+    ? ok("scope-keys", keys.keyed.length === 0 ? "no scope has backups yet" : `every scope with backups has a key: ${keys.keyed.map((k) => keyName(k.scope)).join(", ")}`)
+    : warn("scope-keys", `backed up without a key (plaintext copies): ${plain.join(", ")}`,
+      `groundnote key create --scope ${plain[0]} --out <a file you keep off this host> (docs/backup.md); the next backup run encrypts`)
+}
+
+/** fail: a plaintext copy or archive of a keyed scope in the backup or export directory. */
+export const copiesEncrypted = (input: DoctorInput): Finding => {
+  const keys = input.keys ?? null
+  if (keys === null) return skip("copies-encrypted", input.service.reachable ? "the service did not list its keys (GET /ops/keys)" : serviceDown(input))
+  if (keys.keyed.length === 0) return skip("copies-encrypted", "no scope has a key: every copy is plaintext (see scope-keys)")
+  return keys.plaintext.length === 0
+    ? ok("copies-encrypted", `no plaintext copy of ${keys.keyed.map((k) => keyName(k.scope)).join(", ")} in the backup or export directory`)
+    : fail("copies-encrypted", `plaintext copies of keyed scopes: ${list(keys.plaintext)}`,
+      "run groundnote backup nightly (the run replaces a copy by its encrypted one, the probe removes plaintext archives); remove any other plaintext copy by hand")
+}
+
+/** fail: probe cannot read an identity of a keyed scope under GROUNDNOTE_KEY_DIR; warn: one readable by others. */
+export const keyIdentity = (input: DoctorInput): Finding => {
+  const keys = input.keys ?? null
+  if (keys === null) return skip("key-identity", input.service.reachable ? "the service did not list its keys (GET /ops/keys)" : serviceDown(input))
+  if (keys.keyed.length === 0) return skip("key-identity", "no scope has a key")
+  const bad = keys.identities.filter((i) => i.state === "missing" || i.state === "no-match")
+  if (bad.length > 0) {
+    return fail("key-identity", list(bad.map((i) => `${keyName(i.scope)}: ${i.detail}`)),
+      `put the identity file of groundnote key create (or rotate) for ${keyArg(bad[0]?.scope ?? null)} into GROUNDNOTE_KEY_DIR where probe, verify and restore run; without it they answer identity-missing`)
+  }
+  const open = keys.identities.filter((i) => i.state === "too-open")
+  if (open.length > 0) {
+    return warn("key-identity", list(open.map((i) => `${keyName(i.scope)}: ${i.detail}`)), "chmod 600 the identity file and 700 GROUNDNOTE_KEY_DIR")
+  }
+  return ok("key-identity", `GROUNDNOTE_KEY_DIR holds an identity for ${keys.identities.map((i) => keyName(i.scope)).join(", ")}`)
 }
 
 // ---------------------------------------------------------------------------------------------

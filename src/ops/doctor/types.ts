@@ -34,6 +34,9 @@ export const FINDING_IDS = [
   "verify-result",
   "redaction-ledger",
   "litestream-binary",
+  "scope-keys",
+  "copies-encrypted",
+  "key-identity",
   "semantic-model",
   "reranker-key",
   "reranker-budget",
@@ -156,6 +159,19 @@ export type ScopeFileHygiene =
     readonly ftsWithout: ReadonlyArray<string>
   }
   | { readonly scope: string; readonly file: string; readonly error: string }
+/** The keys of encrypted copies (gaps.md §12 R5) as GET /ops/keys and the files show them. */
+export interface KeyFacts {
+  /** every key scope with an active recipient (null: the instance, ops.sqlite) and those recipients */
+  readonly keyed: ReadonlyArray<{ readonly scope: string | null; readonly recipients: ReadonlyArray<string> }>
+  /** plaintext copies or archives of a keyed scope in the backup or export directory */
+  readonly plaintext: ReadonlyArray<string>
+  /** per keyed scope: whether GROUNDNOTE_KEY_DIR holds an identity of one of its active recipients */
+  readonly identities: ReadonlyArray<{
+    readonly scope: string | null
+    readonly state: "ok" | "missing" | "no-match" | "too-open"
+    readonly detail: string
+  }>
+}
 
 export interface DoctorInput {
   /** the CLI's clock, epoch ms */
@@ -181,4 +197,6 @@ export interface DoctorInput {
   readonly ledger: LedgerFacts | null
   /** every scope file of the data dir (CLI host); null when not gathered */
   readonly storage: ReadonlyArray<ScopeFileHygiene> | null
+  /** keys of encrypted copies; null when the service did not answer GET /ops/keys */
+  readonly keys?: KeyFacts | null
 }

@@ -218,3 +218,46 @@ const inputOf = (storage: ReadonlyArray<ScopeFileHygiene>): DoctorInput => ({
   service: { reachable: false, code: "ops-unreachable", message: "not asked" },
   volume: { encrypted: null, how: "not asked" }, litestream: null, stages: null, clock: null, ledger: null, storage
 })
+describe("key facts", () => {
+  it("names plaintext copies and archives of keyed scopes and checks the identity files against the active recipients", async () => {
+    const { Effect } = await import("effect")
+    const { keyFacts } = await import("../../../src/ops/doctor/facts.js")
+    const { makeKeyPair } = await import("../../../src/keys/keypair.js")
+    const { mkdtempSync, mkdirSync, writeFileSync, rmSync, chmodSync } = await import("node:fs")
+    const { tmpdir } = await import("node:os")
+    const { join } = await import("node:path")
+    const root = mkdtempSync(join(tmpdir(), "gn-keyfacts-"))
+    try {
+      const backup = join(root, "backup")
+      const exports = join(root, "exports")
+      const keys = join(root, "keys")
+      for (const d of [join(backup, "scopes"), join(exports, "sales"), keys]) mkdirSync(d, { recursive: true })
+      writeFileSync(join(backup, "scopes", "sales.sqlite"), "x")
+      writeFileSync(join(backup, "scopes", "ops.sqlite"), "x")
+      writeFileSync(join(exports, "sales", "sales-export-20261206T010000.000Z-0a0b0c0d.tar.gz"), "x")
+      writeFileSync(join(exports, "sales", "sales-export-20261206T020000.000Z-0a0b0c0e.tar.gz.age"), "x")
+      const sales = await Effect.runPromise(makeKeyPair)
+      const old = await Effect.runPromise(makeKeyPair)
+      const inst = await Effect.runPromise(makeKeyPair)
+      writeFileSync(join(keys, "sales.age-identity"), `# public key: ${sales.recipient}\n${sales.identity}\n`, { mode: 0o600 })
+      writeFileSync(join(keys, "_instance.age-identity"), `${old.identity}\n`, { mode: 0o600 })
+      const config = { backup: { kind: "copy", directory: backup, deadman_url: null, export_directory: exports } } as unknown as Parameters<typeof keyFacts>[1]
+      const rows = [
+        { scope: "sales", recipient: sales.recipient, retired_at: null },
+        { scope: null, recipient: old.recipient, retired_at: "2026-12-01T00:00:00Z" },
+        { scope: null, recipient: inst.recipient, retired_at: null }
+      ]
+      const facts = await Effect.runPromise(keyFacts(rows, config, { GROUNDNOTE_KEY_DIR: keys }))
+      expect(facts.keyed).toEqual([{ scope: "sales", recipients: [sales.recipient] }, { scope: null, recipients: [inst.recipient] }])
+      expect(facts.plaintext).toEqual([join(backup, "scopes", "sales.sqlite"), join(exports, "sales", "sales-export-20261206T010000.000Z-0a0b0c0d.tar.gz")])
+      expect(facts.identities.map((i) => [i.scope, i.state])).toEqual([["sales", "ok"], [null, "no-match"]])
+      chmodSync(join(keys, "sales.age-identity"), 0o644)
+      const open = await Effect.runPromise(keyFacts(rows, config, { GROUNDNOTE_KEY_DIR: keys }))
+      expect(open.identities[0]?.state).toBe("too-open")
+      const none = await Effect.runPromise(keyFacts(rows, config, {}))
+      expect(none.identities.map((i) => i.state)).toEqual(["missing", "missing"])
+    } finally {
+      rmSync(root, { recursive: true, force: true })
+    }
+  })
+})

@@ -7,7 +7,7 @@ import { rerankerBudgetFinding } from "../../../src/search/reranker/findings.js"
 import { doctorExitCode, runDoctor } from "../../../src/ops/doctor/index.js"
 import * as F from "../../../src/ops/doctor/findings.js"
 import { renderFindings } from "../../../src/ops/doctor/render.js"
-import { type DoctorConfig, type DoctorInput, type DoctorStatus, FINDING_IDS } from "../../../src/ops/doctor/types.js"
+import { type DoctorConfig, type DoctorInput, type DoctorStatus, FINDING_IDS, type KeyFacts } from "../../../src/ops/doctor/types.js"
 import { baseConfigJson } from "../../support/env.js"
 
 const NOW = Date.parse("2026-11-07T08:00:00Z")
@@ -135,6 +135,36 @@ describe("doctor findings", () => {
     const problem = "/srv/gn/data/ops.sqlite is group- or world-accessible (mode 0644): run chmod 600 /srv/gn/data/ops.sqlite"
     expect(F.dataDirPermissions(input({ dataDir: { path: "/srv/gn/data", exists: true, problems: [problem] } }))).toMatchObject({ status: "fail", message: problem })
     expect(F.dataDirPermissions(input({ dataDir: { path: "/srv/gn/data", exists: false, problems: [] } }))).toMatchObject({ status: "fail", message: "there is no data dir at /srv/gn/data" })
+  })
+
+  it("at-rest: neither detected nor attested fails in cloudflare-access mode, warns in dev-token mode", () => {
+    const undetected = { encrypted: null, how: "cannot tell for overlay overlay mounted at /" }
+    const access = { GROUNDNOTE_AUTH_MODE: "cloudflare-access", GROUNDNOTE_SESSION_SECRET: "s".repeat(40), GROUNDNOTE_OPS_TOKEN: "o".repeat(40) }
+    expect(F.atRest(input({ volume: undetected, env: access }))).toMatchObject({ status: "fail", message: expect.stringContaining("required in cloudflare-access mode") })
+    expect(F.atRest(input({ volume: undetected })).status).toBe("warn")
+    expect(F.atRest(input({ env: access })).status).toBe("ok")
+  })
+
+  it("scope-keys, copies-encrypted, key-identity", () => {
+    const R = `age1${"q".repeat(58)}`
+    const keys = (over: Partial<KeyFacts> = {}): KeyFacts => ({
+      keyed: [{ scope: "sales", recipients: [R] }], plaintext: [], identities: [{ scope: "sales", state: "ok", detail: "/keys/sales.age-identity" }], ...over
+    })
+    // the service down or no key list: skip
+    expect(F.scopeKeys(input({ service: DOWN })).status).toBe("skip")
+    expect(F.copiesEncrypted(input()).status).toBe("skip")
+    expect(F.keyIdentity(input()).status).toBe("skip")
+    // sales is keyed, ops has backups without a key: warn naming it and the command
+    expect(F.scopeKeys(input({ keys: keys() }))).toMatchObject({ status: "warn", message: "backed up without a key (plaintext copies): ops", remedy: expect.stringContaining("groundnote key create --scope ops") })
+    expect(F.scopeKeys(input({ keys: keys({ keyed: [{ scope: "sales", recipients: [R] }, { scope: "ops", recipients: [R] }] }) })).status).toBe("ok")
+    // no key at all: the copies are plaintext by choice, copies-encrypted and key-identity skip
+    expect(F.copiesEncrypted(input({ keys: keys({ keyed: [], identities: [] }) })).status).toBe("skip")
+    expect(F.copiesEncrypted(input({ keys: keys() })).status).toBe("ok")
+    expect(F.copiesEncrypted(input({ keys: keys({ plaintext: ["/backup/scopes/sales.sqlite"] }) }))).toMatchObject({ status: "fail", message: "plaintext copies of keyed scopes: /backup/scopes/sales.sqlite" })
+    expect(F.keyIdentity(input({ keys: keys() })).status).toBe("ok")
+    expect(F.keyIdentity(input({ keys: keys({ identities: [{ scope: "sales", state: "missing", detail: "GROUNDNOTE_KEY_DIR is not set" }] }) }))).toMatchObject({ status: "fail", message: "sales: GROUNDNOTE_KEY_DIR is not set" })
+    expect(F.keyIdentity(input({ keys: keys({ identities: [{ scope: null, state: "no-match", detail: "x" }] }) }))).toMatchObject({ status: "fail", remedy: expect.stringContaining("--instance") })
+    expect(F.keyIdentity(input({ keys: keys({ identities: [{ scope: "sales", state: "too-open", detail: "mode 0644" }] }) })).status).toBe("warn")
   })
 
   it("at-rest: detected, attested within 365 days, attested too long ago, not attested", () => {
