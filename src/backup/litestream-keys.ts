@@ -11,19 +11,13 @@
  *
  * The table's one query lives here and nowhere else in the Litestream code.
  */
-import { readFileSync } from "node:fs"
+import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { Data, Effect } from "effect"
-import { IdentityMissing } from "../contracts/errors.js"
 import { openConnection } from "../db/connection.js"
+import { identityFileName, keyDirOf, readIdentity } from "../keys/identity-file.js"
 
-export const KEY_DIR_VARIABLE = "GROUNDNOTE_KEY_DIR"
-export const INSTANCE_IDENTITY_FILE = "_instance.age-identity"
-
-/** The file name of an identity in GROUNDNOTE_KEY_DIR; null is the instance (ops.sqlite). */
-export const identityFileName = (scope: string | null): string => (scope === null ? INSTANCE_IDENTITY_FILE : `${scope}.age-identity`)
-
-const label = (scope: string | null): string => (scope === null ? "the instance (ops.sqlite)" : `scope ${scope}`)
+export { identityFileName, INSTANCE_IDENTITY_FILE, KEY_DIR_VARIABLE } from "../keys/identity-file.js"
 
 export interface KeyRecipients {
   /** active (not retired) recipients per scope, oldest first; null is the instance */
@@ -55,39 +49,11 @@ export const readKeyRecipients = (opsFile: string): Effect.Effect<KeyRecipients,
     return { active, keyed }
   }))
 
-/** The age identities (AGE-SECRET-KEY-1…) of `scope` (null: the instance) from GROUNDNOTE_KEY_DIR. */
-export const readIdentities = (
-  env: Readonly<Record<string, string | undefined>>,
-  scope: string | null
-): Effect.Effect<ReadonlyArray<string>, IdentityMissing> =>
-  Effect.suspend(() => {
-    const dir = env[KEY_DIR_VARIABLE]
-    if (dir === undefined || dir === "") {
-      return Effect.fail(new IdentityMissing({
-        message: `the replica of ${label(scope)} is encrypted and ${KEY_DIR_VARIABLE} is not set: set it to the directory that holds ${identityFileName(scope)} (docs/backup.md)`
-      }))
-    }
-    const file = join(dir, identityFileName(scope))
-    let text: string
-    try {
-      text = readFileSync(file, "utf8")
-    } catch (e) {
-      const code = typeof e === "object" && e !== null && "code" in e ? String((e as { code: unknown }).code) : "error"
-      return Effect.fail(new IdentityMissing({ message: `the replica of ${label(scope)} is encrypted and ${file} cannot be read (${code}): put the identity of its key there` }))
-    }
-    const ids = text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l.startsWith("AGE-SECRET-KEY-1"))
-    if (ids.length === 0) return Effect.fail(new IdentityMissing({ message: `${file} holds no age identity (AGE-SECRET-KEY-1…)` }))
-    return Effect.succeed(ids)
-  })
+/** The age identities of `scope` (null: the instance) from GROUNDNOTE_KEY_DIR (src/keys/identity-file.ts). */
+export const readIdentities = readIdentity
 
 /** Whether an identity file for `scope` exists in GROUNDNOTE_KEY_DIR (a lost data dir: nothing says what was keyed). */
 export const hasIdentityFile = (env: Readonly<Record<string, string | undefined>>, scope: string | null): boolean => {
-  const dir = env[KEY_DIR_VARIABLE]
-  if (dir === undefined || dir === "") return false
-  try {
-    readFileSync(join(dir, identityFileName(scope)))
-    return true
-  } catch {
-    return false
-  }
+  const dir = keyDirOf(env)
+  return dir !== null && existsSync(join(dir, identityFileName(scope)))
 }

@@ -255,7 +255,7 @@ describe("Litestream replicas of a keyed scope are age ciphertext (real Litestre
     const bad = await runService(config, verifyBackup({ scope: "sales" }))
     const fetch = bad.scopes[0]?.checks.find((c) => c.check === "fetch-litestream")
     expect(fetch?.ok).toBe(false)
-    expect(fetch?.detail).toMatch(/^identity-missing: the replica of scope sales is encrypted and GROUNDNOTE_KEY_DIR is not set/)
+    expect(fetch?.detail).toMatch(/^identity-missing: the copies of scope sales are encrypted and GROUNDNOTE_KEY_DIR is not set/)
     expect(bad.ok).toBe(false)
   })
 
