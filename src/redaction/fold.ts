@@ -1,8 +1,8 @@
 /**
  * The normalisation a redaction compares with (gaps.md §12: the quote check's, with the umlaut
  * and ß folding of entity names): NFKC → lower case → ä→ae ö→oe ü→ue ß→ss → remaining
- * diacritics stripped (NFD, \p{M} dropped) → every \p{P} and quote character to a space →
- * whitespace runs collapsed. Applied per character, where a character is one code point with the
+ * diacritics stripped (NFD, \p{M} dropped) → every \p{P} and quote character, and every other
+ * character that is neither letter nor digit, to a space → whitespace runs collapsed. Applied per character, where a character is one code point with the
  * combining marks (and joiners) that follow it, so every folded character knows the original
  * character it came from: a match always covers whole original characters.
  *
@@ -30,6 +30,9 @@ export const foldChar = (ch: string): string =>
     .normalize("NFD")
     .replace(/\p{M}/gu, "")
     .replace(PUNCT_OR_QUOTE, " ")
+    // every other character that is neither letter nor digit (+, €, |, …) separates as in the
+    // search's tokens: "+49 151" is found where a search logged "49" "151"
+    .replace(/[^\p{L}\p{N}\s\u0000]/gu, " ")
     .replace(/\s/gu, " ")
     .replaceAll(BARRIER, " ")
 

@@ -43,6 +43,12 @@ export interface JsonShape {
   readonly skipMembers: ReadonlyArray<string>
   /** a value under a key that holds the term is replaced whole (a redacted term's variants go with it) */
   readonly valuesOfMatchedKey?: boolean
+  /**
+   * the strings (the keys, when `keys`) are consecutive words of one text (search_log keeps a
+   * search's terms one per string): a term is also sought across them, joined by a space, and
+   * every string an occurrence touches is replaced whole
+   */
+  readonly phrase?: boolean
 }
 
 interface JsonString {
@@ -130,11 +136,47 @@ const jsonStrings = (json: string): Array<JsonString> => {
   return out
 }
 
+/**
+ * The occurrences of the term across consecutive strings (JsonShape.phrase): the strings joined by
+ * one space; every string an occurrence touches, whole, and with `valuesOfMatchedKey` the values
+ * under a touched key.
+ */
+const findAcross = (json: string, strings: ReadonlyArray<JsonString>, folded: string, shape: JsonShape): Array<Range> => {
+  const words = strings.filter((s) => (shape.keys ? s.isKey : !s.isKey) && s.to > s.from)
+  if (words.length < 2) return []
+  const bounds: Array<readonly [number, number]> = []
+  let joined = ""
+  for (const w of words) {
+    if (joined.length > 0) joined += " "
+    const text = decode(json, w.from, w.to).text
+    bounds.push([joined.length, joined.length + text.length])
+    joined += text
+  }
+  const touched = new Set<number>()
+  for (const [a, b] of findInText(joined, folded)) {
+    bounds.forEach(([s, e], i) => {
+      if (s < b && a < e) touched.add(i)
+    })
+  }
+  const out: Array<Range> = []
+  for (const i of touched) {
+    const w = words[i]!
+    out.push([w.from, w.to])
+    if (shape.keys && shape.valuesOfMatchedKey === true) {
+      for (const s of strings) {
+        if (!s.isKey && s.owner !== null && s.owner.from === w.from && s.to > s.from) out.push([s.from, s.to])
+      }
+    }
+  }
+  return out
+}
+
 /** Every occurrence of the normalized term in the string values of a JSON text, as raw ranges of the JSON text. */
 export const findInJson = (json: string, folded: string, shape: JsonShape): Array<Range> => {
   if (folded.length === 0) return []
-  const found: Array<Range> = []
-  for (const s of jsonStrings(json)) {
+  const strings = jsonStrings(json)
+  const found: Array<Range> = shape.phrase === true ? findAcross(json, strings, folded, shape) : []
+  for (const s of strings) {
     if (s.isKey && !shape.keys) continue
     if (!s.isKey && s.member !== null && shape.skipMembers.includes(s.member)) continue
     if (!s.isKey && shape.valuesOfMatchedKey === true && s.owner !== null && s.to > s.from &&

@@ -35,7 +35,10 @@ export const TARGETS: Readonly<Record<string, Readonly<Record<string, JsonShape 
   entity_version: { name: null, aliases: JSON_VALUES, evidence: null, reason: null },
   link: { reason: null, evidence: null },
   // variants are keyed by the term they vary, and go with it
-  search_log: { terms: JSON_VALUES, variants: { keys: true, skipMembers: [], valuesOfMatchedKey: true } },
+  search_log: {
+    terms: { keys: false, skipMembers: [], phrase: true },
+    variants: { keys: true, skipMembers: [], valuesOfMatchedKey: true, phrase: true }
+  },
   classification: { reasons: JSON_VALUES },
   entity_override: { name: null, aliases: JSON_VALUES, path: JSON_VALUES }
 }

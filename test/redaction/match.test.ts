@@ -13,7 +13,8 @@ describe("normalizeTerm", () => {
     expect(normalizeTerm("René Dupré")).toBe("rene dupre")
     expect(normalizeTerm("Ｍüller")).toBe("mueller")
     expect(normalizeTerm("O’Brien")).toBe("o brien")
-    expect(normalizeTerm("+49 (0)171-555 12")).toBe("+49 0 171 555 12")
+    expect(normalizeTerm("+49 (0)171-555 12")).toBe("49 0 171 555 12")
+    expect(normalizeTerm("€ 500 | Rabatt")).toBe("500 rabatt")
   })
 })
 
@@ -128,5 +129,31 @@ describe("findInJson, variants", () => {
     const json = JSON.stringify({ "müller": ["mueller", "muller"], rabatt: ["rabatte"] })
     const shape = { keys: true, skipMembers: [], valuesOfMatchedKey: true }
     expect(JSON.parse(replaceRanges(json, findInJson(json, normalizeTerm("Müller"), shape)))).toEqual({ "[redacted]": ["[redacted]", "[redacted]"], rabatt: ["rabatte"] })
+  })
+})
+
+describe("findInJson, a search's terms (one word per string)", () => {
+  const terms = { keys: false, skipMembers: [], phrase: true }
+  const variants = { keys: true, skipMembers: [], valuesOfMatchedKey: true, phrase: true }
+
+  it("a name is found across the words a search logged, and every word it touches goes", () => {
+    const json = JSON.stringify(["rabatt", "petra", "müller", "skonto"])
+    expect(JSON.parse(replaceRanges(json, findInJson(json, normalizeTerm("Petra Müller"), terms)))).toEqual(["rabatt", "[redacted]", "[redacted]", "skonto"])
+    // without the phrase reading the words stay
+    expect(findInJson(json, normalizeTerm("Petra Müller"), { keys: false, skipMembers: [] })).toEqual([])
+  })
+
+  it("a phone number is found in the digits a search logged without its + and spaces", () => {
+    const json = JSON.stringify(["49", "151", "73928461"])
+    expect(JSON.parse(replaceRanges(json, findInJson(json, normalizeTerm("+49 151 73928461"), terms)))).toEqual(["[redacted]", "[redacted]", "[redacted]"])
+    expect(findInJson(json, normalizeTerm("+49 151 555"), terms)).toEqual([])
+  })
+
+  it("variants: the keys are the words; a name across keys takes the keys and their variants", () => {
+    const json = JSON.stringify({ petra: ["petras"], "müller": ["mueller", "muller"], rabatt: ["rabatte"] })
+    expect(JSON.parse(replaceRanges(json, findInJson(json, normalizeTerm("Petra Müller"), variants))))
+      .toEqual({ "[redacted]": ["[redacted]", "[redacted]"], rabatt: ["rabatte"] })
+    const raw = replaceRanges(json, findInJson(json, normalizeTerm("Petra Müller"), variants))
+    expect(raw).not.toMatch(/petra|m(ü|ue|u)ller/i)
   })
 })
