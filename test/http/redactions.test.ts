@@ -6,7 +6,8 @@
  * is 403 channel-not-allowed; a service bearer, the dev API token and a request without the csrf
  * token are refused as on every approval route; a term under 3 characters is 400. Every refusal
  * leaves the scope file's rows and bytes as they were, and neither the term nor the reason reaches
- * the process log or search_log.
+ * the process log or search_log. While another process holds a read transaction the answer adds
+ * `checkpointed: false` and the form's page says what to do.
  */
 import { existsSync, statSync } from "node:fs"
 import { Deferred, Effect, FiberId, Redacted } from "effect"
