@@ -67,6 +67,7 @@ export const redactFromForm = (form: Readonly<Record<string, string>>) =>
       Effect.either
     )
     if (done._tag === "Left") return yield* refusedPage(form, done.left)
-    const location = `${redactionsPath(done.right.scope)}&done=${encodeURIComponent(done.right.id)}#outcome`
+    const held = done.right.checkpointed === false ? "&wal=held" : ""
+    const location = `${redactionsPath(done.right.scope)}&done=${encodeURIComponent(done.right.id)}${held}#outcome`
     return { status: 201, response: HttpServerResponse.redirect(location, { status: 303, headers: PAGE_HEADERS }), refs: [] as Array<string> }
   })

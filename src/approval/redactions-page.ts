@@ -49,11 +49,12 @@ const refusedNotice = (r: Refusal): Html => html`
 </div>`
 
 /** The notice after a redaction (after the redirect: its id from the query). */
-const erasedNotice = (id: string): Html => html`
-<div class="notice ok" role="status" id="outcome">
-  <h2>Erased.</h2>
+const erasedNotice = (id: string, walHeld: boolean): Html => html`
+<div class="notice ${walHeld ? "warn" : "ok"}" role="status" id="outcome">
+  <h2>Erased${walHeld ? " — but the old text is still in the file's write-ahead log" : "."}</h2>
   <p>Every place of the preview now reads [redacted]; searches and answers no longer find the term. The list below keeps who erased it, when and why — never the term.</p>
-  <p class="details">Details: ${id}</p>
+  ${walHeld ? html`<p id="wal-held">Another process (usually Litestream) holds the scope's file open, so the checkpoint that clears the write-ahead log (the file beside it ending in -wal) could not complete: the erased text is still in that file and in what Litestream copies from it. Stop Litestream now; the service finishes the checkpoint at the next redaction or when it restarts. Then start Litestream again and run <code>groundnote backup run</code>, which replaces the replica with a clean one (docs/redaction.md).</p>` : ""}
+  <p class="details">Details: ${id}${walHeld ? " · checkpoint incomplete" : ""}</p>
 </div>`
 
 /** Table and column as a person reads them. */
@@ -110,13 +111,14 @@ export const redactionsPage = (o: {
   readonly past: ReadonlyArray<PastSection>
   readonly clock: Clockwork
   readonly erased: string | null
+  readonly walHeld?: boolean
   readonly refusal?: Refusal | null
   readonly term?: string
 }): Html => {
   const body = html`
 <p class="small"><a href="/approval">← Open proposals</a></p>
 <h1>Erase personal data</h1>
-${o.erased === null ? "" : erasedNotice(o.erased)}
+${o.erased === null ? "" : erasedNotice(o.erased, o.walHeld === true)}
 ${o.refusal === undefined || o.refusal === null ? "" : refusedNotice(o.refusal)}
 <p class="muted">For an erasure request: every place a term occurs in a scope is replaced by [redacted]. Rules keep their status and history; ids, message ids, dates and counts stay. This cannot be undone.</p>
 ${termForm({ viewer: o.viewer, scopes: o.scopes, scope: o.scope, term: o.term ?? "" })}

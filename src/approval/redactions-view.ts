@@ -18,13 +18,15 @@ import { pastRedactions } from "./redactions-queries.js"
 /** After a redaction the page names it (its id, checked by its pattern). */
 const REDACTION_ID_RE = /^[a-z][a-z0-9-]{1,39}-x\d{4,}$/
 
-const RedactionsQuery = Schema.Struct({ scope: Schema.optional(ScopeName), done: Schema.optional(Schema.String) })
+const RedactionsQuery = Schema.Struct({ scope: Schema.optional(ScopeName), done: Schema.optional(Schema.String), wal: Schema.optional(Schema.Literal("held")) })
 
 /** The start page for the current caller: the term form over the grant's scopes and the past redactions of `shown`. */
 export const loadRedactionsPage = (o: {
   readonly shown: ReadonlyArray<string>
   readonly scope: string | null
   readonly erased: string | null
+  /** the redaction's WAL checkpoint did not complete */
+  readonly walHeld?: boolean
   readonly refusal?: Refusal | null
   readonly term?: string
 }) =>
@@ -41,23 +43,24 @@ export const loadRedactionsPage = (o: {
       else return yield* read.left
     }
     return redactionsPage({
-      viewer, scopes: caller.grant.scopes, scope: o.scope, past, clock, erased: o.erased,
+      viewer, scopes: caller.grant.scopes, scope: o.scope, past, clock, erased: o.erased, walHeld: o.walHeld === true,
       ...(o.refusal === undefined ? {} : { refusal: o.refusal }), ...(o.term === undefined ? {} : { term: o.term })
     })
   })
 
-export const redactionsPageCall: Page<{ readonly scope: string | null; readonly erased: string | null }, AppConfig | ScopeStore> = {
+export const redactionsPageCall: Page<{ readonly scope: string | null; readonly erased: string | null; readonly walHeld: boolean }, AppConfig | ScopeStore> = {
   parse: ({ query }) =>
     Effect.map(decodeStrict(RedactionsQuery, query, "query"), (q) => ({
       scope: q.scope ?? null,
-      erased: q.done !== undefined && REDACTION_ID_RE.test(q.done) ? q.done : null
+      erased: q.done !== undefined && REDACTION_ID_RE.test(q.done) ? q.done : null,
+      walHeld: q.wal === "held"
     })),
   call: {
     name: "list_redactions",
     right: "redact",
     scopes: (q) => (q.scope === null ? "grant" : [q.scope]),
     run: (q, call) =>
-      Effect.map(loadRedactionsPage({ shown: call.scopes, scope: q.scope, erased: q.erased }), (doc) =>
+      Effect.map(loadRedactionsPage({ shown: call.scopes, scope: q.scope, erased: q.erased, walHeld: q.walHeld }), (doc) =>
         ({ status: 200, response: pageResponse(doc), refs: [] }))
   }
 }

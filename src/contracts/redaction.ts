@@ -67,6 +67,8 @@ export type RedactionCreate = typeof RedactionCreate.Type
 export const RedactionCreated = Schema.Struct({
   id: Schema.String,
   scope: ScopeName,
-  total: Schema.Number
+  total: Schema.Number,
+  /** only when the WAL checkpoint after the redaction did not complete (another process reads the file) */
+  checkpointed: Schema.optional(Schema.Literal(false))
 })
 export type RedactionCreated = typeof RedactionCreated.Type

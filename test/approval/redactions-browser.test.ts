@@ -5,7 +5,8 @@
  * redactions, which says when, who, why and how many places — never the term. A confirmation
  * without a reason, without the csrf token, with a term under 3 characters or against a stale
  * preview is refused as a page with its status, and none changes a byte of the scope file. A
- * person without `redact` sees no link and gets 403. Screenshots go to test-output/screenshots/.
+ * person without `redact` sees no link and gets 403. A confirmation while another process reads
+ * the file (as Litestream does) lands on a list that says the text is still in the write-ahead log. Screenshots go to test-output/screenshots/.
  */
 import { existsSync, mkdirSync } from "node:fs"
 import { Effect } from "effect"
@@ -17,6 +18,7 @@ import { propose } from "../../src/domain/proposals.js"
 import { storeSource } from "../../src/domain/sources.js"
 import { allRows } from "../support/approval.js"
 import { mailProposal, mailSource } from "../support/fixtures.js"
+import { otherConnection } from "../support/other-connection.js"
 import { fileHash, sqlOf } from "../support/run.js"
 import { CHROMIUM, expectInert, inPage, inspectDom, SCREENSHOTS, shot, submit, watch } from "./browser-support.js"
 import { APPROVAL_TOKEN, type ApprovalServer, DEV_EMAIL, startApprovalServer } from "./support.js"
@@ -183,6 +185,29 @@ describe("erasing a term on the approval pages", () => {
     expect((await page.textContent("body"))?.toLowerCase()).not.toContain("petra")
     expect(violations).toEqual([])
     expect(dialogs).toEqual([])
+  })
+
+  it("confirmed while another process (as Litestream) reads the file: the list says the erased text is still in the write-ahead log and what to do", async () => {
+    const reader = otherConnection(scopeFile(s.config.env.dataDir, "sales"))
+    try {
+      reader.exec("BEGIN")
+      reader.prepare("SELECT count(*) AS n FROM redaction").get()
+      expect(await previewOf("Rückfrage")).toBe(200)
+      await page.fill("#r-reason", REASON)
+      expect(await submit(page, "#confirm-form button[type=submit]")).toBe(303)
+    } finally {
+      reader.close()
+    }
+    expect(new URL(page.url()).searchParams.get("done")).toBe("sales-x0002")
+    expect(await page.getAttribute("#outcome", "class")).toBe("notice warn")
+    expect(await page.textContent("#outcome h2")).toBe("Erased — but the old text is still in the file's write-ahead log")
+    const said = (await page.textContent("#wal-held")) ?? ""
+    expect(said).toContain("Another process (usually Litestream) holds the scope's file open")
+    expect(said).toContain("Stop Litestream now; the service finishes the checkpoint at the next redaction or when it restarts.")
+    expect(said).toContain("run groundnote backup run")
+    expectInert(await inspectDom(page), s.url, ACTIONS)
+    await shot(page, "34-redaction-wal-held")
+    expect(violations).toEqual([])
   })
 
   it("a service bearer is refused the page (403) and the routes; a person without redact sees no link and gets 403", async () => {

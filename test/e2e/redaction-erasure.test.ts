@@ -297,6 +297,10 @@ describe("erasure of a person: nothing of her is left in any byte the service ke
       child.on("close", (code) => resolve({ code, stdout, stderr }))
     })
 
+  const litestreamYml = join(work, "litestream.yml")
+  /** `litestream replicate` with the printed config (written to litestreamYml). */
+  const startLitestream = (): ChildProcess => spawn(litestreamBinary(), ["replicate", "-config", litestreamYml], { env: cleanEnv(), stdio: "ignore" })
+
   /** A YAML scalar of the printed config: plain, or double-quoted (JSON's escaping). */
   const scalar = (v: string): string => (v.trim().startsWith("\"") ? JSON.parse(v.trim()) as string : v.trim())
 
@@ -451,9 +455,8 @@ describe("erasure of a person: nothing of her is left in any byte the service ke
     expect(litestreamConfig).not.toContain("AGE-SECRET-KEY")
     expect(litestreamConfig).toContain(scopeFile)
     expect(litestreamConfig).toMatch(/recipients:\s*\n\s*- "?age1[0-9a-z]{58}/)
-    const configFile = join(work, "litestream.yml")
-    writeFileSync(configFile, litestreamConfig, { mode: 0o600 })
-    litestream = spawn(litestreamBinary(), ["replicate", "-config", configFile], { env: cleanEnv(), stdio: "ignore" })
+    writeFileSync(litestreamYml, litestreamConfig, { mode: 0o600 })
+    litestream = startLitestream()
     await waitReplica("her rule", (f) => countRows(f, `SELECT count(*) AS n FROM rule_version WHERE rule_id = '${SCOPE}-0001'`) === 2)
     generationsBefore.push(...generations())
     expect(generationsBefore.length).toBeGreaterThan(0)
@@ -463,6 +466,11 @@ describe("erasure of a person: nothing of her is left in any byte the service ke
     // a service credential is refused on the approval channel's route
     const refused = await api("POST", "/v1/redactions/preview", { scope: SCOPE, term: NAME })
     expect(refused.status, refused.text).toBeGreaterThanOrEqual(401)
+    // the procedure of docs/redaction.md for backup.kind litestream: Litestream holds a read
+    // transaction that keeps the redaction's checkpoint from truncating the WAL, so it is stopped
+    // before the confirmation and started after it; the backup run below reseeds the replica
+    await stopChild(litestream)
+    litestream = null
     let n = 0
     for (const term of TERMS) {
       n++
@@ -477,7 +485,12 @@ describe("erasure of a person: nothing of her is left in any byte the service ke
       const done = await approval("POST", "/v1/redactions", { scope: SCOPE, term, reason: `erasure request DSR-2026-0042 (${n}/3)`, preview: preview.json.preview })
       expect(done.status, done.text).toBe(201)
       expect(done.json).toMatchObject({ id: `${SCOPE}-x000${n}`, scope: SCOPE, total: preview.json.total })
+      // no other reader: the checkpoint completed, so the answer carries no `checkpointed: false`
+      expect(done.json, "the checkpoint completed").not.toHaveProperty("checkpointed")
     }
+    // the checkpoint truncated the WAL: no frame of the old text is left beside the file
+    expect(existsSync(`${scopeFile}-wal`) ? statSync(`${scopeFile}-wal`).size : 0, "the WAL after the redactions").toBe(0)
+    litestream = startLitestream()
     const again = await approval("POST", "/v1/redactions/preview", { scope: SCOPE, term: NAME })
     expect(again.status, again.text).toBe(200)
     expect(again.json.total).toBe(0)
@@ -535,6 +548,10 @@ describe("erasure of a person: nothing of her is left in any byte the service ke
     const now = generations()
     expect.soft(now.filter((g) => generationsBefore.includes(g)), "generations from before the redaction").toEqual([])
     expect(now.length).toBeGreaterThan(0)
+    // Litestream's local shadow WAL beside the file: it removes the generations before its current one itself
+    const meta = join(dataDir, "scopes", `.${SCOPE}.sqlite-litestream`)
+    const current = readFileSync(join(meta, "generation"), "utf8").trim()
+    expect(readdirSync(join(meta, "generations")), "local generations beside the file").toEqual([current])
   }, 45_000)
 
   it("no byte under the data dir, the exports, the backups or the replica holds her name, address or number — raw, decrypted, or as an FTS token", async () => {

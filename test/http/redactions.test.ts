@@ -6,9 +6,10 @@
  * is 403 channel-not-allowed; a service bearer, the dev API token and a request without the csrf
  * token are refused as on every approval route; a term under 3 characters is 400. Every refusal
  * leaves the scope file's rows and bytes as they were, and neither the term nor the reason reaches
- * the process log or search_log.
+ * the process log or search_log. While another process holds a read transaction the answer adds
+ * `checkpointed: false` and the form's page says what to do.
  */
-import { existsSync } from "node:fs"
+import { existsSync, statSync } from "node:fs"
 import { Deferred, Effect, FiberId, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { csrfToken } from "../../src/auth/csrf.js"
@@ -21,6 +22,7 @@ import { allRows } from "../support/approval.js"
 import { tempDir, testConfig } from "../support/env.js"
 import { mailProposal, mailSource } from "../support/fixtures.js"
 import { captureLogs } from "../support/logs.js"
+import { otherConnection } from "../support/other-connection.js"
 import { fileHash, sqlOf } from "../support/run.js"
 import { startServer, type TestServer } from "../support/server.js"
 
@@ -260,6 +262,43 @@ describe("POST /v1/redactions", () => {
     const after = await asPerson("/v1/redactions", { scope: "sales", term: "Rückfrage", reason: REASON, preview })
     expect(after.status).toBe(201)
     expect(after.json()).toMatchObject({ id: "sales-x0002" })
+  })
+
+  it("another process holding a read transaction (as Litestream does): 201 with checkpointed: false, the form's page says the text is still in the write-ahead log and what to do", async () => {
+    const file = scopeFile(dataDir, "sales")
+    const walSize = () => (existsSync(`${file}-wal`) ? statSync(`${file}-wal`).size : 0)
+    const reader = otherConnection(file)
+    try {
+      // a read transaction begun before the redaction: the checkpoint cannot pass its snapshot
+      reader.exec("BEGIN")
+      reader.prepare("SELECT count(*) AS n FROM redaction").get()
+      const preview = (await asPerson("/v1/redactions/preview", { scope: "sales", term: "zusammen" })).json() as { preview: string; total: number }
+      const r = await asPerson("/v1/redactions", { scope: "sales", term: "zusammen", reason: REASON, preview: preview.preview })
+      expect(r.status).toBe(201)
+      expect(r.json()).toEqual({ id: "sales-x0003", scope: "sales", total: preview.total, checkpointed: false })
+      expect(walSize(), "the WAL keeps the frames of the old text").toBeGreaterThan(0)
+      // the confirmation form: 303 to the list, which says so in plain words
+      const formPreview = (await asPerson("/v1/redactions/preview", { scope: "sales", term: "Hallo" })).json() as { preview: string }
+      const form = await call("POST", "/v1/redactions", { form: { scope: "sales", term: "Hallo", reason: REASON, preview: formPreview.preview, csrf }, headers: { cookie, origin: ORIGIN } })
+      expect(form.status).toBe(303)
+      const location = form.headers.get("location") ?? ""
+      expect(location).toBe("/approval/redactions?scope=sales&done=sales-x0004&wal=held#outcome")
+      const page = await call("GET", location.replace(/#.*$/, ""), { headers: { cookie } })
+      expect(page.status).toBe(200)
+      expect(page.text).toContain("Erased — but the old text is still in the file&#39;s write-ahead log")
+      expect(page.text).toContain("id=\"wal-held\"")
+      expect(page.text).toMatch(/Stop Litestream now; the service finishes the checkpoint at the next redaction or when it restarts\. Then start Litestream again and run <code>groundnote backup run<\/code>/)
+    } finally {
+      reader.close()
+    }
+    // the reader gone: the next redaction's checkpoint completes and truncates the WAL; the answer is the plain one
+    const preview = (await asPerson("/v1/redactions/preview", { scope: "sales", term: "Grüße" })).json() as { preview: string; total: number }
+    const r = await asPerson("/v1/redactions", { scope: "sales", term: "Grüße", reason: REASON, preview: preview.preview })
+    expect(r.json()).toEqual({ id: "sales-x0005", scope: "sales", total: preview.total })
+    expect(walSize()).toBe(0)
+    const page = await call("GET", "/approval/redactions?scope=sales&done=sales-x0005", { headers: { cookie } })
+    expect(page.text).toContain("<h2>Erased.</h2>")
+    expect(page.text).not.toContain("wal-held")
   })
 
   it("neither the term nor the reason reaches the process log or search_log", async () => {
