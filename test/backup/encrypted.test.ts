@@ -17,11 +17,14 @@ import { restoreConfigOf, restoreScope } from "../../src/backup/restore.js"
 import { runBackup } from "../../src/backup/run.js"
 import { verifyBackup } from "../../src/backup/verify.js"
 import { OpsStore } from "../../src/db/ops-store.js"
-import { scopeFile } from "../../src/db/scope-store.js"
+import { ScopeStore, scopeFile } from "../../src/db/scope-store.js"
 import { AGE_HEADER } from "../../src/keys/header.js"
 import { identityFileName } from "../../src/keys/identity-file.js"
 import { type KeyPair, makeKeyPair } from "../../src/keys/keypair.js"
 import { identityFileText } from "../../src/keys/write-identity.js"
+import { applyRedaction, checkpointAfterRedaction } from "../../src/redaction/apply.js"
+import { recordInLedger } from "../../src/redaction/ledger.js"
+import { previewRedaction } from "../../src/redaction/preview.js"
 import { type BackupEnv, backupEnv, countIn, failureOf, runService, seedScope, withFile } from "./support.js"
 
 let env: BackupEnv
@@ -200,17 +203,16 @@ describe("encrypted copies (kind copy)", { timeout: 180_000 }, () => {
     const oldArchive = join(env.exportDir, "sales", beforeArchives[0] ?? "")
     expect(hasText(tarText(await decrypt(new Uint8Array(readFileSync(oldArchive)), sales.identity)), ["RAL 9005"])).toEqual(["RAL 9005"])
 
-    // a redaction as the core writes it: the permit first, the redaction row, the text, the permit deleted
-    await withFile(scopeFile(env.dataDir, "sales"), (sql) => Effect.gen(function*() {
-      yield* sql.unsafe("BEGIN IMMEDIATE").raw
-      yield* sql.unsafe("INSERT INTO redaction_permit (redaction_seq) VALUES (1)").raw
-      yield* sql.unsafe(`INSERT INTO redaction (seq, id, term_sha256, places, requested_by, decided_by, reason, at)
-        VALUES (1, 'sales-x0001', '${"a".repeat(64)}', 2, 'person:2', 'anna@example.com', 'erasure request 7', '${new Date().toISOString()}')`).raw
-      yield* sql.unsafe("UPDATE rule_version SET quote = replace(quote, 'RAL 9005', '[redacted]') WHERE quote LIKE '%RAL 9005%'").raw
-      yield* sql.unsafe("UPDATE source SET excerpt = replace(excerpt, 'RAL 9005', '[redacted]') WHERE excerpt LIKE '%RAL 9005%'").raw
-      yield* sql.unsafe("DELETE FROM redaction_permit").raw
-      yield* sql.unsafe("COMMIT").raw
-      yield* sql.unsafe("PRAGMA wal_checkpoint(TRUNCATE)").raw
+    // a redaction as the service makes it: the core's transaction, the ledger, the checkpoint
+    await runService(env.config, Effect.gen(function*() {
+      const { sql } = yield* (yield* ScopeStore).use("sales")
+      const p = yield* previewRedaction(sql, "sales", "RAL 9005")
+      const applied = yield* applyRedaction(sql, {
+        scope: "sales", term: "RAL 9005", reason: "erasure request 7", preview: p.body.preview,
+        requestedBy: "person:2", decidedBy: "anna@example.com", at: new Date().toISOString()
+      })
+      yield* recordInLedger(yield* OpsStore, "sales", applied)
+      expect(yield* checkpointAfterRedaction(sql)).toBe(true)
     }))
 
     expect((await runService(env.config, runBackup())).ok).toBe(true)

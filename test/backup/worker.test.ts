@@ -103,7 +103,7 @@ describe("the backup worker", () => {
       w.run({ op: "inspect", file: join(env.dataDir, "ops.sqlite"), kind: "ops", integrity: false, sample: false }),
       w.run({ op: "inspect", file: scopeFile(env.dataDir, "sales"), kind: "scope", integrity: false, sample: false })
     ]))
-    expect(Object.keys(ops.counts).sort()).toEqual(["backup_run", "backup_state", "grant", "key_recipient", "reranker_usage"])
+    expect(Object.keys(ops.counts).sort()).toEqual(["backup_run", "backup_state", "grant", "key_recipient", "redaction_ledger", "reranker_usage"])
     expect(ops.remembered).toEqual({ sales: 2 })
     expect(Object.keys(scope.counts)).toEqual(expect.arrayContaining(["meta", "rule", "rule_version", "decision", "source", "source_attachment", "source_segment", "link"]))
     expect(scope.counts).not.toHaveProperty("search_log")
