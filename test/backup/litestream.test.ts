@@ -101,7 +101,7 @@ describe("backup kind litestream with a real Litestream", () => {
     expect(answer.ops.checks.map((c) => [c.check, c.ok])).toEqual([["fetch-litestream", true], ["integrity", true], ["schema-version", true]])
     expect(answer.scopes.map((s) => s.scope)).toEqual(["sales", "ops"])
     expect(answer.scopes[0]?.checks.map((c) => c.check)).toEqual([
-      "fetch-litestream", "integrity", "meta-scope", "schema-version", "sample-query", "not-older-than-last-verified",
+      "fetch-litestream", "integrity", "meta-scope", "schema-version", "sample-query", "not-older-than-last-verified", "redaction-ledger",
       "pair-consistent", "live-snapshot", "not-ahead-of-live", "export-hashes", "nightly-export"
     ])
     const exp = answer.scopes[0]?.export
