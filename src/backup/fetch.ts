@@ -89,7 +89,7 @@ export const requireIdentities = (
   files: ReadonlyArray<BackupFile>,
   env: Readonly<Record<string, string | undefined>>
 ): Effect.Effect<void, IdentityMissing> =>
-  Effect.forEach(files, (file) => {
+  Effect.forEach(files, (file): Effect.Effect<unknown, IdentityMissing> => {
     const copy = directory === null ? null : newestCopyIn(directory, file)
     return copy?.encrypted === true ? readIdentity(env, keyScopeOf(file)) : Effect.void
   }, { discard: true })
