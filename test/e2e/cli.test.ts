@@ -142,7 +142,7 @@ describe("help, as a user reads it through a pipe", () => {
     expect(root.status).toBe(0)
     expect(root.stderr.toString()).toBe("")
     readable(root.stdout.toString())
-    expect(root.stdout.toString()).toContain("backup nightly  backup run, then probe, then the dead-man ping")
+    expect(root.stdout.toString()).toMatch(/^ {2}backup nightly +backup run, then probe, then the dead-man ping$/m)
     const probe = run(["backup", "probe", "-h"])
     expect(probe.status).toBe(0)
     readable(probe.stdout.toString())
