@@ -54,7 +54,7 @@ export const IDENTIFIERS: Readonly<Record<string, ReadonlyArray<string>>> = {
   rule_version: ["rule_id", "kind", "source_id", "source_link", "said_at", "valid_from", "valid_until", "supersedes",
     "superseded_by", "status", "changed_by", "changed_at"],
   decision: ["rule_id", "kind", "origin", "mode", "decided_by", "decided_by_identity", "decided_at"],
-  review: ["id", "target", "verdict", "decided_by", "decided_by_identity", "decided_at"],
+  review: ["id", "target", "verdict", "decided_by", "decided_by_identity", "decided_at", "origin"],
   entity: ["id", "scope", "created_at", "created_by"],
   entity_version: ["id", "type", "parent_id", "status", "valid_from", "valid_to", "change", "channel", "changed_by",
     "changed_at"],

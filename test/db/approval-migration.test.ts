@@ -81,7 +81,7 @@ describe("0004-approval on a file of the current release", () => {
     expect(empty.filter((t) => !t.startsWith("lex_tri"))).toEqual([])
   })
 
-  it("opening it migrates in place: every row kept, decisions gain origin grant, new tables empty, version becomes the latest (0006-index-stamp to 0009-redaction follow)", async () => {
+  it("opening it migrates in place: every row kept, decisions gain origin grant, new tables empty, version becomes the latest (0006-index-stamp to 0011-structure-adoption follow)", async () => {
     const file = releaseDataDir()
     const before = await withFile(file, allRows)
     const config = testConfig(dir, { scopes: [{ name: "sales", providers_allowed: [] }] })
@@ -94,6 +94,12 @@ describe("0004-approval on a file of the current release", () => {
     expect(after.pending).toEqual([])
     for (const [table, rows] of Object.entries(before)) {
       if (table === "decision") continue
+      // every review gains origin grant (0011-structure-adoption)
+      if (table === "review") {
+        expect(rows.length, table).toBeGreaterThan(0)
+        expect(after.rows[table], table).toEqual(rows.map((r) => ({ ...r, origin: "grant" })))
+        continue
+      }
       // meta: only schema_version moves (to the latest migration's)
       if (table === "meta") {
         expect(after.rows[table], table).toEqual(rows.map((r) => ({ ...r, schema_version: latestVersion(SCOPE_MIGRATIONS) })))
@@ -144,17 +150,17 @@ describe("0004-approval on a file of the current release", () => {
       const v = yield* migrate(sql, f3, SCOPE_MIGRATIONS, { scope: "sales", now: T })
       return { pending, v, after: yield* schemaVersion(sql) }
     }))
-    expect(v3).toEqual({ pending: ["0004-approval", "0005-vectors", "0006-index-stamp", "0007-content-stamp", "0008-entity-override", "0009-redaction", "0010-redaction-rowid"], v: 10, after: 10 })
+    expect(v3).toEqual({ pending: ["0004-approval", "0005-vectors", "0006-index-stamp", "0007-content-stamp", "0008-entity-override", "0009-redaction", "0010-redaction-rowid", "0011-structure-adoption"], v: 11, after: 11 })
     const f5 = join(dir, "v5.sqlite")
     createPrivateFile(f5)
     const v5 = await withFile(f5, (sql) => Effect.gen(function*() {
       yield* migrate(sql, f5, [m0001, m0002, m0003, m0005], { scope: "sales", now: T })
       const pending = (yield* pendingMigrations(sql, 5, SCOPE_MIGRATIONS)).map((m) => m.name)
       const v = yield* migrate(sql, f5, SCOPE_MIGRATIONS, { scope: "sales", now: T })
-      const again = (yield* pendingMigrations(sql, 10, SCOPE_MIGRATIONS)).map((m) => m.name)
+      const again = (yield* pendingMigrations(sql, 11, SCOPE_MIGRATIONS)).map((m) => m.name)
       return { pending, v, after: yield* schemaVersion(sql), again }
     }))
-    expect(v5).toEqual({ pending: ["0004-approval", "0006-index-stamp", "0007-content-stamp", "0008-entity-override", "0009-redaction", "0010-redaction-rowid"], v: 10, after: 10, again: [] })
+    expect(v5).toEqual({ pending: ["0004-approval", "0006-index-stamp", "0007-content-stamp", "0008-entity-override", "0009-redaction", "0010-redaction-rowid", "0011-structure-adoption"], v: 11, after: 11, again: [] })
   })
 
   it("a copy of the release file migrated twice ends identical (the late migration runs once)", async () => {

@@ -49,7 +49,7 @@ const SEED = [
   `INSERT INTO entity_closure VALUES ('sales-e0003', 'sales-e0003', 0)`,
   `INSERT INTO entity_version VALUES ('sales-e0003', 2, 'topic', 'Old', '[]', NULL, 'archived', '2026-03-12', '2026-03-13', NULL, 'archive', 'approval', 'person:1', '${T}', 'gone')`,
   `INSERT INTO link VALUES (1, 'sales-l0001', 'rule/sales-0001', 'entity/sales-e0001', 'concerns', 'proposed', 0.8, 'mail says so', NULL, '${T}', NULL, '${T}', 'person:1')`,
-  `INSERT INTO review VALUES (1, 'sales-r0001', 'link/sales-l0001', 'confirm', 'person:1', 'p@x', '${T}', NULL, NULL)`
+  `INSERT INTO review VALUES (1, 'sales-r0001', 'link/sales-l0001', 'confirm', 'person:1', 'p@x', '${T}', NULL, NULL, 'grant')`
 ]
 
 const v = (rule: string, version: number, status: string, extra: Partial<Record<string, string>> = {}) => {
@@ -150,12 +150,29 @@ const SCOPE_CASES: ReadonlyArray<Case> = [
   { name: "CHECK: human link needs a reason", sql: link(2, "rule/sales-0001", "entity/sales-e0002", { reason: "NULL" }), check: true },
   { name: "CHECK: link ends differ", sql: link(2, "rule/sales-0001", "rule/sales-0001"), check: true },
   { name: "UNIQUE: one open link per (from, type, to)", sql: link(2, "rule/sales-0001", "entity/sales-e0001", { type: "'concerns'" }), unique: true },
-  { name: "review-id-not-in-scope", sql: `INSERT INTO review VALUES (2, 'ops-r0002', 'entity/sales-e0002@1', 'confirm', 'person:1', 'p@x', '${T}', NULL, NULL)`, trigger: "review-id-not-in-scope" },
-  { name: "UNIQUE: one review per target", sql: `INSERT INTO review VALUES (2, 'sales-r0002', 'link/sales-l0001', 'reject', 'person:1', 'p@x', '${T}', 'no', NULL)`, unique: true },
-  { name: "CHECK: reject only links", sql: `INSERT INTO review VALUES (2, 'sales-r0002', 'entity/sales-e0002@1', 'reject', 'person:1', 'p@x', '${T}', 'no', NULL)`, check: true },
-  { name: "CHECK: revert only entities", sql: `INSERT INTO review VALUES (2, 'sales-r0002', 'link/sales-l0009', 'revert', 'person:1', 'p@x', '${T}', 'no', NULL)`, check: true },
-  { name: "CHECK: revert needs a reason", sql: `INSERT INTO review VALUES (2, 'sales-r0002', 'entity/sales-e0002@1', 'revert', 'person:1', 'p@x', '${T}', NULL, NULL)`, check: true },
-  { name: "CHECK: review by a person", sql: `INSERT INTO review VALUES (2, 'sales-r0002', 'entity/sales-e0002@1', 'confirm', 'service:1', 'p@x', '${T}', NULL, NULL)`, check: true }
+  { name: "review-id-not-in-scope", sql: `INSERT INTO review VALUES (2, 'ops-r0002', 'entity/sales-e0002@1', 'confirm', 'person:1', 'p@x', '${T}', NULL, NULL, 'grant')`, trigger: "review-id-not-in-scope" },
+  { name: "UNIQUE: one review per target", sql: `INSERT INTO review VALUES (2, 'sales-r0002', 'link/sales-l0001', 'reject', 'person:1', 'p@x', '${T}', 'no', NULL, 'grant')`, unique: true },
+  { name: "CHECK: reject only links", sql: `INSERT INTO review VALUES (2, 'sales-r0002', 'entity/sales-e0002@1', 'reject', 'person:1', 'p@x', '${T}', 'no', NULL, 'grant')`, check: true },
+  { name: "CHECK: revert only entities", sql: `INSERT INTO review VALUES (2, 'sales-r0002', 'link/sales-l0009', 'revert', 'person:1', 'p@x', '${T}', 'no', NULL, 'grant')`, check: true },
+  { name: "CHECK: revert needs a reason", sql: `INSERT INTO review VALUES (2, 'sales-r0002', 'entity/sales-e0002@1', 'revert', 'person:1', 'p@x', '${T}', NULL, NULL, 'grant')`, check: true },
+  { name: "CHECK: review by a person", sql: `INSERT INTO review VALUES (2, 'sales-r0002', 'entity/sales-e0002@1', 'confirm', 'service:1', 'p@x', '${T}', NULL, NULL, 'grant')`, check: true },
+  // 0011: structure adoption, retract, close, a person's create and unarchive
+  { name: "CHECK: a version of the approval channel is a person's create, confirm, revert, archive or unarchive", sql: ev("sales-e0001", 3, "move", "active", { channel: "'approval'", parent: "NULL" }), check: true },
+  { name: "CHECK: unarchive only by a person", sql: ev("sales-e0003", 3, "unarchive", "active", { type: "'topic'", name: "'Old'", channel: "'mcp'" }), check: true },
+  { name: "CHECK: unarchive makes the entity active", sql: ev("sales-e0003", 3, "unarchive", "unconfirmed", { type: "'topic'", name: "'Old'", channel: "'approval'" }), check: true },
+  { name: "entity invalid-transition: unarchive an entity that is not archived", sql: ev("sales-e0001", 3, "unarchive", "active", { channel: "'approval'" }), trigger: "invalid-transition" },
+  { name: "entity state-changed: an unarchive changes nothing else", sql: ev("sales-e0003", 3, "unarchive", "active", { type: "'topic'", name: "'New'", channel: "'approval'" }), trigger: "state-changed" },
+  { name: "CHECK: an agent's create is unconfirmed, a person's active", sql: `INSERT INTO entity VALUES (4, 'sales-e0004', 'sales', '${T}', 'human'); ${ev("sales-e0004", 1, "create", "unconfirmed", { channel: "'approval'" })}`, check: true },
+  { name: "CHECK: a confirm on an agent's channel is the policy's", sql: ev("sales-e0002", 2, "confirm", "active", { type: "'department'", name: "'Sales'", parent: "'sales-e0001'", channel: "'mcp'" }).replace("'person:1'", "'service:1'"), check: true },
+  { name: "CHECK: origin auto ⇔ decided by the policy", sql: `INSERT INTO review VALUES (2, 'sales-r0002', 'entity/sales-e0002@1', 'confirm', 'person:1', 'p@x', '${T}', NULL, NULL, 'auto')`, check: true },
+  { name: "CHECK: the policy only confirms", sql: `INSERT INTO review VALUES (2, 'sales-r0002', 'link/sales-l0001', 'reject', 'policy@gn-1', 'policy@gn-1', '${T}', 'no', NULL, 'auto')`, check: true },
+  { name: "CHECK: close only links", sql: `INSERT INTO review VALUES (2, 'sales-r0002', 'entity/sales-e0002@1', 'confirm', 'policy@gn-1', 'policy@gn-1', '${T}', NULL, NULL, 'auto'); INSERT INTO review VALUES (3, 'sales-r0003', 'entity/sales-e0002@1', 'close', 'person:1', 'p@x', '${T}', 'ends', NULL, 'grant')`, check: true },
+  { name: "CHECK: a retract needs a reason", sql: `INSERT INTO review VALUES (2, 'sales-r0002', 'entity/sales-e0002@1', 'confirm', 'policy@gn-1', 'policy@gn-1', '${T}', NULL, NULL, 'auto'); INSERT INTO review VALUES (3, 'sales-r0003', 'entity/sales-e0002@1', 'retract', 'person:1', 'p@x', '${T}', NULL, NULL, 'grant')`, check: true },
+  { name: "not-retractable: nothing was adopted", sql: `INSERT INTO review VALUES (2, 'sales-r0002', 'entity/sales-e0002@1', 'retract', 'service:1', 'feeder', '${T}', 'mine', NULL, 'grant')`, trigger: "not-retractable" },
+  { name: "not-retractable: a person decided on it", sql: `INSERT INTO review VALUES (2, 'sales-r0002', 'link/sales-l0001', 'confirm', 'policy@gn-1', 'policy@gn-1', '${T}', NULL, NULL, 'auto'); INSERT INTO review VALUES (3, 'sales-r0003', 'link/sales-l0001', 'retract', 'person:1', 'p@x', '${T}', 'mine', NULL, 'grant')`, trigger: "not-retractable" },
+  { name: "UNIQUE: one adoption per target", sql: `INSERT INTO review VALUES (2, 'sales-r0002', 'entity/sales-e0002@1', 'confirm', 'policy@gn-1', 'policy@gn-1', '${T}', NULL, NULL, 'auto'); INSERT INTO review VALUES (3, 'sales-r0003', 'entity/sales-e0002@1', 'confirm', 'policy@gn-1', 'policy@gn-1', '${T}', NULL, NULL, 'auto')`, unique: true },
+  { name: "invalid-transition: close a link nobody confirmed", sql: `${link(2, "rule/sales-0001", "entity/sales-e0002", { origin: "'proposed'", confidence: "0.7" })}; INSERT INTO review VALUES (2, 'sales-r0002', 'link/sales-l0002', 'close', 'person:1', 'p@x', '${T}', 'ends', NULL, 'grant')`, trigger: "invalid-transition" },
+  { name: "already-decided: no verdict after a close", sql: `INSERT INTO review VALUES (2, 'sales-r0002', 'link/sales-l0001', 'close', 'person:1', 'p@x', '${T}', 'ends', NULL, 'grant'); INSERT INTO review VALUES (3, 'sales-r0003', 'link/sales-l0001', 'reject', 'person:1', 'p@x', '${T}', 'no', NULL, 'grant')`, trigger: "already-decided" }
 ]
 
 const OPS_CASES: ReadonlyArray<Case> = [
@@ -238,6 +255,29 @@ describe("scope file triggers and CHECKs", () => {
     }))
     expect(await run(config, Effect.flatMap(sqlOf("sales"), counts))).toEqual(before.counts)
     expect(fileHash(file)).toBe(before.hash)
+  })
+
+  it("0011 lets through: the policy's confirm on the agent's channel, a person's create born active, a person's unarchive, a retract of an adoption, a close of a confirmed link", async () => {
+    const accepted = [
+      // the policy adopts e0002's create: its confirm version and its review, origin auto
+      `${ev("sales-e0002", 2, "confirm", "active", { type: "'department'", name: "'Sales'", parent: "'sales-e0001'", channel: "'mcp'" }).replace("'person:1'", "'policy@gn-1'")}; INSERT INTO review VALUES (2, 'sales-r0002', 'entity/sales-e0002@1', 'confirm', 'policy@gn-1', 'policy@gn-1', '${T}', NULL, 2, 'auto')`,
+      // ... and the agent takes it back while no person decided
+      `INSERT INTO review VALUES (2, 'sales-r0002', 'entity/sales-e0002@1', 'confirm', 'policy@gn-1', 'policy@gn-1', '${T}', NULL, NULL, 'auto'); INSERT INTO review VALUES (3, 'sales-r0003', 'entity/sales-e0002@1', 'retract', 'service:1', 'feeder', '${T}', 'wrong parent', NULL, 'grant')`,
+      // a person creates an entity directly
+      `INSERT INTO entity VALUES (4, 'sales-e0004', 'sales', '${T}', 'human'); ${ev("sales-e0004", 1, "create", "active", { channel: "'approval'" })}`,
+      // a person unarchives e0003
+      ev("sales-e0003", 3, "unarchive", "active", { type: "'topic'", name: "'Old'", channel: "'approval'" }),
+      // a person closes the confirmed link l0001
+      `UPDATE link SET valid_to = '${T}' WHERE id = 'sales-l0001'; INSERT INTO review VALUES (2, 'sales-r0002', 'link/sales-l0001', 'close', 'person:1', 'p@x', '${T}', 'ended', NULL, 'grant')`
+    ]
+    for (const statements of accepted) {
+      const exit = await run(config, Effect.gen(function*() {
+        const { sql } = yield* Effect.flatMap(ScopeStore, (s) => s.use("sales"))
+        return yield* attempt(sql, statements)
+      }))
+      // attempt() rolls back with its own failure "rollback": anything else is a refusal
+      expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : exit, statements).toBe("rollback")
+    }
   })
 
   for (const c of SCOPE_CASES) {
