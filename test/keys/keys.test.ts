@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto"
 import { chmodSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { Decrypter } from "age-encryption"
+import { Decrypter, Encrypter } from "age-encryption"
 import { Cause, Effect, Exit, Option } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { isAgeRecipient } from "../../src/contracts/keys.js"
@@ -70,6 +70,47 @@ describe("age keys", () => {
     const c = await Effect.runPromise(makeKeyPair)
     await expect(decryptFile(sealed, join(d, "other.bin"), [c.identity])).rejects.toThrow()
     await expect(encryptFile(plain, sealed, [a.recipient])).rejects.toThrow(/EEXIST/)
+  })
+
+  it("the payload sealed here is the library's: at every chunk boundary each side decrypts the other's file, and a changed byte is refused", async () => {
+    const d = dir()
+    const k = await Effect.runPromise(makeKeyPair)
+    const CHUNK = 64 * 1024
+    for (const size of [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK, 3 * CHUNK + 5]) {
+      const data = randomBytes(size)
+      const plain = join(d, `p${size}`)
+      writeFileSync(plain, data)
+      // ours → the library
+      const sealed = join(d, `p${size}.age`)
+      const result = await encryptFile(plain, sealed, [k.recipient])
+      expect(result.bytes, `size ${size}`).toBe(result.expected)
+      const dec = new Decrypter()
+      dec.addIdentity(k.identity)
+      expect(Buffer.from(await dec.decrypt(new Uint8Array(readFileSync(sealed)))).equals(data), `size ${size}`).toBe(true)
+      // the library → ours
+      const enc = new Encrypter()
+      enc.addRecipient(k.recipient)
+      const theirs = join(d, `t${size}.age`)
+      writeFileSync(theirs, await enc.encrypt(new Uint8Array(data)))
+      const back = join(d, `t${size}.out`)
+      const out = await decryptFile(theirs, back, [k.identity])
+      expect(out.bytes, `size ${size}`).toBe(size)
+      expect(out.expected, `size ${size}`).toBe(size)
+      expect(readFileSync(back).equals(data), `size ${size}`).toBe(true)
+    }
+    // one flipped byte in the payload, a dropped last chunk: refused, never a shorter plaintext
+    const data = randomBytes(2 * CHUNK + 9)
+    const plain = join(d, "flip")
+    writeFileSync(plain, data)
+    const sealed = join(d, "flip.age")
+    await encryptFile(plain, sealed, [k.recipient])
+    const bytes = readFileSync(sealed)
+    const flipped = Buffer.from(bytes)
+    flipped[flipped.length - 40] = (flipped[flipped.length - 40] ?? 0) ^ 1
+    writeFileSync(join(d, "flipped.age"), flipped)
+    await expect(decryptFile(join(d, "flipped.age"), join(d, "flipped.out"), [k.identity])).rejects.toThrow()
+    writeFileSync(join(d, "cut.age"), bytes.subarray(0, bytes.length - 9 - 16))
+    await expect(decryptFile(join(d, "cut.age"), join(d, "cut.out"), [k.identity])).rejects.toThrow()
   })
 
   it("the identity comes from GROUNDNOTE_KEY_DIR/<scope>.age-identity, else identity-missing (never a fallback)", async () => {
