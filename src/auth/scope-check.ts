@@ -27,6 +27,7 @@ import {
 } from "../contracts/errors.js"
 import type { Right } from "../contracts/grants.js"
 import { nowInstant } from "../contracts/time.js"
+import { isWriting } from "../db/connection.js"
 import { ScopeStore } from "../db/scope-store.js"
 import { writeSearchLog } from "../db/search-log.js"
 import { redactLoggedTerms } from "../redaction/search-log.js"
@@ -152,23 +153,35 @@ export const runCall = <I, RP, R>(call: Call<I, R>, parse: Effect.Effect<I, Doma
     const at = yield* nowInstant
     const refs = result._tag === "Right" ? result.right.refs : (call.refs?.(input) ?? [])
     const logged = grantWide ? (yield* Effect.forEach(scopes, (s) => Effect.option(store.use(s)))).flatMap((o) => Option.toArray(o).map((h) => h.scope)) : scopes
-    for (const scope of logged) {
+    const rows = logged.map((scope) => {
       const own = result._tag === "Right" ? result.right.perScope?.find((x) => x.scope === scope) : undefined
       const log = own?.log ?? (result._tag === "Right" ? result.right.log : undefined)
       // a redacted term is logged as the marker, never collected again (gaps.md §12)
-      yield* store.append(scope, ({ sql }) => Effect.flatMap(redactLoggedTerms(sql, {
+      return store.append(scope, ({ sql }) => Effect.flatMap(redactLoggedTerms(sql, {
         id: requestId, at, grantId: grant.id, channel, operation, outcome: status,
         crossScope: logged.length > 1, refs: own?.refs ?? refs,
         ...(log ?? {}),
         inputSha256: requestText === null ? null : sha256Text(requestText)
       }), (entry) => writeSearchLog(sql, entry))).pipe(Effect.catchAll((e) => Effect.logError("search_log write failed").pipe(Effect.annotateLogs({ scope, cause: String(e) }))))
-    }
+    })
+    const busy = (yield* Effect.forEach(logged, (s) => Effect.option(store.use(s)))).some((h) => Option.isSome(h) && isWriting(h.value.sql))
+    yield* writeLogRows(rows, busy)
     if (result._tag === "Left") return refusal(call.name, result.left, requestId)
     return { _tag: "Done", outcome: result.right, requestId } satisfies CallResult
   }).pipe(
     Effect.catchAllDefect((defect) => Effect.succeed<CallResult>({ _tag: "Internal", cause: defect })),
     Effect.catchAll((e: unknown) => Effect.succeed<CallResult>(isDomainError(e) ? refusal(call.name, e, null) : { _tag: "Internal", cause: e }))
   )
+
+/**
+ * The search_log rows of an answer, written before it goes out, unless a write holds (or waits
+ * for) one of the scopes' writer connection: a long write (a redaction's apply, seconds) must not
+ * hold every search answered meanwhile (gaps.md §12). Then the answer goes out and the rows are
+ * written when the writer is free; each reads the redactions at its own write, so a term redacted
+ * meanwhile is logged as the marker.
+ */
+const writeLogRows = (rows: ReadonlyArray<Effect.Effect<void>>, busy: boolean) =>
+  busy ? Effect.asVoid(Effect.forkDaemon(Effect.all(rows, { discard: true }))) : Effect.all(rows, { discard: true })
 
 /** Steps 2–6 for an operation with its raw input (the value a door assembled from its request). */
 export const runOperation = <I, R>(op: Operation<I, R>, raw: unknown, requestText: string | null) =>

@@ -87,10 +87,37 @@ export const openConnection = (
 export const writeTransaction = (sql: SqlClient.SqlClient): WithWriteTransaction => {
   const known = writeTransactions.get(sql)
   if (known !== undefined) return known
-  const made = withWriteTransaction(sql)
+  const inner = withWriteTransaction(sql)
+  const made: WithWriteTransaction = (effect) =>
+    Effect.suspend(() => {
+      writing.set(sql, (writing.get(sql) ?? 0) + 1)
+      return Effect.ensuring(inner(effect), Effect.sync(() => writing.set(sql, (writing.get(sql) ?? 1) - 1)))
+    })
   writeTransactions.set(sql, made)
   return made
 }
+
+/**
+ * Runs `effect` holding the connection without a transaction: no statement of this thread runs on
+ * it meanwhile (they wait for it without blocking the thread; searches read in the workers), so
+ * another thread's statement on the file (a redaction's checkpoint) meets no writer of ours, whose
+ * wait for the lock (busy_timeout) would stop this thread.
+ */
+export const holdingConnection = <A, E, R>(sql: SqlClient.SqlClient, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
+  Effect.scoped(Effect.suspend(() => {
+    writing.set(sql, (writing.get(sql) ?? 0) + 1)
+    return Effect.zipRight(sql.reserve, effect).pipe(Effect.ensuring(Effect.sync(() => writing.set(sql, (writing.get(sql) ?? 1) - 1))))
+  }))
+
+/** write transactions running on, or waiting for, each connection */
+const writing = new WeakMap<SqlClient.SqlClient, number>()
+
+/**
+ * Whether a write transaction holds the connection or waits for it: every other statement on it
+ * waits until that commits (a redaction's apply: seconds), so a read that must not wait goes to a
+ * connection of its own (the read pool's workers).
+ */
+export const isWriting = (sql: SqlClient.SqlClient): boolean => (writing.get(sql) ?? 0) > 0
 
 type WithWriteTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError, R>
 

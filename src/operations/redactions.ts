@@ -28,13 +28,21 @@ import { nowInstant } from "../contracts/time.js"
 import { withRedactionLock } from "../backup/lock.js"
 import { OpsStore } from "../db/ops-store.js"
 import { ScopeStore } from "../db/scope-store.js"
-import { applyRedaction, checkpointAfterRedaction } from "../redaction/apply.js"
+import { ReadPool } from "../read-pool/pool.js"
+import { applyRedaction, checkpointOffThread, withoutAutoCheckpoint } from "../redaction/apply.js"
 import { recordInLedger } from "../redaction/ledger.js"
 import { previewRedaction } from "../redaction/preview.js"
 
 /** The preview of `term` in `scope`, in one read transaction of the scope: the answer and the places with their ranges. */
 export const previewTerm = (req: RedactionPreviewRequest) =>
-  Effect.flatMap(ScopeStore, (store) => store.read(req.scope, ({ sql }) => previewRedaction(sql, req.scope, req.term)))
+  Effect.gen(function*() {
+    // a confirmation may follow: its apply holds the scope's connection, and searches meanwhile
+    // read in a worker, which is up by the time the person has read the preview (its first search,
+    // in memory only, is for the term: the words the searches meanwhile will likely ask for)
+    yield* Effect.flatMap(ReadPool, (pool) => pool.startWorkers([req.scope], req.term))
+    const store = yield* ScopeStore
+    return yield* store.read(req.scope, ({ sql }) => previewRedaction(sql, req.scope, req.term))
+  })
 
 /**
  * Applies the redaction the person confirmed: the core's one write transaction (preview-stale
@@ -45,20 +53,22 @@ export const redactTerm = (req: RedactionCreate) =>
     const store = yield* ScopeStore
     const ops = yield* OpsStore
     const caller = yield* CurrentCaller
-    const { sql } = yield* store.use(req.scope)
+    const { file, sql } = yield* store.use(req.scope)
+    // the apply holds the scope's connection for seconds: searches meanwhile read in a worker
+    yield* Effect.flatMap(ReadPool, (pool) => pool.startWorkers([req.scope]))
     // the backup lock around transaction, ledger and checkpoint: never a copy half way through
     return yield* withRedactionLock(Effect.gen(function*() {
       const at = yield* nowInstant
-      const applied = yield* applyRedaction(sql, {
+      const applied = yield* withoutAutoCheckpoint(sql, applyRedaction(sql, {
         scope: req.scope, term: req.term, reason: req.reason.trim(), preview: req.preview,
         requestedBy: caller.grant.id, decidedBy: caller.identity.identity, at
-      })
+      }))
       const id = applied.redaction.id
       // committed in the scope: a failed ledger write is mended when the scope opens next (the file's redaction is added)
       yield* recordInLedger(ops, req.scope, applied).pipe(
         Effect.catchAll((e) => Effect.logError("redaction ledger write failed").pipe(Effect.annotateLogs({ scope: req.scope, redaction: id, cause: String(e) })))
       )
-      const clean = yield* checkpointAfterRedaction(sql)
+      const clean = yield* checkpointOffThread(sql, file)
       if (clean) return { id, scope: req.scope, total: applied.total } satisfies RedactionCreated
       // another process (Litestream) holds a read transaction: the old text stays in the WAL until
       // a checkpoint completes (the next redaction's, at the latest the next open); the answer says so

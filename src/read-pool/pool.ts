@@ -41,10 +41,10 @@ import { availableParallelism } from "node:os"
 import { Worker } from "node:worker_threads"
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import { AppConfig } from "../config/config.js"
 import { typeScriptExecArgv } from "../backup/worker-loader.js"
-import { writeTransaction } from "../db/connection.js"
+import { isWriting, writeTransaction } from "../db/connection.js"
 import { ScopeStore } from "../db/scope-store.js"
 import type { SearchRequest, StageState } from "../domain/search-schemas.js"
 import { exportArchive as archiveOf } from "../export/archive.js"
@@ -93,6 +93,12 @@ export interface ReadPoolShape {
   readonly stats: Effect.Effect<ReadPoolStats>
   /** starts every worker and waits until each answers (tests, benches); nothing for the in-thread pool */
   readonly warm: Effect.Effect<void>
+  /**
+   * Starts the workers that start on use and has each new one search the scopes once, without waiting for
+   * them: before a long write (a redaction's apply), so the searches sent meanwhile find a worker up,
+   * its connection open and its caches read (a worker's first search of a 10k-rule scope: ~200 ms)
+   */
+  readonly startWorkers: (scopes: ReadonlyArray<string>, text?: string) => Effect.Effect<void, never, SearchNeeds>
 }
 
 export class ReadPool extends Context.Tag("Groundnote/ReadPool")<ReadPool, ReadPoolShape>() {}
@@ -115,9 +121,13 @@ export const ReadPoolInThread: Layer.Layer<ReadPool> = Layer.sync(ReadPool, () =
     search: (req, searchId) => Effect.zipRight(Effect.sync(() => inThread++), renderedHere(req, searchId)),
     exportArchive: (scope, opts) => Effect.zipRight(Effect.sync(() => inThread++), exportInThread(scope, opts)),
     stats: Effect.sync((): ReadPoolStats => ({ kind: "in-thread", size: 0, ready: 0, inWorker: 0, inThread, held: 0, waiting: 0 })),
-    warm: Effect.void
+    warm: Effect.void,
+    startWorkers: () => Effect.void
   }
 })
+
+/** The text of the search a starting worker runs first (startWorkers) when none is given. */
+const PRIMING_TEXT = "regel rule"
 
 /** Two workers on this machine's two cores; never more than four (the main thread needs a core too). */
 export const DEFAULT_POOL_SIZE = Math.max(1, Math.min(4, availableParallelism()))
@@ -265,12 +275,15 @@ export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPo
       })
     )
 
-    /** Runs `job` in a worker; null when no worker is up yet (the caller runs it itself). */
-    const inWorkerOr = <J extends PoolJob>(job: J): Effect.Effect<JobValue<J>, SqlError> | null => {
+    /**
+     * Runs `job` in a worker; null when no worker is up yet (the caller runs it itself), unless
+     * `waitForStart` and one is starting (the caller's thread cannot run it without waiting longer).
+     */
+    const inWorkerOr = <J extends PoolJob>(job: J, waitForStart = false): Effect.Effect<JobValue<J>, SqlError> | null => {
       if (slots.length === 0) startOne()
       const idle = slots.some((s) => s.ready && s.busy === null)
       if (!idle) startOne()
-      if (!slots.some((s) => s.ready)) return null
+      if (!slots.some((s) => s.ready) && !(waitForStart && slots.length > 0)) return null
       return Effect.async<JobValue<J>, SqlError>((resume) => {
         const task: Task = {
           job,
@@ -297,7 +310,8 @@ export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPo
       return searching === 0 && queue.length === 0 && slots.every((s) => s.busy === null) && now - overlappedAt >= loneQuietMs
     }
 
-    const pooledSearch = (req: SearchRequest, searchId: string): Effect.Effect<RenderedSearch, SearchFailure, SearchNeeds> =>
+    /** What a worker needs for `req`: the stages' states and the files (null: a stage runs, the search stays here). */
+    const placed = (req: SearchRequest) =>
       Effect.gen(function*() {
         const { stages } = yield* SearchStages
         const scopes = [...new Set(req.scopes)]
@@ -320,15 +334,25 @@ export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPo
           const h = yield* store.use(s)
           files[s] = h.file
           handles.push([s, h.sql])
-          if (!built.has(h.file)) {
+          // a search on this thread or a write found the build current already: nothing waits for the writer
+          if (!built.has(h.file) && !lexical.foundBuilt(h.sql)) {
             yield* writeTransaction(h.sql)(lexical.ensureBuild(h.sql))
             built.add(h.file)
           }
         }
+        return { states, files, handles }
+      })
+
+    const pooledSearch = (req: SearchRequest, searchId: string): Effect.Effect<RenderedSearch, SearchFailure, SearchNeeds> =>
+      Effect.gen(function*() {
+        const place = yield* placed(req)
+        if (place === null) return null
+        const { states, files, handles } = place
         const nowMs = yield* Clock.currentTimeMillis
         const key = heldKey(req, states, dayIn(config.file.zone, nowMs))
         const kept = held.get(key)
-        if (kept !== undefined) {
+        // a held answer is checked against stamps read on the writer's connection: not while a write holds it
+        if (kept !== undefined && !handles.some(([, sql]) => isWriting(sql))) {
           let same = true
           for (const [s, sql] of handles) {
             if ((yield* readStamp(sql)) !== kept.stamps[s]) {
@@ -342,7 +366,8 @@ export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPo
           }
           held.delete(key)
         }
-        const job = inWorkerOr({ kind: "search", req, searchId, nowMs, files, stages: states })
+        // while a write holds a scope's connection, a worker that is still starting answers sooner
+        const job = inWorkerOr({ kind: "search", req, searchId, nowMs, files, stages: states }, handles.some(([, sql]) => isWriting(sql)))
         if (job === null) return null
         const out = yield* job
         held.offer(key, out)
@@ -350,12 +375,41 @@ export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPo
       }).pipe(Effect.flatMap((out) =>
         out !== null ? Effect.succeed(out) : onThisThread(req, searchId)))
 
+    const startWorkers = (scopes: ReadonlyArray<string>, text: string = PRIMING_TEXT): Effect.Effect<void, never, SearchNeeds> =>
+      Effect.gen(function*() {
+        if (!startOnUse || closed) return
+        const before = slots.length
+        while (slots.length < size) start()
+        // workers up already have read what searches read
+        const started = slots.length - before
+        if (started === 0) return
+        const req: SearchRequest = { scopes: [...scopes], cross_scope: scopes.length > 1, text, as_of: null, include_proposals: false, limit: 10 }
+        const place = yield* placed(req)
+        if (place === null || scopes.length === 0) return
+        const nowMs = yield* Clock.currentTimeMillis
+        // one job per new worker: a starting worker takes the next one when it is up
+        for (let i = 0; i < started; i++) {
+          const job = inWorkerOr({ kind: "search", req, searchId: "priming", nowMs, files: place.files, stages: place.states }, true)
+          if (job !== null) yield* Effect.forkDaemon(Effect.ignore(job))
+        }
+      }).pipe(Effect.ignore)
+
+    /** whether a write transaction holds (or waits for) the connection of one of the scopes */
+    const writerBusy = (scopes: ReadonlyArray<string>) =>
+      Effect.flatMap(ScopeStore, (store) =>
+        Effect.map(Effect.forEach(scopes, (s) => Effect.option(store.use(s))), (hs) => hs.some((h) => Option.isSome(h) && isWriting(h.value.sql))))
+
+    /**
+     * A lone search runs on this thread, on the writer's connection, unless a write holds it: a
+     * redaction's apply takes seconds, and searches keep being answered meanwhile (gaps.md §12).
+     */
     const searchIn = (req: SearchRequest, searchId: string): Effect.Effect<RenderedSearch, SearchFailure, SearchNeeds> =>
-      Effect.suspend(() => {
-        const lone = alone() && loneInThread
-        searching++
-        return (lone ? onThisThread(req, searchId) : pooledSearch(req, searchId)).pipe(Effect.ensuring(Effect.sync(() => searching--)))
-      })
+      Effect.flatMap(writerBusy(req.scopes), (busy) =>
+        Effect.suspend(() => {
+          const lone = alone() && loneInThread && !busy
+          searching++
+          return (lone ? onThisThread(req, searchId) : pooledSearch(req, searchId)).pipe(Effect.ensuring(Effect.sync(() => searching--)))
+        }))
 
     const exportIn = (scope: string, opts: ExportOptions) =>
       Effect.gen(function*() {
@@ -383,6 +437,7 @@ export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPo
     return {
       search: searchIn,
       exportArchive: exportIn,
+      startWorkers,
       stats: Effect.sync((): ReadPoolStats => ({ kind: "workers", size, ready: slots.filter((s) => s.ready).length, inWorker, inThread, held: answeredHeld, waiting: queue.length })),
       warm
     } satisfies ReadPoolShape

@@ -16,7 +16,9 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import { PreviewStale } from "../contracts/errors.js"
 import { REDACTED_MARKER, type RedactionPlace } from "../contracts/redaction.js"
-import { writeTransaction } from "../db/connection.js"
+import { holdingConnection, writeTransaction } from "../db/connection.js"
+import { pragmaOnThread } from "../db/quick-check.js"
+import { eventLoopTurns } from "../db/event-loop-turns.js"
 import { RuleIndex, type RuleIndexShape } from "../domain/rule-index.js"
 import { rebuildDerived } from "./derived.js"
 import { PlacesDoNotFit } from "./errors.js"
@@ -106,7 +108,9 @@ const writePlaces = (sql: SqlClient, index: RuleIndexShape, row: RedactionRow, p
     }
     const rules = new Map<string, Set<number>>()
     const entities = new Set<string>()
+    const turn = eventLoopTurns()
     for (const group of byRow.values()) {
+      yield* turn
       const { table, key } = group[0]!
       const pk = pkOf.get(table)!
       if (pk.length !== key.length) return yield* refuse(`a key of ${table} has ${key.length} values, not ${pk.length}`)
@@ -132,12 +136,13 @@ const writePlaces = (sql: SqlClient, index: RuleIndexShape, row: RedactionRow, p
       if (table === "entity_version") entities.add(String(key[0]))
     }
     for (let i = 0; i < places.length; i += PLACE_BATCH) {
+      yield* turn
       const batch = places.slice(i, i + PLACE_BATCH).map((p) => ({
         redaction_seq: row.seq, tbl: p.table, key: JSON.stringify(p.key), col: p.column, offsets: JSON.stringify(p.ranges)
       }))
       yield* sql`INSERT INTO redaction_place ${sql.insert(batch)}`.raw
     }
-    yield* rebuildDerived(sql, index, { rules, entities })
+    yield* rebuildDerived(sql, index, { rules, entities }, turn)
     yield* sql`DELETE FROM redaction_permit`.raw
   })
 
@@ -211,3 +216,30 @@ export const applyPlaces = (sql: SqlClient, row: RedactionRow, places: ReadonlyA
 export const checkpointAfterRedaction = (sql: SqlClient) =>
   Effect.map(sql<{ busy: number; log: number; checkpointed: number }>`PRAGMA wal_checkpoint(TRUNCATE)`,
     (rows) => rows[0] !== undefined && rows[0].busy === 0)
+
+/**
+ * The same checkpoint on a thread of its own (quick-check.ts), while the scope's connection is held
+ * (holdingConnection): copying the WAL's frames into the file takes ~100 ms after a large
+ * redaction, and on this thread no request would be read meanwhile. When the thread cannot run it,
+ * the connection checkpoints itself.
+ */
+export const checkpointOffThread = (sql: SqlClient, file: string) =>
+  holdingConnection(sql, Effect.map(pragmaOnThread(file, "wal_checkpoint(TRUNCATE)", { write: true }), (rows) => rows[0] === "0")).pipe(
+    Effect.catchAll((e) =>
+      Effect.zipRight(
+        Effect.logWarning("redaction checkpoint thread failed").pipe(Effect.annotateLogs({ cause: String(e) })),
+        checkpointAfterRedaction(sql)
+      ))
+  )
+
+/**
+ * Runs `effect` (the apply) with the connection's automatic checkpoint off: otherwise the COMMIT of
+ * a large redaction copies the WAL into the file itself, on this thread; checkpointOffThread
+ * follows it. The setting the connection had comes back after.
+ */
+export const withoutAutoCheckpoint = <A, E, R>(sql: SqlClient, effect: Effect.Effect<A, E, R>) =>
+  Effect.acquireUseRelease(
+    Effect.map(sql<{ wal_autocheckpoint: number }>`PRAGMA wal_autocheckpoint`, (rows) => rows[0]?.wal_autocheckpoint ?? 1000),
+    () => Effect.zipRight(sql`PRAGMA wal_autocheckpoint = 0`.raw, effect),
+    (pages) => Effect.orDie(sql.unsafe(`PRAGMA wal_autocheckpoint = ${Math.trunc(pages)}`).raw)
+  )

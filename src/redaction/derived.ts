@@ -38,9 +38,10 @@ const syncRejectedRow = (sql: SqlClient, ruleId: string) =>
       VALUES (${row.seq}, ${c.keywords}, ${c.statement}, ${c.relations}, ${c.quote})`.raw
   })
 
-export const rebuildDerived = (sql: SqlClient, index: RuleIndexShape, touched: Touched) =>
+export const rebuildDerived = (sql: SqlClient, index: RuleIndexShape, touched: Touched, turn: Effect.Effect<void> = Effect.void) =>
   Effect.gen(function*() {
     for (const [ruleId, versions] of touched.rules) {
+      yield* turn
       yield* syncRuleFts(sql, ruleId)
       yield* index.reindexRule(sql, ruleId)
       yield* syncRejectedRow(sql, ruleId)
@@ -50,6 +51,7 @@ export const rebuildDerived = (sql: SqlClient, index: RuleIndexShape, touched: T
       }
     }
     for (const id of touched.entities) {
+      yield* turn
       const rows = yield* sql<{ seq: number; name: string; aliases: string }>`
         SELECT e.seq, c.name, c.aliases FROM entity e JOIN entity_current c ON c.id = e.id WHERE e.id = ${id}`
       const row = rows[0]

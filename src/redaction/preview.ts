@@ -10,6 +10,7 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import { ValidationFailed } from "../contracts/errors.js"
 import { MIN_TERM_CHARS, type RedactionPlace, type RedactionPreviewOut } from "../contracts/redaction.js"
+import { eventLoopTurns } from "../db/event-loop-turns.js"
 import { BARRIER } from "./fold.js"
 import { normalizeTerm } from "./match.js"
 import { scopeColumns } from "./places.js"
@@ -65,12 +66,14 @@ export interface FindOptions {
 export const findPlaces = (sql: SqlClient, folded: string, options: FindOptions = {}) =>
   Effect.gen(function*() {
     const columns = yield* scopeColumns(sql)
+    const turn = eventLoopTurns()
     const places: Array<RedactionPlace> = []
     const kept: Array<{ table: string; column: string; count: number }> = []
     for (const c of columns) {
       if (c.kind !== "target" && (c.kind !== "identifier" || options.targetsOnly === true)) continue
       if (options.tables !== undefined && !options.tables.includes(c.table)) continue
-      const found: Array<Found> = yield* scanColumn(sql, c, folded, c.table === "search_log" ? options.logRows : undefined)
+      yield* turn
+      const found: Array<Found> = yield* scanColumn(sql, c, folded, c.table === "search_log" ? options.logRows : undefined, turn)
       if (found.length === 0) continue
       if (c.kind === "target") places.push(...found)
       else kept.push({ table: c.table, column: c.column, count: found.reduce((n, f) => n + f.ranges.length, 0) })

@@ -47,7 +47,7 @@ export interface RowidBound {
 }
 
 /** Every occurrence of the folded term in one column, ordered by the row's key. */
-export const scanColumn = (sql: SqlClient, c: ColumnInfo, folded: string, bound: RowidBound = {}) =>
+export const scanColumn = (sql: SqlClient, c: ColumnInfo, folded: string, bound: RowidBound = {}, turn: Effect.Effect<void> = Effect.void) =>
   Effect.gen(function*() {
     const anchor = asciiAnchor(folded)
     const col = ident(c.column)
@@ -78,6 +78,7 @@ export const scanColumn = (sql: SqlClient, c: ColumnInfo, folded: string, bound:
     const failure = failureTable(folded)
     const out: Array<Found> = []
     for (const row of rows) {
+      yield* turn
       let ranges: Array<Range>
       if (c.json !== null) {
         ranges = findInJson(row.text, folded, c.json)

@@ -19,8 +19,13 @@ import { Effect, Scheduler } from "effect"
 /** The longest run of request steps between two polls of the sockets (one step longer than that runs whole). */
 export const SLICE_MS = 1
 
+/** A scheduler of request steps that can say whether steps wait for their run. */
+export interface SlicedScheduler extends Scheduler.Scheduler {
+  readonly waiting: () => boolean
+}
+
 /** Steps in arrival order, run from setImmediate in slices of SLICE_MS. */
-export const slicedScheduler = (sliceMs: number = SLICE_MS): Scheduler.Scheduler => {
+export const slicedScheduler = (sliceMs: number = SLICE_MS): SlicedScheduler => {
   let queue: Array<Scheduler.Task> = []
   let head = 0
   let scheduled = false
@@ -42,16 +47,20 @@ export const slicedScheduler = (sliceMs: number = SLICE_MS): Scheduler.Scheduler
       setImmediate(run)
     }
   }
-  return Scheduler.make((task) => {
+  const scheduler = Scheduler.make((task) => {
     queue.push(task)
     if (!scheduled) {
       scheduled = true
       setImmediate(run)
     }
   })
+  return Object.assign(scheduler, { waiting: () => queue.length > head })
 }
 
-export const requestScheduler: Scheduler.Scheduler = slicedScheduler()
+export const requestScheduler: SlicedScheduler = slicedScheduler()
+
+/** Whether steps of requests wait for their run (a long write lets them go first: db/event-loop-turns.ts). */
+export const requestStepsWaiting = (): boolean => requestScheduler.waiting()
 
 /** `effect` with its steps scheduled by requestScheduler. */
 export const interleaved = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>

@@ -131,13 +131,23 @@ export const rebuild = (sql: SqlClient, o: LexicalOptions): Effect.Effect<void, 
 export const storedBuild = (sql: SqlClient): Effect.Effect<string | null, SqlError> =>
   Effect.map(sql<{ value: string }>`SELECT value FROM lex_meta WHERE key = 'build'`, (rows) => rows[0]?.value ?? null)
 
+/** the build a check found current on each connection (a rebuild of other options is a restart away) */
+const foundCurrent = new WeakMap<SqlClient, string>()
+
+/** Whether a check on this connection found the tables built for these options (nothing is read). */
+export const foundBuilt = (sql: SqlClient, o: LexicalOptions): boolean => foundCurrent.get(sql) === buildKey(o)
+
 /**
  * Rebuilds when lex_meta.build is missing or differs from the options (the first search or
  * write on a connection after a config change or the migration). True when it rebuilt.
  */
 export const ensureBuild = (sql: SqlClient, o: LexicalOptions): Effect.Effect<boolean, SqlError> =>
   Effect.gen(function*() {
-    if ((yield* storedBuild(sql)) === buildKey(o)) return false
+    const key = buildKey(o)
+    if ((yield* storedBuild(sql)) === key) {
+      foundCurrent.set(sql, key)
+      return false
+    }
     yield* rebuild(sql, o)
     return true
   })

@@ -36,6 +36,8 @@ export interface LexicalIndexShape {
   /** rebuilds when lex_meta.build is missing or stale; true when it rebuilt */
   readonly ensureBuild: (sql: SqlClient) => Effect.Effect<boolean, SqlError>
   readonly rebuild: (sql: SqlClient) => Effect.Effect<void, SqlError>
+  /** whether a check on this connection already found the build current (nothing is read) */
+  readonly foundBuilt: (sql: SqlClient) => boolean
   /** ensures the build, then reads the stamp of the caches (a connection without them drops what it held) */
   readonly current: (sql: SqlClient) => Effect.Effect<void, SqlError>
   /** ensures the build first (the first search on a connection may rebuild) */
@@ -72,6 +74,7 @@ export const makeLexicalIndex = (options: LexicalOptions, { cache = true }: { re
     reindexRule: (sql, ruleId) => Doc.reindexRule(sql, ruleId, options).pipe(Effect.withSpan("LexicalIndex.reindexRule")),
     ensureBuild: (sql) => Doc.ensureBuild(sql, options),
     rebuild: (sql) => Doc.rebuild(sql, options),
+    foundBuilt: (sql) => Doc.foundBuilt(sql, options),
     current,
     analyze: (sql, input) =>
       Effect.zipRight(current(sql), analyze(sql, input, options, groups, lexicon)).pipe(Effect.withSpan("LexicalIndex.analyze")),
