@@ -122,12 +122,14 @@ describe("the conflict view", () => {
   let old = ""
   let twin = ""
   let contra = ""
+  let third = ""
 
   beforeAll(async () => {
     old = await propose(quoting(PLAIN[0], { statement: OLD, valid_from: "2026-01-14" }))
     await confirm(old)
     twin = await propose(quoting(PLAIN[4], { statement: TWIN, valid_from: "2026-01-14" }))
     contra = await propose(quoting(PLAIN[5], { statement: OTHER, valid_from: "2026-01-14" }))
+    third = await propose(quoting(PLAIN[6], { statement: "Pallets are always stored in the left courtyard of hall 3 only", valid_from: "2026-01-14" }))
     await s.run(proposeLink({ scope: "sales", from_ref: `rule/${contra}`, to_ref: `rule/${old}`, type: "contradicts", confidence: 0.8, reason: "they say the opposite" }, { grantId: s.feeder }))
   }, 60_000)
 
@@ -140,7 +142,8 @@ describe("the conflict view", () => {
     expect(textOf(item(twin))).toContain(`conflict says nearly the same as the confirmed rule ${OLD}`)
     expect(item(twin)).toContain(`<a href="/approval/rules/${twin}#conflict-h">compare them side by side</a>`)
     expect(textOf(item(contra))).toContain(`conflict contradicts the confirmed rule ${OLD}`)
-    expect(textOf(page.text)).toContain("2 proposals marked conflict")
+    expect(textOf(item(third))).toContain(`conflict says nearly the same as the confirmed rule ${OLD}`)
+    expect(textOf(page.text)).toContain("3 proposals marked conflict")
   })
 
   it("the rule page shows both statements and both quotes side by side, with replace, keep both and reject", async () => {
@@ -181,6 +184,16 @@ describe("the conflict view", () => {
     expect(await snapshot()).toEqual(before)
     expect(await statusOf(twin)).toMatchObject({ status: "proposed" })
     expect(await statusOf(old)).toMatchObject({ status: "confirmed" })
+  })
+
+  it("reject rejects the proposal with the reason given and leaves the confirmed rule in force", async () => {
+    const page = (await get(`/approval/rules/${third}`)).text
+    const r = await postForm(`/v1/rules/${third}/decision`, { ...formFields(page, "reject"), reason: "says what the confirmed rule says already" })
+    expect(r.status).toBe(303)
+    expect(await statusOf(third)).toMatchObject({ status: "rejected" })
+    expect(await statusOf(old)).toMatchObject({ status: "confirmed" })
+    const decided = await query<{ kind: string; reason: string }>("SELECT kind, reason FROM decision WHERE rule_id = ? ORDER BY id", third)
+    expect(decided).toEqual([{ kind: "reject", reason: "says what the confirmed rule says already" }])
   })
 
   it("keep both confirms the proposal and leaves the confirmed rule in force", async () => {
