@@ -9,8 +9,9 @@ import { plural } from "../contracts/words.js"
 import { ageDays, ageText, badge, type Clockwork, detailsLine, reasonsList, shorten, timestamp } from "./format.js"
 import { type Html, html } from "./html.js"
 import { layout, type Viewer } from "./layout.js"
+import type { ConflictMark } from "./marks.js"
 import type { AdoptedRow, ProposalRow, ScopeCounts } from "./queries.js"
-import { ruleLink } from "./rule-page.js"
+import { ruleLink, rulePath } from "./rule-page.js"
 
 export const PAGE_SIZE = 100
 export const QUOTE_CHARS = 300
@@ -21,8 +22,10 @@ export interface ScopeSection {
   readonly unavailable: string | null
   readonly counts: ScopeCounts
   readonly proposals: ReadonlyArray<ProposalRow>
-  /** per listed proposal, the other listed proposals it nearly duplicates (duplicatesAmong) */
+  /** per listed proposal, the other listed proposals it nearly duplicates (stored marks: indexMarks) */
   readonly duplicates: ReadonlyMap<string, ReadonlyArray<string>>
+  /** per listed proposal, the confirmed rules it nearly duplicates or contradicts (indexMarks) */
+  readonly conflicts: ReadonlyMap<string, ReadonlyArray<ConflictMark>>
   /** the rules the policy adopted today (config.zone), newest first */
   readonly adopted: ReadonlyArray<AdoptedRow>
   readonly page: number
@@ -55,10 +58,17 @@ const adoptedItem = (r: AdoptedRow, c: Clockwork): Html => html`<li>
 
 const SOURCE_KIND: Readonly<Record<string, string>> = { jamie: "Meeting", mail: "Mail", manual: "Own words" }
 
-const proposalItem = (r: ProposalRow, c: Clockwork, twins: ReadonlyArray<ProposalRow>): Html => {
+/** What the index says of a proposal that conflicts with confirmed rules; its rule page shows them side by side. */
+const conflictNote = (r: ProposalRow, conflicts: ReadonlyArray<ConflictMark>): Html | string =>
+  conflicts.length === 0 ? "" : html`<p class="small conflictnote"><span class="badge exception">conflict</span> ${
+    conflicts.map((m, i) => html`${i > 0 ? "; " : ""}${m.why.includes("contradicts") ? "contradicts" : "says nearly the same as"} the confirmed rule <a href="${rulePath(m.rule_id)}">${shorten(m.statement, 90)}</a>`)
+  } — <a href="${rulePath(r.rule_id)}#conflict-h">compare them side by side</a> and replace, keep both or reject.</p>`
+
+const proposalItem = (r: ProposalRow, c: Clockwork, twins: ReadonlyArray<ProposalRow>, conflicts: ReadonlyArray<ConflictMark>): Html => {
   const days = ageDays(r.created_at, c.nowMs, c.zone)
   const source = r.source_kind === null ? r.source_id : SOURCE_KIND[r.source_kind] ?? r.source_kind
-  return html`<li id="p-${r.rule_id}"${twins.length === 0 ? "" : html` class="dup"`}>
+  const classes = [...(twins.length === 0 ? [] : ["dup"]), ...(conflicts.length === 0 ? [] : ["conflict"])]
+  return html`<li id="p-${r.rule_id}"${classes.length === 0 ? "" : html` class="${classes.join(" ")}"`}>
   <div class="statement">${ruleLink(r.rule_id, r.statement)}</div>
   <blockquote class="small">${shorten(r.quote, QUOTE_CHARS)}</blockquote>
   <div class="meta">
@@ -71,6 +81,7 @@ const proposalItem = (r: ProposalRow, c: Clockwork, twins: ReadonlyArray<Proposa
   ${twins.length === 0 ? "" : html`<p class="small dupnote"><span class="badge exception">near duplicate</span> says nearly the same as ${
     twins.map((t, i) => html`${i > 0 ? "; " : ""}<a href="#p-${t.rule_id}">${shorten(t.statement, 90)}</a>`)
   } — compare them before you decide.</p>`}
+  ${conflictNote(r, conflicts)}
   ${detailsLine([r.rule_id, `version ${r.version}`, `source ${r.source_id}`])}
 </li>`
 }
@@ -96,7 +107,9 @@ const scopeSection = (s: ScopeSection, c: Clockwork, single: boolean): Html => {
     ? html`<p class="muted">Nothing to decide here.</p>`
     : html`<h3>Open proposals${s.page > 1 ? ` (page ${s.page})` : ""}</h3>${
       s.duplicates.size === 0 ? "" : html`<p class="small muted">${plural(s.duplicates.size, "proposal")} marked <b>near duplicate</b> say${s.duplicates.size === 1 ? "s" : ""} nearly the same as another one here.</p>`
-    }<ol class="list">${s.proposals.map((r) => proposalItem(r, c, (s.duplicates.get(r.rule_id) ?? []).flatMap((id) => s.proposals.filter((x) => x.rule_id === id))))}</ol>`}
+    }${
+      s.conflicts.size === 0 ? "" : html`<p class="small muted">${plural(s.conflicts.size, "proposal")} marked <b>conflict</b> say${s.conflicts.size === 1 ? "s" : ""} nearly the same as a confirmed rule or contradict${s.conflicts.size === 1 ? "s" : ""} one.</p>`
+    }<ol class="list">${s.proposals.map((r) => proposalItem(r, c, (s.duplicates.get(r.rule_id) ?? []).flatMap((id) => s.proposals.filter((x) => x.rule_id === id)), s.conflicts.get(r.rule_id) ?? []))}</ol>`}
   ${nav.length === 0 ? "" : html`<p>${nav.map((n, i) => html`${i > 0 ? " · " : ""}${n}`)}</p>`}
   ${s.structure ?? ""}
 </section>`

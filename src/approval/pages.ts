@@ -21,7 +21,8 @@ import type { Html } from "./html.js"
 import { ADOPTED_SHOWN, indexPage, PAGE_SIZE, type ScopeSection } from "./index-page.js"
 import { pageResponse } from "./layout.js"
 import { type Outcome, outcomeFromQuery } from "./outcome.js"
-import { adoptedOn, duplicatesAmong, openProposals, rejectedRules, statusCounts } from "./queries.js"
+import { indexMarks } from "./marks.js"
+import { adoptedOn, openProposals, rejectedRules, statusCounts } from "./queries.js"
 import { REJECTED_PAGE_SIZE, rejectedPage } from "./rejected-page.js"
 import { structureSection } from "./structure-page.js"
 import { loadStructurePage, pendingOf } from "./structure-view.js"
@@ -87,15 +88,15 @@ export const indexPageCall: Page<{ readonly scope?: string | undefined; readonly
                 adopted: adoptedOn(sql, today, ADOPTED_SHOWN),
                 pending: pendingOf(sql, scope, config.file.public_url)
               })
-              return { ...listed, duplicates: yield* duplicatesAmong(sql, listed.proposals, today) }
+              return { ...listed, ...yield* indexMarks(sql, listed.proposals.map((p) => p.rule_id)) }
             })))
           if (read._tag === "Left") {
             if (read.left._tag !== "ScopeLocked") return yield* read.left
-            sections.push({ scope, unavailable: read.left.message, counts: { proposed: 0, confirmed: 0, superseded: 0, rejected: 0 }, proposals: [], duplicates: new Map(), adopted: [], page, structure: null })
+            sections.push({ scope, unavailable: read.left.message, counts: { proposed: 0, confirmed: 0, superseded: 0, rejected: 0 }, proposals: [], duplicates: new Map(), conflicts: new Map(), adopted: [], page, structure: null })
             continue
           }
-          const { counts, proposals, duplicates, adopted, pending } = read.right
-          sections.push({ scope, unavailable: null, counts, proposals, duplicates, adopted, page, structure: structureSection(scope, pending, clock) })
+          const { counts, proposals, duplicates, conflicts, adopted, pending } = read.right
+          sections.push({ scope, unavailable: null, counts, proposals, duplicates, conflicts, adopted, page, structure: structureSection(scope, pending, clock) })
         }
         const refs = sections.flatMap((s) => [...s.proposals.map((p) => ruleRef(p.rule_id, p.version)), ...s.adopted.map((a) => ruleRef(a.rule_id, a.version))])
         const canRedact = (yield* CurrentCaller).grant.rights.includes("redact")

@@ -13,6 +13,7 @@ import { nearDuplicate } from "../domain/near-duplicate.js"
 import { RuleIndex } from "../domain/rule-index.js"
 import { provenanceOf } from "../domain/provenance.js"
 import { allVersions, type RuleVersionRow } from "../domain/rules.js"
+import { conflictsOf } from "./marks.js"
 import { rejectedSimilar } from "./rejected-similar.js"
 
 export interface ProposalRow {
@@ -49,47 +50,6 @@ export const openProposals = (sql: SqlClient, limit: number, offset = 0) =>
       LEFT JOIN classification c ON c.rule_id = r.id AND c.version = 1
     WHERE v.status = 'proposed'
     ORDER BY r.seq DESC LIMIT ${limit} OFFSET ${offset}`
-
-const keywordList = (json: string): Array<string> => {
-  try {
-    const v = JSON.parse(json) as unknown
-    return Array.isArray(v) ? v.filter((k): k is string => typeof k === "string") : []
-  } catch {
-    return []
-  }
-}
-
-/** How many of a page's proposals (the newest) the index asks for their possible duplicates: one stage-a query each. */
-export const DUPLICATE_CHECKS = 20
-
-/**
- * Which listed open proposals are near duplicates of each other: of each of the newest
- * DUPLICATE_CHECKS listed proposals, its possible_duplicates (stage a over the scope, the same as
- * the rule page and the propose answer) that name another listed proposal and pass nearDuplicate
- * (the one definition, measured: src/domain/near-duplicate.ts), in both directions. Merely similar
- * candidates are not marked. Maps a rule id to the ids it nearly duplicates, in list order.
- */
-export const duplicatesAmong = (sql: SqlClient, proposals: ReadonlyArray<ProposalRow>, today: string) =>
-  Effect.gen(function*() {
-    const index = yield* RuleIndex
-    const listed = new Map(proposals.map((p) => [p.rule_id, p] as const))
-    const pairs = new Map<string, Set<string>>()
-    const add = (a: string, b: string) => pairs.set(a, (pairs.get(a) ?? new Set()).add(b))
-    for (const p of proposals.slice(0, DUPLICATE_CHECKS)) {
-      const keywords = keywordList(p.keywords)
-      const similar = yield* index.similar(sql, { statement: p.statement, keywords }, p.seq, today)
-      for (const { ref, coverage } of similar) {
-        const id = parseRuleRef(ref)?.id
-        const other = id === undefined ? undefined : listed.get(id)
-        if (id === undefined || id === p.rule_id || other === undefined) continue
-        if (!nearDuplicate(p.statement, other.statement, coverage)) continue
-        add(p.rule_id, id)
-        add(id, p.rule_id)
-      }
-    }
-    const order = proposals.map((p) => p.rule_id)
-    return new Map([...pairs].map(([k, v]) => [k, order.filter((id) => v.has(id))] as const))
-  })
 
 /** A rule the policy adopted on a day, as it stands now. */
 export interface AdoptedRow {
@@ -224,13 +184,15 @@ export const ruleDetail = (sql: SqlClient, ruleId: string, today: string) =>
       WHERE v.status = 'proposed' AND r.id <> ${ruleId}
       ORDER BY (r.seq < ${head.seq}) DESC, r.seq DESC LIMIT 1`
     const redactions = yield* redactionsOfRule(sql, ruleId, current.source_id)
+    const near = duplicates.filter((d) => d?.near === true).map((d) => d?.rule_id ?? "")
+    const conflicts = current.status === "proposed" ? yield* conflictsOf(sql, ruleId, near) : []
     const successor = current.superseded_by === null ? undefined : yield* neighbour(sql, current.superseded_by)
     const predecessor = current.supersedes === null ? undefined : yield* neighbour(sql, current.supersedes)
     return {
       head, versions, current, decisions, provenance,
       duplicates: duplicates.filter((d): d is Neighbour & { readonly near: boolean } => d !== undefined),
       rejected, reviewedAt, adoption, classification: classified[0] ?? null, nextProposal: next[0]?.id ?? null,
-      successor: successor ?? null, predecessor: predecessor ?? null, redactions
+      successor: successor ?? null, predecessor: predecessor ?? null, redactions, conflicts
     }
   })
 export type RuleDetail = NonNullable<Effect.Effect.Success<ReturnType<typeof ruleDetail>>>

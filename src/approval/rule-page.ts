@@ -16,6 +16,7 @@ import {
   TEXT_ORIGIN, timestamp, when
 } from "./format.js"
 import { dayIn } from "../contracts/time.js"
+import { conflictSection } from "./conflict-view.js"
 import { locateQuote, marked, offsetsOf, within } from "./highlight.js"
 import { type Html, html, join, safeHref, segment } from "./html.js"
 import { csrfField, layout, type Viewer } from "./layout.js"
@@ -246,7 +247,8 @@ const evidence = (p: RulePageInput): Html => {
 
 const draft = (p: RulePageInput, decision: string, field: string, fallback: string): string => {
   const o = p.outcome
-  if (o?.kind === "refused" && o.sent.decision === decision && o.sent[field] !== undefined) return o.sent[field]
+  // a refused form of the conflict view (it sends `conflict`) fills its own form, not these
+  if (o?.kind === "refused" && o.sent.decision === decision && o.sent.conflict === undefined && o.sent[field] !== undefined) return o.sent[field]
   return fallback
 }
 
@@ -296,7 +298,7 @@ const decisionForms = (p: RulePageInput): Html => {
   <input id="c-keywords" type="text" name="keywords" value="${draft(p, "confirm", "keywords", kw)}">
   <label for="c-valid-from">Valid from <span class="hint">(a day: YYYY-MM-DD)</span></label>
   <input id="c-valid-from" type="text" name="valid_from" required inputmode="numeric" pattern="[0-9]{4}-[0-9]{2}-[0-9]{2}" placeholder="YYYY-MM-DD" value="${draft(p, "confirm", "valid_from", v.valid_from)}">
-  <details${p.outcome?.kind === "refused" && p.outcome.sent.decision === "confirm" ? " open" : ""}><summary>More fields</summary>
+  <details${p.outcome?.kind === "refused" && p.outcome.sent.decision === "confirm" && p.outcome.sent.conflict === undefined ? " open" : ""}><summary>More fields</summary>
     <label for="c-kind">Kind</label>
     <select id="c-kind" name="kind">${(["rule", "note"] as const).map((k) => html`<option value="${k}"${draft(p, "confirm", "kind", v.kind) === k ? " selected" : ""}>${k}</option>`)}</select>
     ${relationEditor(p, parseList<RelationOut>(v.relations))}
@@ -422,6 +424,7 @@ ${detailsLine([p.ruleId, `version ${v.version}`, `proposed by ${d.head.created_b
 ${redactionNotes(p)}
 ${d.successor === null ? "" : html`<p class="notice">Superseded by ${ruleLink(d.successor.rule_id, `${d.successor.rule_id}: ${d.successor.statement}`)}.</p>`}
 ${d.predecessor === null ? "" : html`<p class="small">Replaces ${ruleLink(d.predecessor.rule_id, `${d.predecessor.rule_id}: ${d.predecessor.statement}`)} (${d.predecessor.status}).</p>`}
+${conflictSection({ ruleId: p.ruleId, current: v, conflicts: d.conflicts, viewer: p.viewer, canDecide: p.canDecide, outcome: p.outcome }, { kind: d.provenance.source.kind, title: d.provenance.source.title })}
 <div class="grid">
   <div>
     ${evidence(p)}

@@ -98,7 +98,14 @@ textarea { min-height: 4.5rem; resize: vertical; }
 .details { color: var(--muted); font-size: .8rem; margin: .25rem 0 0; overflow-wrap: anywhere; }
 td .details { margin-top: .1rem; }
 .list > li.dup { border-left: 4px solid var(--proposed); }
-.dupnote { margin: .25rem 0; }
+.dupnote, .conflictnote { margin: .25rem 0; }
+.list > li.conflict { border-left: 4px solid var(--rejected); }
+.side { display: grid; grid-template-columns: minmax(0, 1fr); gap: .75rem; margin: 0 0 1rem; }
+.side > div { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: .75rem 1rem; }
+.side > div h3 { margin-top: 0; }
+.side .statement { font-weight: 600; overflow-wrap: anywhere; }
+.side .new { border-left: 4px solid var(--proposed); }
+.side .old { border-left: 4px solid var(--confirmed); }
 dl.explain { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: .5rem .75rem; }
 dl.explain dt { color: var(--ink); font-weight: 600; }
 textarea.json { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .9rem; }
@@ -112,6 +119,9 @@ button.link { background: none; border: none; color: var(--accent); padding: 0; 
 .actions { display: flex; flex-wrap: wrap; gap: .5rem 1.5rem; align-items: flex-end; margin-top: .5rem; }
 .actions form.decide, .list form.decide { flex: 1 1 16rem; border: 0; padding: 0; margin: 0; background: none; }
 .list details form.decide { margin-top: .25rem; }
+.actions.conflict-actions { align-items: stretch; }
+.actions.conflict-actions form.decide { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: .75rem 1rem; }
+.actions.conflict-actions form.decide h3 { margin-top: 0; }
 details { margin: .5rem 0; }
 summary { cursor: pointer; color: var(--accent); }
 .counts { display: flex; flex-wrap: wrap; gap: .25rem 1rem; color: var(--muted); }
@@ -120,6 +130,7 @@ summary { cursor: pointer; color: var(--accent); }
 .grid { display: block; }
 @media (min-width: 62rem) {
   .grid { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap: 1.5rem; align-items: start; }
+  .side { grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); }
 }
 @media (max-width: 40rem) {
   main { padding: .75rem; }

@@ -19,6 +19,7 @@ import {
   type Closest, closestInSegments, closestPassage, holdsMarker, JAMIE_WINDOW_S, jamieQuoteFound, mailQuoteFound, MIN_QUOTE_CHARS,
   normalizeQuote
 } from "./quote-check.js"
+import { recordNeighbours } from "./neighbours.js"
 import { RuleIndex } from "./rule-index.js"
 import type { Channel } from "../contracts/schemas.js"
 import { ensureManualSource } from "./sources.js"
@@ -109,7 +110,7 @@ export interface Inserted {
 /**
  * Inside the caller's write transaction, in this order: source exists (source-unknown), quote
  * check (quote-not-found), supersedes (reference-unknown); then rule, version 1 proposed, FTS and
- * index rows, and the possible duplicates.
+ * index rows, and the possible duplicates with their stored marks (proposal_neighbour).
  */
 export const insertProposal = (sql: SqlClient, req: ProposalRequest, by: Proposer, at: { readonly now: string; readonly today: string }) =>
   Effect.gen(function*() {
@@ -133,7 +134,10 @@ export const insertProposal = (sql: SqlClient, req: ProposalRequest, by: Propose
         ${by.grantId}, ${now})`.raw
     yield* syncRuleFts(sql, id)
     yield* index.reindexRule(sql, id)
-    const duplicates = yield* index.possibleDuplicates(sql, req, seq, today)
+    // one stage-a run: the possible duplicates of the answer and the stored duplicate marks
+    const similar = yield* index.similar(sql, req, seq, today)
+    yield* recordNeighbours(sql, id, 1, req.statement, similar)
+    const duplicates = similar.map((c) => c.ref)
     return { id, seq, duplicates, checked: src.kind !== "manual" } satisfies Inserted
   })
 

@@ -64,7 +64,9 @@ export const IDENTIFIERS: Readonly<Record<string, ReadonlyArray<string>>> = {
   feedback: ["search_id", "ref", "verdict", "given_by", "given_at"],
   classification: ["rule_id", "ruleset", "class", "exceptions", "mode", "outcome", "day", "classified_at"],
   secret_finding: ["at", "request_id", "grant_id", "channel", "operation", "field", "kind", "fingerprint", "salt_id"],
-  entity_override: ["id", "candidate_id", "type", "status", "match"]
+  entity_override: ["id", "candidate_id", "type", "status", "match"],
+  // the possible duplicates a proposal's check found: rule ids and refs only, the statements stay in rule_version
+  proposal_neighbour: ["rule_id", "ref", "other_id"]
 }
 
 /** Tables rebuilt from the targets (beside every full-text table and its shadow tables, found from the schema). */

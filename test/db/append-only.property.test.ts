@@ -319,7 +319,7 @@ const inTransaction = <A>(permit: boolean, f: () => A): A => {
 describe("append-only tables (from the triggers)", () => {
   it("are the tables of the design, each with rows from the service's writers", () => {
     expect(tables.map((t) => t.name)).toEqual([
-      "classification", "decision", "entity", "entity_override", "entity_version", "link", "meta", "redaction",
+      "classification", "decision", "entity", "entity_override", "entity_version", "link", "meta", "proposal_neighbour", "redaction",
       "redaction_permit", "redaction_place", "redaction_salt", "review", "rule", "rule_version", "secret_finding",
       "source", "source_attachment", "source_auth", "source_segment", "vec_rule"
     ])
