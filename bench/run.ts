@@ -23,6 +23,7 @@ import { mailQuoteFound } from "../src/domain/quote-check.js"
 import { storeSource } from "../src/domain/sources.js"
 import { approvalBench } from "./approval.js"
 import { approvalWaitingBench } from "./approval-waiting.js"
+import { digestBench } from "./digest.js"
 import { graphBench } from "./graph.js"
 import { httpBench } from "./http.js"
 import { hygieneBench } from "./hygiene.js"
@@ -155,8 +156,10 @@ const main = Effect.gen(function*() {
  * BENCH_HYGIENE_RULES, default 10k, BENCH_HYGIENE_ROUNDS, default 8);
  * the part approval-waiting (the approval index with BENCH_WAITING proposals waiting, default 10k,
  * their duplicate marks stored when proposed).
+ * the part digest (GET /approval/digest with 10,000 proposals waiting and 2,000 rules due for
+ * recheck, goal ≤ 300 ms; BENCH_DIGEST_WAITING).
  */
-const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,search-http,approval,approval-waiting,graph,mcp,secrets,stages,backup,intake,load,cli,redaction,hygiene").split(",").map((s) => s.trim()))
+const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,search-http,approval,approval-waiting,digest,graph,mcp,secrets,stages,backup,intake,load,cli,redaction,hygiene").split(",").map((s) => s.trim()))
 const graphSizes = (process.env.BENCH_GRAPH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const backupSizes = (process.env.BENCH_BACKUP_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const searchSizes = (process.env.BENCH_SEARCH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
@@ -167,6 +170,7 @@ const parts: Array<() => Promise<void>> = [
   ...(only.has("search-http") ? [searchHttpBench] : []),
   ...(only.has("approval") ? [approvalBench] : []),
   ...(only.has("approval-waiting") ? [approvalWaitingBench] : []),
+  ...(only.has("digest") ? [digestBench] : []),
   ...(only.has("graph") ? [() => graphBench(graphSizes.length > 0 ? graphSizes : undefined)] : []),
   ...(only.has("mcp") ? [mcpBench] : []),
   ...(only.has("secrets") ? [secretsBench] : []),

@@ -11,6 +11,7 @@ import { type Html, html } from "./html.js"
 import { layout, type Viewer } from "./layout.js"
 import type { ConflictMark } from "./marks.js"
 import type { AdoptedRow, ProposalRow, ScopeCounts } from "./queries.js"
+import { recheckPath } from "./recheck-list.js"
 import { ruleLink, rulePath } from "./rule-page.js"
 
 export const PAGE_SIZE = 100
@@ -28,6 +29,8 @@ export interface ScopeSection {
   readonly conflicts: ReadonlyMap<string, ReadonlyArray<ConflictMark>>
   /** the rules the policy adopted today (config.zone), newest first */
   readonly adopted: ReadonlyArray<AdoptedRow>
+  /** how many confirmed rules are due for recheck (listed on /approval/recheck) */
+  readonly due: number
   readonly page: number
   readonly structure: Html | null
 }
@@ -99,7 +102,7 @@ const scopeSection = (s: ScopeSection, c: Clockwork, single: boolean): Html => {
   <h2 id="s-${s.scope}">${s.scope}${single ? "" : html` <a class="small" href="/approval?scope=${s.scope}">only this scope</a>`}</h2>
   <p class="counts small"><span>${plural(s.counts.proposed, "open proposal")}</span><span>${s.counts.confirmed} confirmed</span><span>${s.counts.superseded} superseded</span><span><a href="/approval/rejected?scope=${s.scope}">${s.counts.rejected} rejected</a></span>${
     s.adopted.length === 0 ? "" : html`<span>${plural(s.adopted.length, "rule")} adopted today</span>`
-  }</p>
+  }${s.due === 0 ? "" : html`<span><a href="${recheckPath(s.scope)}">${s.due} due for recheck</a></span>`}</p>
   ${s.adopted.length === 0 ? "" : html`<h3 id="adopted-${s.scope}">Adopted today without a person</h3>
   <p class="small muted">The approval policy adopted these; each stays retractable until a person confirms it. Open one to confirm or revoke it.</p>
   <ol class="list adopted">${s.adopted.map((r) => adoptedItem(r, c))}</ol>`}
@@ -122,11 +125,14 @@ export const indexPage = (o: {
   readonly single: boolean
   /** the grant holds redact: the page links to /approval/redactions */
   readonly canRedact?: boolean
+  /** the day the digest link starts (yesterday in config.zone) */
+  readonly digestSince?: string
 }): Html => {
   const open = o.sections.reduce((n, s) => n + s.counts.proposed, 0)
   const body = html`
 <h1>${open === 0 ? "Nothing waits for you" : `${plural(open, "open proposal")}`}</h1>
 ${o.single ? html`<p class="small"><a href="/approval">← All scopes</a></p>` : ""}
+${o.digestSince === undefined ? "" : html`<p class="small" id="digest-links"><a href="/approval/digest?since=${o.digestSince}">Digest since yesterday</a> (adopted, waiting, due for recheck) · <a href="${recheckPath()}">Due for recheck</a></p>`}
 ${o.canRedact === true ? html`<p class="small"><a href="/approval/redactions" id="redactions-link">Erase personal data (erasure requests)</a></p>` : ""}
 ${o.sections.length === 0 ? html`<p class="muted">Your grant covers no scope.</p>` : o.sections.map((s) => scopeSection(s, o.clock, o.single))}`
   return layout({ title: "Open proposals", viewer: o.viewer, body })

@@ -10,22 +10,26 @@ import { CurrentCaller } from "../auth/caller.js"
 import type { Call } from "../auth/operation.js"
 import { AppConfig } from "../config/config.js"
 import { decodeStrict } from "../contracts/decode.js"
-import { todayIn } from "../contracts/time.js"
+import { dayBefore, todayIn } from "../contracts/time.js"
 import { type DomainError, NotFound } from "../contracts/errors.js"
 import { RULE_ID_RE, ruleRef, ScopeName, scopeOfRuleId } from "../contracts/ids.js"
 import type { OpsStore } from "../db/ops-store.js"
 import { ScopeStore } from "../db/scope-store.js"
 import type { RuleIndex } from "../domain/rule-index.js"
+import { digestOf, parseDigestQuery } from "../operations/digest.js"
+import { dueForRecheck } from "../search/due-for-recheck.js"
 import { clockwork, viewerOf } from "./context.js"
+import { digestPage } from "./digest-page.js"
 import type { Html } from "./html.js"
 import { ADOPTED_SHOWN, indexPage, PAGE_SIZE, type ScopeSection } from "./index-page.js"
 import { pageResponse } from "./layout.js"
 import { type Outcome, outcomeFromQuery } from "./outcome.js"
 import { indexMarks } from "./marks.js"
 import { adoptedOn, openProposals, rejectedRules, statusCounts } from "./queries.js"
+import { recheckPage, type RecheckSection } from "./recheck-page.js"
 import { REJECTED_PAGE_SIZE, rejectedPage } from "./rejected-page.js"
 import { structureSection } from "./structure-page.js"
-import { loadStructurePage, pendingOf } from "./structure-view.js"
+import { loadStructurePage, pendingOf, structureWaiting } from "./structure-view.js"
 import { loadRulePage } from "./views.js"
 
 /** What a page reads of its request. */
@@ -78,6 +82,7 @@ export const indexPageCall: Page<{ readonly scope?: string | undefined; readonly
         const clock = yield* clockwork
         const page = q.scope === undefined ? 1 : q.page
         const today = yield* todayIn(config.file.zone)
+        const recheck = { zone: config.file.zone, recheckAfterDays: config.file.recheck_after_days, nowMs: clock.nowMs }
         const sections: Array<ScopeSection> = []
         for (const scope of call.scopes) {
           const read = yield* Effect.either(store.read(scope, ({ sql }) =>
@@ -86,21 +91,71 @@ export const indexPageCall: Page<{ readonly scope?: string | undefined; readonly
                 counts: statusCounts(sql),
                 proposals: openProposals(sql, PAGE_SIZE, (page - 1) * PAGE_SIZE),
                 adopted: adoptedOn(sql, today, ADOPTED_SHOWN),
-                pending: pendingOf(sql, scope, config.file.public_url)
+                pending: pendingOf(sql, scope, config.file.public_url),
+                due: dueForRecheck(sql, recheck)
               })
               return { ...listed, ...yield* indexMarks(sql, listed.proposals.map((p) => p.rule_id)) }
             })))
           if (read._tag === "Left") {
             if (read.left._tag !== "ScopeLocked") return yield* read.left
-            sections.push({ scope, unavailable: read.left.message, counts: { proposed: 0, confirmed: 0, superseded: 0, rejected: 0 }, proposals: [], duplicates: new Map(), conflicts: new Map(), adopted: [], page, structure: null })
+            sections.push({ scope, unavailable: read.left.message, counts: { proposed: 0, confirmed: 0, superseded: 0, rejected: 0 }, proposals: [], duplicates: new Map(), conflicts: new Map(), adopted: [], due: 0, page, structure: null })
             continue
           }
-          const { counts, proposals, duplicates, conflicts, adopted, pending } = read.right
-          sections.push({ scope, unavailable: null, counts, proposals, duplicates, conflicts, adopted, page, structure: structureSection(scope, pending, clock) })
+          const { counts, proposals, duplicates, conflicts, adopted, pending, due } = read.right
+          sections.push({ scope, unavailable: null, counts, proposals, duplicates, conflicts, adopted, due: due.length, page, structure: structureSection(scope, pending, clock) })
         }
         const refs = sections.flatMap((s) => [...s.proposals.map((p) => ruleRef(p.rule_id, p.version)), ...s.adopted.map((a) => ruleRef(a.rule_id, a.version))])
         const canRedact = (yield* CurrentCaller).grant.rights.includes("redact")
-        return { ...html(indexPage({ viewer, sections, clock, single: q.scope !== undefined, canRedact })), refs }
+        return { ...html(indexPage({ viewer, sections, clock, single: q.scope !== undefined, canRedact, digestSince: dayBefore(today) })), refs }
+      })
+  }
+}
+
+const RecheckQuery = Schema.Struct({ scope: Schema.optional(ScopeName) })
+
+/** GET /approval/digest?since=: the digest (src/operations/digest.ts) of the grant's scopes as a page. */
+export const digestPageCall: Page<{ readonly since: string }, AppConfig | ScopeStore> = {
+  parse: ({ query }) => parseDigestQuery(query),
+  call: {
+    name: "list_proposals",
+    right: "read",
+    scopes: () => "grant",
+    run: (q, call) =>
+      Effect.gen(function*() {
+        const config = yield* AppConfig
+        const { viewer, canDecide } = yield* pageContext
+        const clock = yield* clockwork
+        const digest = yield* digestOf(call.scopes, q.since, structureWaiting)
+        const doc = digestPage({ viewer, digest, clock, recheckAfterDays: config.file.recheck_after_days, canDecide })
+        const refs = digest.scopes.flatMap((s) => [...s.adopted.map((a) => ruleRef(a.rule_id, a.version)), ...s.dueForRecheck.map((r) => ruleRef(r.rule_id, r.version))])
+        return { ...html(doc), refs }
+      })
+  }
+}
+
+/** GET /approval/recheck[?scope=]: the confirmed rules due for recheck, oldest first, per scope. */
+export const recheckPageCall: Page<{ readonly scope?: string | undefined }, AppConfig | ScopeStore> = {
+  parse: ({ query }) => decodeStrict(RecheckQuery, query, "query"),
+  call: {
+    name: "list_proposals",
+    right: "read",
+    scopes: (q) => (q.scope === undefined ? "grant" : [q.scope]),
+    run: (q, call) =>
+      Effect.gen(function*() {
+        const store = yield* ScopeStore
+        const config = yield* AppConfig
+        const { viewer, canDecide } = yield* pageContext
+        const clock = yield* clockwork
+        const recheck = { zone: config.file.zone, recheckAfterDays: config.file.recheck_after_days, nowMs: clock.nowMs }
+        const sections: Array<RecheckSection> = []
+        for (const scope of call.scopes) {
+          const read = yield* Effect.either(store.read(scope, ({ sql }) => dueForRecheck(sql, recheck)))
+          if (read._tag === "Right") sections.push({ scope, unavailable: null, due: read.right })
+          else if (read.left._tag === "ScopeLocked") sections.push({ scope, unavailable: read.left.message, due: [] })
+          else return yield* read.left
+        }
+        const doc = recheckPage({ viewer, sections, recheckAfterDays: config.file.recheck_after_days, canDecide, single: q.scope !== undefined })
+        return { ...html(doc), refs: sections.flatMap((s) => s.due.map((r) => ruleRef(r.rule_id, r.version))) }
       })
   }
 }

@@ -23,6 +23,10 @@ import { clockwork } from "./context.js"
 /** Pending items of a scope as the approval channel sees them (rejected rule ends included). */
 export const pendingOf = (sql: SqlClient, scope: string, publicUrl: string) => listPending(sql, { scope, publicUrl, approval: true })
 
+/** How many structure changes of a scope wait for a person (pendingOf's length): the digest's count. */
+export const structureWaiting = (sql: SqlClient, scope: string) =>
+  Effect.flatMap(AppConfig, (config) => Effect.map(pendingOf(sql, scope, config.file.public_url), (p) => p.length))
+
 /**
  * For each pending create or update: the similar entities its duplicate check found and force
  * overrode, as stored when it happened (graph.md §12), not what a check would find today.

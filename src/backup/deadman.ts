@@ -28,7 +28,7 @@ export interface PingResult {
   readonly skipped?: true
 }
 
-const hostOf = (url: string): string => {
+export const hostOf = (url: string): string => {
   try {
     return new URL(url).host
   } catch {
@@ -42,11 +42,20 @@ const errorText = (e: unknown): string => {
   return message === "" ? code || "error" : message
 }
 
+/** A body to send (the digest's POST), with its content type. */
+export interface SendBody {
+  readonly contentType: string
+  readonly bytes: Uint8Array
+}
+
 /**
  * One GET: the status, or why there is none. The message never repeats the URL (it may carry a
  * key); node's connection errors name at most the address.
  */
-export const getOnce = (url: string, timeoutMs: number): Effect.Effect<number, string> =>
+export const getOnce = (url: string, timeoutMs: number): Effect.Effect<number, string> => sendOnce(url, timeoutMs, null)
+
+/** One request: a GET, or a POST of `body`; otherwise as getOnce. */
+export const sendOnce = (url: string, timeoutMs: number, body: SendBody | null): Effect.Effect<number, string> =>
   Effect.async<number, string>((resume) => {
     let target: URL
     try {
@@ -62,7 +71,12 @@ export const getOnce = (url: string, timeoutMs: number): Effect.Effect<number, s
     let done = false
     const send = target.protocol === "https:" ? httpsRequest : httpRequest
     // agent: false: a connection of its own, closed after the answer (no pool keeps it open)
-    const req: ClientRequest = send(target, { method: "GET", agent: false, headers: { accept: "*/*", connection: "close" } }, (res) => {
+    const headers: Record<string, string> = { accept: "*/*", connection: "close" }
+    if (body !== null) {
+      headers["content-type"] = body.contentType
+      headers["content-length"] = String(body.bytes.byteLength)
+    }
+    const req: ClientRequest = send(target, { method: body === null ? "GET" : "POST", agent: false, headers }, (res) => {
       finish(Effect.succeed(res.statusCode ?? 0))
     })
     const timer = setTimeout(() => finish(Effect.fail(`no answer within ${timeoutMs} ms`)), timeoutMs)
@@ -75,7 +89,7 @@ export const getOnce = (url: string, timeoutMs: number): Effect.Effect<number, s
       resume(result)
     }
     req.on("error", (e) => finish(Effect.fail(errorText(e))))
-    req.end()
+    req.end(body === null ? undefined : body.bytes)
     return Effect.sync(() => {
       done = true
       clearTimeout(timer)

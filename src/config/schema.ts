@@ -218,7 +218,9 @@ const ApprovalFields = Schema.Struct({
   scopes: Schema.optional(Schema.Record({ key: ScopeName, value: ApprovalScope })),
   daily_limit: Schema.optionalWith(Int(1, 1000), { default: () => 20 }),
   /** the instance's own mail domains (a sender outside them is external-sensitive); subdomains count */
-  own_domains: Schema.optionalWith(OwnDomains, { default: () => [] })
+  own_domains: Schema.optionalWith(OwnDomains, { default: () => [] }),
+  /** where backup nightly POSTs the digest since yesterday (GET /ops/digest's JSON); left out: no post */
+  digest_url: Schema.optional(Url.pipe(Schema.filter((u) => /^https?:\/\//.test(u) || "must be an http: or https: URL")))
 })
 
 /** `approval` (gaps.md §10): first the guardrail check on the raw block, then the fields. */

@@ -71,3 +71,9 @@ export const instantOfLocal = (zone: string, local: string): string | null => {
   const ms = naive - offset(first)
   return new Date(ms).toISOString().replace(/\.000Z$/, "Z")
 }
+
+/** The calendar day before a day YYYY-MM-DD. */
+export const dayBefore = (day: string): string => {
+  const [y, m, d] = day.split("-").map(Number)
+  return new Date(Date.UTC(y ?? 0, (m ?? 1) - 1, (d ?? 1) - 1)).toISOString().slice(0, 10)
+}

@@ -1,7 +1,7 @@
 /**
  * The ops listener (architecture.md §11, gaps.md §3): an HTTP server on the Unix socket
  * `<data dir>/ops.sock`, mode 0600, bearer $GROUNDNOTE_OPS_TOKEN compared in constant time.
- * There is no TCP listener for ops. Routes: GET /ops/status, GET /ops/grants, POST /ops/grants,
+ * There is no TCP listener for ops. Routes: GET /ops/status, GET /ops/digest?since=, GET /ops/grants, POST /ops/grants,
  * POST /ops/grants/:id/disable, POST /ops/grants/:id/rename, POST /ops/scopes, GET /ops/keys,
  * POST /ops/keys and POST /ops/keys/rotate (recipients only: an identity never reaches the
  * service), and
@@ -31,6 +31,8 @@ import { BackupRunRequest, BackupScopeRequest, GrantRename, OPS_BODY_LIMIT, Scop
 import { nowInstant } from "../contracts/time.js"
 import { OpsStore } from "../db/ops-store.js"
 import { ScopeStore } from "../db/scope-store.js"
+import { structureWaiting } from "../approval/structure-view.js"
+import { opsDigest } from "../operations/digest.js"
 import { opsStatus } from "../operations/ops-status.js"
 import { contentLengthTooLarge, readBody, readBytes } from "../transport/body.js"
 import { errorResponse, internalResponse, jsonResponse } from "../transport/responses.js"
@@ -57,6 +59,9 @@ const decodeOptionalBody = <A, I>(schema: Schema.Schema<A, I>, what: string) =>
     return yield* decodeStrict(schema, body.value === undefined ? {} : body.value, what)
   })
 
+/** The query string of the request, one value a name (the last one given). */
+const queryOf = Effect.map(HttpServerRequest.HttpServerRequest, (r) => Object.fromEntries(new URL(r.url, "http://ops.invalid").searchParams))
+
 const scopeOption = (body: BackupScopeRequest) => (body.scope === undefined ? {} : { scope: body.scope })
 
 /** The routes; the stores come from the services. */
@@ -65,6 +70,7 @@ const makeRouter = (startedAt: string) => {
   const ops = Effect.flatMap(OpsStore, (o) => Effect.succeed(o))
   return HttpRouter.empty.pipe(
     HttpRouter.get("/ops/status", Effect.map(opsStatus(startedAt), jsonResponse(200))),
+    HttpRouter.get("/ops/digest", Effect.map(Effect.flatMap(queryOf, (q) => opsDigest(q, structureWaiting)), jsonResponse(200))),
     HttpRouter.get("/ops/grants", Effect.map(Effect.flatMap(ops, (o) => o.listGrants()), jsonResponse(200))),
     HttpRouter.post("/ops/grants", Effect.map(Effect.flatMap(decodeBody(GrantCreate, "grant"), (body) => Effect.flatMap(ops, (o) => o.createGrant(body))), jsonResponse(201))),
     HttpRouter.post("/ops/grants/:id/disable", Effect.map(Effect.flatMap(grantId, (id) => Effect.flatMap(ops, (o) => o.disableGrant(id))), jsonResponse(200))),

@@ -1,7 +1,7 @@
 /**
  * The grant-wide reads that name no scope and cover exactly the grant's scopes (§5.2 step 3):
  * status (GET /v1/status) and list_scopes (the MCP tool). Each scope with its rule counts, or
- * available: false when it cannot be opened.
+ * available: false when it cannot be opened; status also says how many rules are due for recheck.
  */
 import { Effect, Schema } from "effect"
 import { CurrentCaller } from "../auth/caller.js"
@@ -11,6 +11,7 @@ import { AppConfig } from "../config/config.js"
 import { nowInstant } from "../contracts/time.js"
 import { ScopeStore } from "../db/scope-store.js"
 import { ruleCounts } from "../domain/rules.js"
+import { dueForRecheckCount } from "../search/due-for-recheck.js"
 import { VERSION } from "../version.js"
 
 /** A grant-wide call takes no input. */
@@ -26,6 +27,27 @@ export const scopeCounts = (scopes: ReadonlyArray<string>) =>
         return { scope, available: true, rules: yield* ruleCounts(opened.right.sql) }
       })))
 
+/**
+ * scopeCounts with, per available scope, how many confirmed rules are due for recheck ("still
+ * valid?", the search heads' definition): what `groundnote approvals open` counts besides the
+ * waiting items.
+ */
+const statusScopes = (scopes: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const store = yield* ScopeStore
+    const nowMs = yield* Effect.clockWith((c) => c.currentTimeMillis)
+    const recheck = { zone: config.file.zone, recheckAfterDays: config.file.recheck_after_days, nowMs }
+    const counted = yield* scopeCounts(scopes)
+    const out: Array<(typeof counted)[number] & { readonly due_for_recheck: number | null }> = []
+    for (const s of counted) {
+      const due = s.rules === null ? null : yield* store.read(s.scope, ({ sql }) => dueForRecheckCount(sql, recheck)).pipe(
+        Effect.catchTag("ScopeLocked", () => Effect.succeed(null)))
+      out.push({ ...s, due_for_recheck: due })
+    }
+    return out
+  })
+
 export const status = operation({
   name: "status",
   right: "read",
@@ -36,7 +58,7 @@ export const status = operation({
     Effect.gen(function*() {
       const config = yield* AppConfig
       const { grant } = yield* CurrentCaller
-      const scopes = yield* scopeCounts(call.scopes)
+      const scopes = yield* statusScopes(call.scopes)
       return {
         status: 200,
         body: {

@@ -21,6 +21,7 @@ import { parseInclude, ReadSourceInput, SourceRequest } from "../domain/source-s
 import { toCompact } from "../search/compact.js"
 import { jsonOption } from "./cli-commands.js"
 import { apiDownload, apiRequest } from "./cli-api.js"
+import { approvalsDigest } from "./cli-digest.js"
 import { apiEndpoint, type Endpoint, exportEndpoint } from "./cli-credentials.js"
 import { CliError, cliError, printJson, say, sayAnswer, showAnswer, stderrIsTty, terminalSafe, usage, withJsonError } from "./cli-output.js"
 
@@ -269,11 +270,22 @@ interface StatusScope {
   readonly scope: string
   readonly available: boolean
   readonly rules: { readonly proposed: number } | null
+  /** confirmed rules past recheck_after_days (GET /v1/status) */
+  readonly due_for_recheck?: number | null
 }
 
 export interface OpenItems {
+  /** items waiting for a person: open proposals plus pending structure changes (the bare number) */
   readonly open: number
-  readonly scopes: ReadonlyArray<{ readonly scope: string; readonly available: boolean; readonly proposals: number | null; readonly structure: number | null }>
+  /** confirmed rules due for recheck ("still valid?"): not counted in open */
+  readonly due_for_recheck: number
+  readonly scopes: ReadonlyArray<{
+    readonly scope: string
+    readonly available: boolean
+    readonly proposals: number | null
+    readonly structure: number | null
+    readonly due_for_recheck: number | null
+  }>
 }
 
 const approvalsOpen = Command.make("open", {
@@ -291,21 +303,25 @@ const approvalsOpen = Command.make("open", {
     const rows: Array<OpenItems["scopes"][number]> = []
     for (const s of wanted) {
       if (!s.available || s.rules === null) {
-        rows.push({ scope: s.scope, available: false, proposals: null, structure: null })
+        rows.push({ scope: s.scope, available: false, proposals: null, structure: null, due_for_recheck: null })
         continue
       }
       const structure = (yield* apiRequest(ep, "structureList", { query: { scope: s.scope } })) as { readonly pending: ReadonlyArray<unknown> }
-      rows.push({ scope: s.scope, available: true, proposals: s.rules.proposed, structure: structure.pending.length })
+      rows.push({ scope: s.scope, available: true, proposals: s.rules.proposed, structure: structure.pending.length, due_for_recheck: s.due_for_recheck ?? 0 })
     }
-    const out: OpenItems = { open: rows.reduce((n, r) => n + (r.proposals ?? 0) + (r.structure ?? 0), 0), scopes: rows }
+    const out: OpenItems = {
+      open: rows.reduce((n, r) => n + (r.proposals ?? 0) + (r.structure ?? 0), 0),
+      due_for_recheck: rows.reduce((n, r) => n + (r.due_for_recheck ?? 0), 0),
+      scopes: rows
+    }
     if (json) return yield* printJson(out)
     yield* Console.log(String(out.open))
     yield* say(rows.map((r) => r.available
-      ? `${r.scope}: ${r.proposals ?? 0} proposal(s), ${r.structure ?? 0} structure change(s)`
+      ? `${r.scope}: ${r.proposals ?? 0} proposal(s), ${r.structure ?? 0} structure change(s), ${r.due_for_recheck ?? 0} due for recheck`
       : `${r.scope}: not available (locked or without a file): not counted`).join("\n"))
   }).pipe(withJsonError(json)))
 
-export const approvals = Command.make("approvals").pipe(Command.withSubcommands([approvalsOpen]))
+export const approvals = Command.make("approvals").pipe(Command.withSubcommands([approvalsOpen, approvalsDigest]))
 
 // ---------------------------------------------------------------------------------------------
 // export

@@ -11,6 +11,7 @@ import { Console, Effect, Option } from "effect"
 import type { NightlyReport } from "../backup/nightly.js"
 import { nightly } from "../backup/nightly.js"
 import type { Check, ProbeAnswer, RunAnswer, VerifyAnswer } from "../backup/schemas.js"
+import { dayBefore, dayIn } from "../contracts/time.js"
 import { plural } from "../contracts/words.js"
 import { VERSION } from "../version.js"
 import { callOps, jsonOption } from "./cli-commands.js"
@@ -93,6 +94,14 @@ export const renderNightly = (r: NightlyReport): string => {
     : p.ok
     ? `dead-man ping: ok (${p.status ?? "?"}, attempt ${p.attempts})`
     : `dead-man ping: FAILED after ${plural(p.attempts, "attempt")} (${p.error ?? `status ${p.status ?? "?"}`})`)
+  const d = r.digest
+  if (d !== null) {
+    lines.push(d.ok
+      ? `digest since ${d.since}: posted (${d.status ?? "?"}, attempt ${d.attempts})`
+      : !d.sent
+      ? `digest since ${d.since}: FAILED, not posted (${d.error ?? "?"})`
+      : `digest since ${d.since}: FAILED after ${plural(d.attempts, "attempt")} (${d.error ?? `status ${d.status ?? "?"}`}); the backup's result stands`)
+  }
   return lines.join("\n")
 }
 
@@ -140,10 +149,14 @@ const backupNightly = (host: Effect.Effect<CliHost>) =>
       const call = <A>(route: "backupRun" | "backupProbe", label: string) =>
         withTicker(label)(opsRequest(ops, route, { timeoutMs: BACKUP_TIMEOUT_MS })) as Effect.Effect<A, CliError>
       const progress = progressLines()
+      const digestUrl = config.config.approval?.digest_url
+      // the digest since yesterday (config.zone): every night's post covers the whole day before
+      const since = dayBefore(dayIn(config.config.zone, Date.now()))
       const report = yield* nightly({
         run: call<RunAnswer>("backupRun", "backup run"),
         probe: call<ProbeAnswer>("backupProbe", "backup probe"),
         deadmanUrl: config.config.backup.deadman_url,
+        digest: digestUrl === undefined ? null : { url: digestUrl, since, read: opsRequest(ops, "opsDigest", { query: { since } }) },
         ...(progress === undefined ? {} : { progress })
       })
       yield* json ? printJson(report) : say(renderNightly(report))

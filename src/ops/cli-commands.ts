@@ -25,7 +25,7 @@ export const jsonOption = Options.boolean("json").pipe(Options.withDescription("
 export const callOps = <A = void>(
   json: boolean,
   route: CliRouteName,
-  options: { readonly params?: Readonly<Record<string, string>>; readonly body?: unknown; readonly timeoutMs?: number },
+  options: { readonly params?: Readonly<Record<string, string>>; readonly query?: Readonly<Record<string, string | undefined>>; readonly body?: unknown; readonly timeoutMs?: number },
   human: (answer: unknown) => Effect.Effect<A>,
   wrap: <X>(effect: Effect.Effect<X, CliError>) => Effect.Effect<X, CliError> = (e) => e
 ): Effect.Effect<unknown, CliError> =>

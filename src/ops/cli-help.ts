@@ -38,7 +38,7 @@ export const GROUPS: ReadonlyArray<GroupDoc> = [
   { path: "sources", summary: "store and read back sources (sources put, get)" },
   { path: "rules", summary: "read rules (rules list, get, versions, provenance)" },
   { path: "proposals", summary: "open proposals (proposals list)" },
-  { path: "approvals", summary: "what waits for a person (approvals open)" }
+  { path: "approvals", summary: "what waits for a person (approvals open, digest)" }
 ]
 
 export const COMMANDS: ReadonlyArray<CommandDoc> = [
@@ -299,6 +299,13 @@ export const COMMANDS: ReadonlyArray<CommandDoc> = [
     description: `Open rule proposals plus pending structure changes in the grant's scopes; the bare number on stdout. ${API}`,
     options: [["--scope <s>", "only this scope"], JSON_OPT],
     example: "groundnote approvals open"
+  },
+  {
+    path: "approvals digest", summary: "what the policy adopted, what waits, what is due for recheck",
+    usage: "groundnote approvals digest --since <day> [--json]",
+    description: `Per configured scope: the rules the approval policy adopted since the day (in the instance's zone), the rule proposals and structure changes waiting for a person, and the confirmed rules due for recheck, oldest first; on stdout, for a timer that mails it. ${OPS}`,
+    options: [["--since <day>", "the first day, YYYY-MM-DD"], JSON_OPT],
+    example: "groundnote approvals digest --since 2026-03-01"
   }
 ]
 
@@ -362,7 +369,7 @@ const SECTIONS: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
   ["Operator (ops socket: GROUNDNOTE_DATA_DIR, GROUNDNOTE_OPS_TOKEN)", [
     "status", "scope create", "grants list", "grants create", "grants disable", "grants rename",
     "key create", "key list", "key add-recipient", "key rotate",
-    "backup run", "backup probe", "backup verify", "backup nightly", "restore", "doctor"
+    "backup run", "backup probe", "backup verify", "backup nightly", "restore", "doctor", "approvals digest"
   ]],
   ["Litestream (no service: groundnote.json and ops.sqlite)", ["backup litestream-config"]],
   ["API (GROUNDNOTE_URL and a credential, or groundnote config init)", [

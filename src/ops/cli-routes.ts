@@ -22,6 +22,7 @@ export interface CliRoute {
 export const CLI_ROUTES = {
   // the ops socket
   opsStatus: { channel: "ops", method: "GET", path: "/ops/status", description: "service, backup and scope status" },
+  opsDigest: { channel: "ops", method: "GET", path: "/ops/digest", description: "what the policy adopted, what waits, what is due for recheck", query: ["since"] },
   grantsList: { channel: "ops", method: "GET", path: "/ops/grants", description: "every grant, newest last" },
   grantsCreate: { channel: "ops", method: "POST", path: "/ops/grants", description: "create a grant (a bearer token is shown once)" },
   grantsDisable: { channel: "ops", method: "POST", path: "/ops/grants/:id/disable", description: "disable a grant" },

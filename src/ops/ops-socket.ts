@@ -159,6 +159,8 @@ const errorOf = (status: number, text: string): OpsFailure => {
 
 export interface OpsCallOptions {
   readonly params?: Readonly<Record<string, string>>
+  /** query parameters the route takes (CliRoute.query) */
+  readonly query?: Readonly<Record<string, string | undefined>>
   readonly body?: unknown
   readonly timeoutMs?: number
 }
@@ -176,7 +178,7 @@ export const opsCall = (
   new Promise<unknown>((resolvePromise, rejectPromise) => {
     const r = CLI_ROUTES[route]
     if (r.channel !== "ops") throw new Error(`${route} is not an ops route`)
-    const path = buildPath(r, options.params ?? {})
+    const path = buildPath(r, options.params ?? {}, options.query ?? {})
     const payload = options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body), "utf8")
     const headers: Record<string, string> = { authorization: `Bearer ${ops.token}`, accept: "application/json" }
     if (payload !== undefined) {

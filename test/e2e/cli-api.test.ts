@@ -122,7 +122,7 @@ describe("api commands against a real service", { timeout: 240_000 }, () => {
     expect((json(list).proposals as Array<{ ref: string }>).map((p) => p.ref)).toEqual([`rule/${ruleId}@1`])
     expect(open.stdout).toBe("1\n")
     expect(open.stderr).toContain("sales: 1 proposal(s), 0 structure change(s)")
-    expect(json(openJson)).toEqual({ open: 1, scopes: [{ scope: "sales", available: true, proposals: 1, structure: 0 }] })
+    expect(json(openJson)).toEqual({ open: 1, due_for_recheck: 0, scopes: [{ scope: "sales", available: true, proposals: 1, structure: 0, due_for_recheck: 0 }] })
     expect(json(get)).toMatchObject({ head: { ref: `rule/${ruleId}@1`, status: "proposed" } })
     expect(json(versions)).toMatchObject({ rule_id: ruleId, current: `rule/${ruleId}@1` })
     expect(json(provenance)).toMatchObject({ ref: `rule/${ruleId}@1` })

@@ -15,7 +15,7 @@ const GAPS_COMMANDS = [
   "backup run", "backup probe", "backup verify", "backup nightly", "backup litestream-config", "restore", "doctor", "export",
   "key create", "key list", "key add-recipient", "key rotate",
   "sources put", "sources get", "search", "rules list", "rules get", "rules versions", "rules provenance",
-  "proposals list", "propose", "feedback", "retract", "approvals open"
+  "proposals list", "propose", "feedback", "retract", "approvals open", "approvals digest"
 ]
 
 const plainAndNarrow = (text: string, label: string) => {

@@ -1,7 +1,7 @@
 /**
  * The approval pages (architecture.md §10, graph.md §12, gaps.md §3): GET /approval,
  * /approval/rules/:id, /approval/rejected?scope=, /approval/structure?scope=,
- * /approval/redactions (redact) and the one
+ * /approval/digest?since=, /approval/recheck[?scope=], /approval/redactions (redact) and the one
  * stylesheet. Every page runs through the scope-check pipeline on the approval channel (a
  * person; read, rejected: decide) and answers HTML with the headers of §5.3; a refusal of the
  * pipeline becomes a page with the same status (401 in dev-token mode: to the login page; a valid
@@ -12,7 +12,7 @@ import { Effect } from "effect"
 import { asPage, errorPage } from "../../approval/error-page.js"
 import { pageResponse } from "../../approval/layout.js"
 import { noGrantResponse } from "../../approval/no-grant-page.js"
-import { indexPageCall, type Page, rejectedPageCall, rulePageCall, structurePageCall } from "../../approval/pages.js"
+import { digestPageCall, indexPageCall, type Page, recheckPageCall, rejectedPageCall, rulePageCall, structurePageCall } from "../../approval/pages.js"
 import { redactionsPageCall } from "../../approval/redactions-view.js"
 import { STYLESHEET, STYLESHEET_PATH } from "../../approval/style.js"
 import { AppConfig } from "../../config/config.js"
@@ -40,6 +40,8 @@ export const ruleRoute = page(rulePageCall)
 export const rejectedRoute = page(rejectedPageCall)
 export const structureRoute = page(structurePageCall)
 export const redactionsRoute = page(redactionsPageCall)
+export const digestRoute = page(digestPageCall)
+export const recheckRoute = page(recheckPageCall)
 
 /** The one stylesheet ('self'); public like the login page, cached for a day (its URL carries its hash). */
 export const stylesheetRoute = Effect.succeed(HttpServerResponse.text(STYLESHEET, {
@@ -58,6 +60,8 @@ export const ApprovalRoutes = HttpLayerRouter.use((router) =>
     router.add("GET", "/approval/rejected", rejectedRoute),
     router.add("GET", "/approval/structure", structureRoute),
     router.add("GET", "/approval/redactions", redactionsRoute),
+    router.add("GET", "/approval/digest", digestRoute),
+    router.add("GET", "/approval/recheck", recheckRoute),
     router.add("GET", STYLESHEET_PATH, stylesheetRoute),
     router.add("*", "/approval/*", unknownPageRoute)
   ]))

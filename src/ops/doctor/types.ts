@@ -47,6 +47,10 @@ export type FindingId = (typeof FINDING_IDS)[number]
 /** The keys of groundnote.json doctor reads (a decoded ConfigFile is one). */
 export interface DoctorConfig {
   readonly instance: string
+  /** config.zone (backup nightly's digest counts days in it) */
+  readonly zone: string
+  /** backup nightly POSTs the digest to approval.digest_url when it is set */
+  readonly approval?: { readonly digest_url?: string | undefined } | undefined
   readonly scopes: ReadonlyArray<{ readonly name: string }>
   readonly backup:
     | { readonly kind: "copy"; readonly directory: string; readonly deadman_url: string | null; readonly export_directory?: string | undefined }

@@ -140,7 +140,7 @@ describe("the clock against Access", () => {
     ok: true as const,
     path: "g.json",
     config: {
-      instance: "acme", scopes: [{ name: "sales" }], backup: { kind: "litestream" as const, deadman_url: "https://d.example/p" },
+      instance: "acme", zone: "Europe/Berlin", scopes: [{ name: "sales" }], backup: { kind: "litestream" as const, deadman_url: "https://d.example/p" },
       doctor: { max_backup_age_hours: 26, max_probe_age_hours: 26 },
       search: { semantic: { enabled: false }, reranker: { enabled: false as const } },
       ...(teamDomain === null ? {} : { access: { team_domain: teamDomain } })
