@@ -57,9 +57,9 @@ const adoptedItem = (r: AdoptedRow, c: Clockwork): Html => html`<li>
 const SOURCE_KIND: Readonly<Record<string, string>> = { jamie: "Meeting", mail: "Mail", manual: "Own words" }
 
 /** The checkbox of a proposal in its scope's bulk form: its name carries the rule, its value the version seen. */
-const pick = (r: ProposalRow, bulk: BulkState | null): Html => html`<label class="pick"><input type="checkbox" name="item:${r.rule_id}" value="${r.version}"${
+const pick = (r: ProposalRow, bulk: BulkState | null): Html => html`<label class="pick"><input type="checkbox" name="item:${r.rule_id}" value="${r.version}" aria-label="Select: ${shorten(r.statement, 90)}"${
   bulk?.checked.has(r.rule_id) === true ? html` checked` : ""
-}> Select <span class="visually-hidden">${shorten(r.statement, 60)}</span></label>`
+}> Select</label>`
 
 const proposalItem = (r: ProposalRow, c: Clockwork, twins: ReadonlyArray<ProposalRow>, bulk: BulkState | null, canDecide: boolean): Html => {
   const days = ageDays(r.created_at, c.nowMs, c.zone)

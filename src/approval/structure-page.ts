@@ -125,9 +125,9 @@ const aliasesChange = (item: PendingEntityVersion): Html | string => {
 export const BULK_FORM_ID = "bulk-structure"
 
 /** The checkbox of an item in the bulk form: its name carries the target (the version seen). */
-const pick = (target: string, label: string, o: StructurePageInput): Html => html`<label class="pick"><input type="checkbox" form="${BULK_FORM_ID}" name="item:${target}" value="1"${
+const pick = (target: string, label: string, o: StructurePageInput): Html => html`<label class="pick"><input type="checkbox" form="${BULK_FORM_ID}" name="item:${target}" value="1" aria-label="Select: ${label}"${
   o.bulk?.checked.has(target) === true ? html` checked` : ""
-}> Select <span class="visually-hidden">${label}</span></label>`
+}> Select</label>`
 
 /** A refused bulk post: the note on the item that refused it. */
 const refusedNote = (target: string, o: StructurePageInput): Html | string =>

@@ -118,7 +118,6 @@ summary { cursor: pointer; color: var(--accent); }
 .path { color: var(--muted); }
 .path b { color: var(--ink); font-weight: 600; }
 .grid { display: block; }
-.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 label.pick { display: inline-flex; align-items: center; gap: .4rem; margin: 0 0 .35rem; font-weight: 400; color: var(--muted); cursor: pointer; }
 label.pick input { width: 1.25rem; height: 1.25rem; margin: 0; }
 fieldset.bulk-actions { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: .75rem 1rem; margin: .5rem 0 1rem; }

@@ -246,7 +246,7 @@ describe("the bulk forms", () => {
   it("the index's form confirms the selected proposals → 303 to the index saying how many; a stale one → 409 index naming it, nothing written", async () => {
     const page = await getPage(a, "/approval?scope=sales")
     expect(page.text).toContain(`<form method="post" action="/v1/decisions" class="bulk" id="bulk-sales"`)
-    expect(page.text).toContain(`name="item:${ruleIds[10]}" value="1"`)
+    expect(page.text).toContain(`name="item:${ruleIds[10]}" value="1" aria-label="Select: Bulk rule number 10`)
     const stale = await postForm(a, "/v1/decisions", [["scope", "sales"], ["page", "1"], [`item:${ruleIds[10]}`, "1"], [`item:${ruleIds[1]}`, "1"], ["decision", "confirm"]])
     expect(stale.status).toBe(409)
     const text = textOf(stale.text)
@@ -258,7 +258,7 @@ describe("the bulk forms", () => {
     expect(noReason.status).toBe(400)
     expect(noReason.text).toMatch(new RegExp(`<li id="p-${ruleIds[10]}" class="refused">`))
     expect(textOf(noReason.text)).toContain("Not saved because of this one: a reject needs a non-blank reason")
-    expect(stale.text).toMatch(new RegExp(`<li id="p-${ruleIds[10]}">\\s*<label class="pick"><input type="checkbox" name="item:${ruleIds[10]}" value="1" checked>`))
+    expect(stale.text).toMatch(new RegExp(`<li id="p-${ruleIds[10]}">\\s*<label class="pick"><input type="checkbox" name="item:${ruleIds[10]}" value="1" aria-label="Select: [^"]*" checked>`))
     const before = fileCounts(a.s, "sales")
     expect(before.decision).toBe(fileCounts(a.s, "sales").decision)
     const ok = await postForm(a, "/v1/decisions", [["scope", "sales"], ["page", "1"], [`item:${ruleIds[10]}`, "1"], [`item:${ruleIds[11]}`, "1"], ["decision", "reject"], ["reason", "said twice"]])
