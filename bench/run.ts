@@ -22,6 +22,7 @@ import { LexicalIndex } from "../src/search/lexical/index.js"
 import { mailQuoteFound } from "../src/domain/quote-check.js"
 import { storeSource } from "../src/domain/sources.js"
 import { approvalBench } from "./approval.js"
+import { bulkBench } from "./bulk.js"
 import { graphBench } from "./graph.js"
 import { httpBench } from "./http.js"
 import { hygieneBench } from "./hygiene.js"
@@ -151,9 +152,10 @@ const main = Effect.gen(function*() {
  * the part redaction (preview and apply of a term with 1,000 places in a 10k-rule scope, search
  * p99 while it applies; BENCH_REDACTION_RULES);
  * the part hygiene (propose and search with the storage hygiene of R1 on against off, same run;
- * BENCH_HYGIENE_RULES, default 10k, BENCH_HYGIENE_ROUNDS, default 8).
+ * BENCH_HYGIENE_RULES, default 10k, BENCH_HYGIENE_ROUNDS, default 8);
+ * the part bulk (POST /v1/decisions of 100 rules and POST /v1/reviews of 100 entities, time per POST).
  */
-const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,search-http,approval,graph,mcp,secrets,stages,backup,intake,load,cli,redaction,hygiene").split(",").map((s) => s.trim()))
+const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,search-http,approval,graph,mcp,secrets,stages,backup,intake,load,cli,redaction,hygiene,bulk").split(",").map((s) => s.trim()))
 const graphSizes = (process.env.BENCH_GRAPH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const backupSizes = (process.env.BENCH_BACKUP_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const searchSizes = (process.env.BENCH_SEARCH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
@@ -172,7 +174,8 @@ const parts: Array<() => Promise<void>> = [
   ...(only.has("load") ? [loadBench] : []),
   ...(only.has("cli") ? [cliBench] : []),
   ...(only.has("redaction") ? [redactionBench] : []),
-  ...(only.has("hygiene") ? [hygieneBench] : [])
+  ...(only.has("hygiene") ? [hygieneBench] : []),
+  ...(only.has("bulk") ? [bulkBench] : [])
 ]
 parts.reduce((done, part) => done.then(part), Promise.resolve()).catch((e: unknown) => {
   console.error(e)
