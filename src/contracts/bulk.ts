@@ -5,7 +5,7 @@
  * with the item named in the message (`items[<i>] (<ref>): …`) and in `issues`.
  */
 import { Effect } from "effect"
-import { type DomainError, GraphRefusal, type Issue, isDomainError, ValidationFailed } from "./errors.js"
+import { type DomainError, GraphRefusal, type Issue, isDomainError, keyText, ValidationFailed } from "./errors.js"
 
 /** At most this many items in one bulk request (400 validation-failed above it). */
 export const MAX_BULK_ITEMS = 200
@@ -23,7 +23,8 @@ export const bulkItems = (raw: unknown, what: string): Effect.Effect<ReadonlyArr
   Effect.gen(function*() {
     if (!isRecord(raw)) return yield* invalid(what, "(root)", "must be an object {items: [...]}")
     const stray = Object.keys(raw).find((k) => k !== "items")
-    if (stray !== undefined) return yield* invalid(what, stray, "unknown key (remove it)")
+    // a key is foreign text of any length: named cut short, as every validation message does
+    if (stray !== undefined) return yield* invalid(what, keyText(stray), "unknown key (remove it)")
     const items = raw.items
     if (!Array.isArray(items)) return yield* invalid(what, "items", `must be an array of 1 to ${MAX_BULK_ITEMS} items`)
     if (items.length === 0) return yield* invalid(what, "items", "is empty: name at least one item")
@@ -50,12 +51,13 @@ const prefixed = (at: string, issues: ReadonlyArray<Issue> | undefined, message:
  */
 export const itemRefusal = <E extends DomainError>(e: E, index: number, ref: string): E => {
   const at = `items[${index}]`
+  // the ref may be the text a client sent (a malformed target): cut short like any quoted value
   const fields: Record<string, unknown> = {}
   for (const k of ["current", "remedy", "next", "candidates", "paths", "limit", "findings", "closest", "retryAfter", "scope", "reason", "grantId"]) {
     const v = (e as unknown as Record<string, unknown>)[k]
     if (v !== undefined) fields[k] = v
   }
-  fields.message = `${at} (${ref}): ${e.message}`
+  fields.message = `${at} (${keyText(ref)}): ${e.message}`
   fields.issues = prefixed(at, "issues" in e ? e.issues : undefined, e.message)
   if (e instanceof GraphRefusal) fields.errorCode = e.errorCode
   const Ctor = e.constructor as new (f: Record<string, unknown>) => E

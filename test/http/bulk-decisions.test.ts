@@ -165,6 +165,19 @@ describe("POST /v1/decisions", () => {
     expect(two.json.error).toBe("multiple-scopes-without-flag")
   })
 
+  it("a long unknown key or target is named cut short: the refusal stays a few KB", async () => {
+    const key = "x".repeat(20_000)
+    const decisions = await postJson(a, "/v1/decisions", { items: [{ rule_id: ruleIds[8], decision: "confirm", version: 1 }], [key]: 1 })
+    expect(decisions.status).toBe(400)
+    expect(JSON.stringify(decisions.json).length).toBeLessThan(2_000)
+    const reviews = await postJson(a, "/v1/reviews", { items: [{ target: `entity/${"y".repeat(20_000)}@1`, verdict: "confirm" }], [key]: 1 })
+    expect(reviews.status).toBe(400)
+    expect(JSON.stringify(reviews.json).length).toBeLessThan(2_000)
+    const target = await postJson(a, "/v1/reviews", { items: [{ target: `entity/${"y".repeat(20_000)}@1`, verdict: "confirm" }] })
+    expect(target.status).toBe(400)
+    expect(JSON.stringify(target.json).length).toBeLessThan(4_000)
+  })
+
   it("needs the csrf token and a person's session (the api channel's bearer cannot decide)", async () => {
     const before = fileCounts(a.s, "sales")
     const body = JSON.stringify({ items: [{ rule_id: ruleIds[8], decision: "confirm", version: 1 }] })
