@@ -87,7 +87,9 @@ export const decideManyFromForm = (scope: string, form: Readonly<Record<string, 
       Effect.either
     )
     if (done._tag === "Right") {
-      const location = `/approval?scope=${encodeURIComponent(scope)}&done=${form.decision === "reject" ? "reject" : "confirm"}&n=${done.right.decided}#outcome`
+      // every item was decided with the form's decision (a review of rules due for recheck too)
+      const kind = ["confirm", "reject", "revoke", "review"].includes(form.decision ?? "") ? form.decision ?? "confirm" : "confirm"
+      const location = `/approval?scope=${encodeURIComponent(scope)}&done=${kind}&n=${done.right.decided}#outcome`
       return { status: 200, response: HttpServerResponse.redirect(location, { status: 303, headers: PAGE_HEADERS }), refs: done.right.current }
     }
     const e = done.left

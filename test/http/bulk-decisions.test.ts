@@ -281,6 +281,15 @@ describe("the bulk forms", () => {
     expect(textOf((await getPage(a, "/approval?scope=sales&done=reject&n=2")).text)).toContain("Rejected 2 proposals.")
   })
 
+  it("a bulk form post may review confirmed rules (still valid): 303 saying how many were marked as reviewed", async () => {
+    const before = fileCounts(a.s, "sales")
+    const r = await postForm(a, "/v1/decisions", [["scope", "sales"], [`item:${ruleIds[2]}`, "2"], [`item:${ruleIds[3]}`, "2"], ["decision", "review"]])
+    expect(r.status).toBe(303)
+    expect(r.headers.get("location")).toBe("/approval?scope=sales&done=review&n=2#outcome")
+    expect(fileCounts(a.s, "sales").decision - before.decision).toBe(2)
+    expect(textOf((await getPage(a, "/approval?scope=sales&done=review&n=2")).text)).toContain("Marked as reviewed: 2 rules.")
+  })
+
   it("the structure page's form confirms or reverts the selected changes; a link selected with revert is rejected", async () => {
     const page = await getPage(a, "/approval/structure?scope=sales")
     expect(page.text).toContain(`<form method="post" action="/v1/reviews" id="bulk-structure"`)
