@@ -24,6 +24,7 @@ import { storeSource } from "../src/domain/sources.js"
 import { approvalBench } from "./approval.js"
 import { approvalWaitingBench } from "./approval-waiting.js"
 import { digestBench } from "./digest.js"
+import { bulkBench } from "./bulk.js"
 import { graphBench } from "./graph.js"
 import { httpBench } from "./http.js"
 import { hygieneBench } from "./hygiene.js"
@@ -158,8 +159,9 @@ const main = Effect.gen(function*() {
  * their duplicate marks stored when proposed).
  * the part digest (GET /approval/digest with 10,000 proposals waiting and 2,000 rules due for
  * recheck, goal ≤ 300 ms; BENCH_DIGEST_WAITING).
+ * the part bulk (POST /v1/decisions of 100 rules and POST /v1/reviews of 100 entities, time per POST).
  */
-const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,search-http,approval,approval-waiting,digest,graph,mcp,secrets,stages,backup,intake,load,cli,redaction,hygiene").split(",").map((s) => s.trim()))
+const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,search-http,approval,approval-waiting,digest,graph,mcp,secrets,stages,backup,intake,load,cli,redaction,hygiene,bulk").split(",").map((s) => s.trim()))
 const graphSizes = (process.env.BENCH_GRAPH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const backupSizes = (process.env.BENCH_BACKUP_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const searchSizes = (process.env.BENCH_SEARCH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
@@ -180,7 +182,8 @@ const parts: Array<() => Promise<void>> = [
   ...(only.has("load") ? [loadBench] : []),
   ...(only.has("cli") ? [cliBench] : []),
   ...(only.has("redaction") ? [redactionBench] : []),
-  ...(only.has("hygiene") ? [hygieneBench] : [])
+  ...(only.has("hygiene") ? [hygieneBench] : []),
+  ...(only.has("bulk") ? [bulkBench] : [])
 ]
 parts.reduce((done, part) => done.then(part), Promise.resolve()).catch((e: unknown) => {
   console.error(e)

@@ -3,6 +3,7 @@
  * decision (after the redirect, from the query `done` and `v`), or a refusal with its code, the
  * current version and what the person sent (nothing of it was saved).
  */
+import { plural } from "../contracts/words.js"
 import { type Html, html } from "./html.js"
 import { filledRows, issueLabel } from "./relation-rows.js"
 
@@ -10,7 +11,14 @@ export const DONE_KINDS = ["confirm", "reject", "revoke", "review", "structure-c
 export type DoneKind = typeof DONE_KINDS[number]
 
 export type Outcome =
-  | { readonly kind: "done"; readonly done: DoneKind; readonly version: number | null; readonly target: string | null }
+  | {
+    readonly kind: "done"
+    readonly done: DoneKind
+    readonly version: number | null
+    readonly target: string | null
+    /** a bulk post: how many items it decided or reviewed */
+    readonly count?: number
+  }
   | {
     readonly kind: "refused"
     readonly status: number
@@ -34,6 +42,14 @@ const DONE_TEXT: Record<DoneKind, string> = {
   archive: "Archived."
 }
 
+/** A refused bulk post: the items the person selected (selected again) and the refused one (marked with why). */
+export interface BulkState {
+  readonly checked: ReadonlySet<string>
+  readonly refused: string | null
+  readonly note: string | null
+  readonly reason: string
+}
+
 /** The outcome named by the query after a redirect; anything else is ignored. */
 export const outcomeFromQuery = (query: {
   readonly done?: string | undefined
@@ -42,6 +58,8 @@ export const outcomeFromQuery = (query: {
   /** a stale decision: the version the person saw, and the decision they tried */
   readonly stale?: string | undefined
   readonly tried?: string | undefined
+  /** a bulk post: how many items it decided or reviewed */
+  readonly n?: string | undefined
 }): Outcome | null => {
   if (query.stale !== undefined && /^[1-9]\d{0,8}$/.test(query.stale)) {
     const tried = query.tried !== undefined && (DONE_KINDS as ReadonlyArray<string>).includes(query.tried) ? query.tried : null
@@ -56,7 +74,10 @@ export const outcomeFromQuery = (query: {
   if (done === undefined || !(DONE_KINDS as ReadonlyArray<string>).includes(done)) return null
   const v = query.v === undefined ? null : Number(query.v)
   const target = query.target !== undefined && /^(entity|link)\/[a-z][a-z0-9-]{1,39}-[el]\d{4,}(@[1-9]\d*)?$/.test(query.target) ? query.target : null
-  return { kind: "done", done: done as DoneKind, version: v !== null && Number.isInteger(v) && v > 0 ? v : null, target }
+  const n = query.n !== undefined && /^[1-9]\d{0,3}$/.test(query.n) ? Number(query.n) : null
+  return {
+    kind: "done", done: done as DoneKind, version: v !== null && Number.isInteger(v) && v > 0 ? v : null, target, ...(n === null ? {} : { count: n })
+  }
 }
 
 /** What the saved decision means, in a business person's words (versions and refs go to the details line). */
@@ -71,7 +92,28 @@ const DONE_MEANING: Record<DoneKind, string> = {
   archive: "Saved. It is archived for good."
 }
 
+/** The heading of a bulk post's outcome: what was done to how many. */
+const BULK_TEXT: Readonly<Record<DoneKind, readonly [verb: string, one: string, many: string]>> = {
+  confirm: ["Confirmed", "proposal", "proposals"],
+  reject: ["Rejected", "proposal", "proposals"],
+  revoke: ["Revoked", "rule", "rules"],
+  review: ["Marked as reviewed:", "rule", "rules"],
+  "structure-confirm": ["Confirmed", "structure change", "structure changes"],
+  "structure-reject": ["Rejected or reverted", "structure change", "structure changes"],
+  "structure-revert": ["Rejected or reverted", "structure change", "structure changes"],
+  archive: ["Archived", "entity", "entities"]
+}
+
 export const doneNotice = (o: Extract<Outcome, { kind: "done" }>, extra: Html | string = ""): Html => {
+  if (o.count !== undefined) {
+    const [verb, one, many] = BULK_TEXT[o.done]
+    return html`
+<div class="notice ok" role="status" id="outcome">
+  <h2>${verb} ${plural(o.count, one, many)}.</h2>
+  <p>Saved, each as its own decision with your name.</p>
+  ${extra}
+</div>`
+  }
   // a reject or revoke leaves no version anyone works with: the version is not worth a word there
   const technical = [
     ...(o.version !== null && o.done !== "reject" && o.done !== "revoke" ? [`version ${o.version}`] : []),

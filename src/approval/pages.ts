@@ -10,7 +10,7 @@ import { CurrentCaller } from "../auth/caller.js"
 import type { Call } from "../auth/operation.js"
 import { AppConfig } from "../config/config.js"
 import { decodeStrict } from "../contracts/decode.js"
-import { dayBefore, todayIn } from "../contracts/time.js"
+import { dayBefore } from "../contracts/time.js"
 import { type DomainError, NotFound } from "../contracts/errors.js"
 import { RULE_ID_RE, ruleRef, ScopeName, scopeOfRuleId } from "../contracts/ids.js"
 import type { OpsStore } from "../db/ops-store.js"
@@ -21,15 +21,14 @@ import { dueForRecheck } from "../search/due-for-recheck.js"
 import { clockwork, viewerOf } from "./context.js"
 import { digestPage } from "./digest-page.js"
 import type { Html } from "./html.js"
-import { ADOPTED_SHOWN, indexPage, PAGE_SIZE, type ScopeSection } from "./index-page.js"
+import { indexPage } from "./index-page.js"
+import { loadIndexSections } from "./index-view.js"
 import { pageResponse } from "./layout.js"
 import { type Outcome, outcomeFromQuery } from "./outcome.js"
-import { indexMarks } from "./marks.js"
-import { adoptedOn, openProposals, rejectedRules, statusCounts } from "./queries.js"
+import { rejectedRules, statusCounts } from "./queries.js"
 import { recheckPage, type RecheckSection } from "./recheck-page.js"
 import { REJECTED_PAGE_SIZE, rejectedPage } from "./rejected-page.js"
-import { structureSection } from "./structure-page.js"
-import { loadStructurePage, pendingOf, structureWaiting } from "./structure-view.js"
+import { loadStructurePage, structureWaiting } from "./structure-view.js"
 import { loadRulePage } from "./views.js"
 
 /** What a page reads of its request. */
@@ -45,13 +44,13 @@ export interface Page<I, R> {
 }
 
 const PageNumber = Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100_000)), { default: () => 1 })
-const IndexQuery = Schema.Struct({ scope: Schema.optional(ScopeName), page: PageNumber })
 const ScopeQuery = Schema.Struct({ scope: ScopeName, page: PageNumber })
 /** After a post the page names the outcome; the values are checked again by outcomeFromQuery. */
 const OutcomeQuery = Schema.Struct({
   done: Schema.optional(Schema.String), v: Schema.optional(Schema.String), target: Schema.optional(Schema.String),
-  stale: Schema.optional(Schema.String), tried: Schema.optional(Schema.String)
+  stale: Schema.optional(Schema.String), tried: Schema.optional(Schema.String), n: Schema.optional(Schema.String)
 })
+const IndexQuery = Schema.Struct({ scope: Schema.optional(ScopeName), page: PageNumber, ...OutcomeQuery.fields })
 const StructureQuery = Schema.Struct({ scope: ScopeName, ...OutcomeQuery.fields })
 
 const html = (doc: Html, status = 200) => ({ status, response: pageResponse(doc, status), refs: [] as Array<string> })
@@ -68,45 +67,20 @@ const pageContext = Effect.gen(function*() {
   }
 })
 
-export const indexPageCall: Page<{ readonly scope?: string | undefined; readonly page: number }, AppConfig | ScopeStore | RuleIndex> = {
-  parse: ({ query }) => decodeStrict(IndexQuery, query, "query"),
+export const indexPageCall: Page<{ readonly scope?: string | undefined; readonly page: number; readonly outcome: Outcome | null }, AppConfig | ScopeStore | RuleIndex> = {
+  parse: ({ query }) => Effect.map(decodeStrict(IndexQuery, query, "query"), (q) => ({ scope: q.scope, page: q.page, outcome: outcomeFromQuery(q) })),
   call: {
     name: "list_proposals",
     right: "read",
     scopes: (q) => (q.scope === undefined ? "grant" : [q.scope]),
     run: (q, call) =>
       Effect.gen(function*() {
-        const store = yield* ScopeStore
-        const config = yield* AppConfig
-        const { viewer } = yield* pageContext
-        const clock = yield* clockwork
+        const { viewer, canDecide } = yield* pageContext
         const page = q.scope === undefined ? 1 : q.page
-        const today = yield* todayIn(config.file.zone)
-        const recheck = { zone: config.file.zone, recheckAfterDays: config.file.recheck_after_days, nowMs: clock.nowMs }
-        const sections: Array<ScopeSection> = []
-        for (const scope of call.scopes) {
-          const read = yield* Effect.either(store.read(scope, ({ sql }) =>
-            Effect.gen(function*() {
-              const listed = yield* Effect.all({
-                counts: statusCounts(sql),
-                proposals: openProposals(sql, PAGE_SIZE, (page - 1) * PAGE_SIZE),
-                adopted: adoptedOn(sql, today, ADOPTED_SHOWN),
-                pending: pendingOf(sql, scope, config.file.public_url),
-                due: dueForRecheck(sql, recheck)
-              })
-              return { ...listed, ...yield* indexMarks(sql, listed.proposals.map((p) => p.rule_id)) }
-            })))
-          if (read._tag === "Left") {
-            if (read.left._tag !== "ScopeLocked") return yield* read.left
-            sections.push({ scope, unavailable: read.left.message, counts: { proposed: 0, confirmed: 0, superseded: 0, rejected: 0 }, proposals: [], duplicates: new Map(), conflicts: new Map(), adopted: [], due: 0, page, structure: null })
-            continue
-          }
-          const { counts, proposals, duplicates, conflicts, adopted, pending, due } = read.right
-          sections.push({ scope, unavailable: null, counts, proposals, duplicates, conflicts, adopted, due: due.length, page, structure: structureSection(scope, pending, clock) })
-        }
+        const { sections, clock, today } = yield* loadIndexSections(call.scopes, page)
         const refs = sections.flatMap((s) => [...s.proposals.map((p) => ruleRef(p.rule_id, p.version)), ...s.adopted.map((a) => ruleRef(a.rule_id, a.version))])
         const canRedact = (yield* CurrentCaller).grant.rights.includes("redact")
-        return { ...html(indexPage({ viewer, sections, clock, single: q.scope !== undefined, canRedact, digestSince: dayBefore(today) })), refs }
+        return { ...html(indexPage({ viewer, sections, clock, single: q.scope !== undefined, canRedact, canDecide, outcome: q.outcome, bulk: null, digestSince: dayBefore(today) })), refs }
       })
   }
 }

@@ -13,7 +13,7 @@ import { plural } from "../contracts/words.js"
 import { badge, type Clockwork, detailsLine, grantName, reasonText, when } from "./format.js"
 import { type Html, html, join, safeHref, segment } from "./html.js"
 import { csrfField, layout, type Viewer } from "./layout.js"
-import { doneNotice, type Outcome, refusedNotice } from "./outcome.js"
+import { type BulkState, doneNotice, type Outcome, refusedNotice } from "./outcome.js"
 import type { GrantNames } from "./queries.js"
 import { ruleLink } from "./rule-page.js"
 
@@ -121,6 +121,37 @@ const aliasesChange = (item: PendingEntityVersion): Html | string => {
   return html`<dt>Aliases</dt><dd>${added.length === 0 ? "" : html`added: ${join(added, ", ")} `}${removed.length === 0 ? "" : html`removed: ${join(removed, ", ")}`}</dd>`
 }
 
+/** The form id of the page's bulk form: its checkboxes sit in the items (the form attribute), since each item has its own forms. */
+export const BULK_FORM_ID = "bulk-structure"
+
+/** The checkbox of an item in the bulk form: its name carries the target (the version seen). */
+const pick = (target: string, label: string, o: StructurePageInput): Html => html`<label class="pick"><input type="checkbox" form="${BULK_FORM_ID}" name="item:${target}" value="1" aria-label="Select: ${label}"${
+  o.bulk?.checked.has(target) === true ? html` checked` : ""
+}> Select</label>`
+
+/** A refused bulk post: the note on the item that refused it. */
+const refusedNote = (target: string, o: StructurePageInput): Html | string =>
+  o.bulk?.refused === target && o.bulk.note !== null ? html`<p class="small refused-note"><b>Not saved because of this one:</b> ${o.bulk.note}</p>` : ""
+
+/**
+ * The bulk form (after the list): confirm, or revert/reject, every selected item in one post. The
+ * first submit button is a disabled one, so Enter in the reason field submits nothing.
+ */
+const bulkForm = (o: StructurePageInput): Html => html`<form method="post" action="/v1/reviews" id="${BULK_FORM_ID}" class="bulk" aria-label="Review several structure changes">
+  <input type="hidden" name="bulk" value="1"><input type="hidden" name="scope" value="${o.scope}">${csrfField(o.viewer)}
+  <fieldset class="bulk-actions">
+  <legend>With the selected changes</legend>
+  <button type="submit" disabled hidden>Choose a button</button>
+  <label for="bulk-reason">Reason <span class="hint">(required to revert or reject; a note to confirm)</span></label>
+  <input id="bulk-reason" type="text" name="reason" maxlength="1000" value="${o.bulk?.reason ?? ""}">
+  <div class="buttons">
+    <button type="submit" name="verdict" value="confirm">Confirm selected</button>
+    <button type="submit" name="verdict" value="revert" class="danger">Revert or reject selected</button>
+  </div>
+  <p class="small muted">Revert undoes a selected entity change; a selected link is rejected. Each selected change gets its own review with your name. If one of them cannot be saved, none is, and the page names that one.</p>
+  </fieldset>
+</form>`
+
 const entityItem = (item: PendingEntityVersion, o: StructurePageInput, anchor: string | null): Html => {
   const name = item.after[item.after.length - 1]
   const beforeName = item.before?.[item.before.length - 1]?.name
@@ -130,7 +161,10 @@ const entityItem = (item: PendingEntityVersion, o: StructurePageInput, anchor: s
       ? html`Moved <b>${name?.name ?? item.id}</b>`
       : html`Changed <b>${beforeName ?? item.id}</b>${beforeName !== undefined && beforeName !== name?.name ? html` → <b>${name?.name ?? ""}</b>` : ""}`
   const candidates = o.candidates.get(item.ref) ?? []
-  return html`<li${anchor === null ? "" : html` id="${anchor}"`}>
+  const selectable = o.canDecide && item.current
+  return html`<li${anchor === null ? "" : html` id="${anchor}"`}${o.bulk?.refused === item.target && item.current ? html` class="refused"` : ""}>
+  ${selectable ? pick(item.target, `${CHANGE_WORD[item.change] ?? item.change} ${name?.name ?? item.id}`, o) : ""}
+  ${selectable ? refusedNote(item.target, o) : ""}
   <div class="statement">${title}</div>
   <div class="meta">${badge(item.status)}<span>${CHANGE_WORD[item.change] ?? item.change}</span><span>${when(item.at, o.clock, true)}</span></div>
   <dl class="facts">
@@ -150,7 +184,9 @@ const entityItem = (item: PendingEntityVersion, o: StructurePageInput, anchor: s
 </li>`
 }
 
-const linkItem = (item: PendingLink, o: StructurePageInput): Html => html`<li id="${item.id}">
+const linkItem = (item: PendingLink, o: StructurePageInput): Html => html`<li id="${item.id}"${o.bulk?.refused === item.target ? html` class="refused"` : ""}>
+  ${o.canDecide ? pick(item.target, `link ${item.type}`, o) : ""}
+  ${o.canDecide ? refusedNote(item.target, o) : ""}
   <div class="statement">Link <b>${item.type}</b>: ${endHtml(item.from)} → ${endHtml(item.to)}</div>
   <div class="meta"><span class="badge proposed">proposed</span><span>the agent is ${Math.round(item.confidence * 100)} % sure</span><span>${when(item.at, o.clock, true)}</span></div>
   <dl class="facts">
@@ -177,6 +213,8 @@ export interface StructurePageInput {
   /** refused post: the entity's versions after the one the person saw */
   readonly changed: Html | null
   readonly forms: FormContext
+  /** a refused bulk post: what was selected and which one was refused */
+  readonly bulk?: BulkState | null
 }
 
 export const countsOf = (items: ReadonlyArray<PendingItem>) => {
@@ -201,7 +239,7 @@ ${o.items.length === 0 ? html`<p class="muted">Nothing waits for review.</p>` : 
     const first = !seen.has(item.id)
     seen.add(item.id)
     return entityItem(item, o, first ? item.id : null)
-  })}</ol>`}`
+  })}</ol>${o.canDecide ? bulkForm(o) : ""}`}`
   return layout({ title: `Structure changes in ${o.scope}`, viewer: o.viewer, body })
 }
 

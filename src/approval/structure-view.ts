@@ -14,7 +14,7 @@ import { listPending } from "../structure/pending.js"
 import { badge, type Clockwork, when } from "./format.js"
 import { type Html, html } from "./html.js"
 import type { Viewer } from "./layout.js"
-import type { Outcome } from "./outcome.js"
+import type { BulkState, Outcome } from "./outcome.js"
 import { grantNames, type GrantNames } from "./queries.js"
 import { type FormContext, linkForms, pathHtml, structurePage, structurePath } from "./structure-page.js"
 import { rulePath, who } from "./rule-page.js"
@@ -69,7 +69,10 @@ const drafts = (outcome: Outcome | null) => (target: string, verdict: string): s
 }
 
 /** The structure page of a scope. */
-export const loadStructurePage = (scope: string, o: { readonly viewer: Viewer; readonly canDecide: boolean; readonly outcome: Outcome | null }) =>
+export const loadStructurePage = (
+  scope: string,
+  o: { readonly viewer: Viewer; readonly canDecide: boolean; readonly outcome: Outcome | null; readonly bulk?: BulkState | null }
+) =>
   Effect.gen(function*() {
     const config = yield* AppConfig
     const store = yield* ScopeStore
@@ -87,7 +90,7 @@ export const loadStructurePage = (scope: string, o: { readonly viewer: Viewer; r
       items,
       page: structurePage({
         scope, viewer: o.viewer, canDecide: o.canDecide, items, candidates, names, clock, outcome: o.outcome, changed,
-        forms: { back: {}, draft: drafts(o.outcome) }
+        forms: { back: {}, draft: drafts(o.outcome) }, bulk: o.bulk ?? null
       })
     }
   })

@@ -128,6 +128,13 @@ summary { cursor: pointer; color: var(--accent); }
 .path { color: var(--muted); }
 .path b { color: var(--ink); font-weight: 600; }
 .grid { display: block; }
+label.pick { display: inline-flex; align-items: center; gap: .4rem; margin: 0 0 .35rem; font-weight: 400; color: var(--muted); cursor: pointer; }
+label.pick input { width: 1.25rem; height: 1.25rem; margin: 0; }
+fieldset.bulk-actions { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: .75rem 1rem; margin: .5rem 0 1rem; }
+fieldset.bulk-actions legend { font-weight: 600; padding: 0 .25rem; }
+fieldset.bulk-actions .buttons { display: flex; flex-wrap: wrap; gap: .5rem 1rem; }
+.list > li.refused { border: 2px solid var(--rejected); }
+.refused-note { margin: 0 0 .35rem; color: var(--rejected); }
 @media (min-width: 62rem) {
   .grid { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap: 1.5rem; align-items: start; }
   .side { grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); }

@@ -1,6 +1,7 @@
 /**
  * decide(): the person path of the decision (architecture.md §6.4, invariant 2). Reachable only
- * from POST /v1/rules/:id/decision on the approval channel (AT2). One transaction per decision:
+ * from POST /v1/rules/:id/decision and POST /v1/decisions on the approval channel (AT2). One
+ * transaction per decision — or per bulk request of one scope, every item its own rows:
  * version row(s), one decision row (origin grant), rule_fts / rejected_fts.
  *
  * A rule the policy adopted (its newest confirm/review decision is the policy's) is confirmed and
@@ -24,6 +25,7 @@ import {
   validationFailed,
   VersionOutdated
 } from "../contracts/errors.js"
+import { bulkItems, forItem, itemRefusal, namedTwice } from "../contracts/bulk.js"
 import { RULE_ID_RE, ruleRef, scopeOfRuleId } from "../contracts/ids.js"
 import { STRICT } from "../contracts/schemas.js"
 import { reviewFacts } from "../domain/adoption.js"
@@ -108,8 +110,82 @@ export const applyDecision = Effect.fn("Decision.apply")(function*(ruleId: strin
   const scope = scopeOfRuleId(ruleId)
   if (!store.configured.includes(scope)) return yield* notFound
   const now = yield* nowInstant
+  return yield* store.write(scope, ({ sql }) => decideIn(sql, { scope, index, person, now }, ruleId, req))
+})
+
+/** One decision of a bulk request: the rule and its parsed decision. */
+export interface DecisionItem {
+  readonly rule_id: string
+  readonly req: DecisionRequest
+}
+
+/** The answer of a bulk decision: how many were decided and each rule's current version afterwards, in the items' order. */
+export interface BulkDecisionResult {
+  readonly decided: number
+  readonly current: ReadonlyArray<string>
+}
+
+/**
+ * The body of POST /v1/decisions, `{items: [{rule_id, decision, version, reason?, valid_until?,
+ * change?}]}`: 1 to MAX_BULK_ITEMS items, each checked as a single decision (parseDecision) in
+ * order, a rule named once; a refusal names its item with the single decision's code.
+ */
+export const parseDecisions = (raw: unknown): Effect.Effect<ReadonlyArray<DecisionItem>, SourceImmutable | ReasonMissing | ValidationFailed> =>
+  Effect.gen(function*() {
+    const items = yield* bulkItems(raw, "decisions")
+    const seen = new Map<string, number>()
+    const out: Array<DecisionItem> = []
+    for (const [i, item] of items.entries()) {
+      const { rule_id: ruleId, ...decision } = item
+      if (typeof ruleId !== "string" || !RULE_ID_RE.test(ruleId)) {
+        return yield* invalid(`items[${i}].rule_id`, "must be a rule id like sales-0001")
+      }
+      const first = seen.get(ruleId)
+      if (first !== undefined) return yield* namedTwice("decisions", i, first, "rule_id")
+      seen.set(ruleId, i)
+      out.push({ rule_id: ruleId, req: yield* forItem(i, `rule/${ruleId}`, parseDecision(decision)) })
+    }
+    return out
+  })
+
+/**
+ * Applies a person's decisions on rules of one scope in one write transaction, each its own
+ * version(s) and decision row as decide() writes them; the first refused item refuses them all
+ * (nothing written) and is named in the refusal (itemRefusal).
+ */
+export const applyDecisions = Effect.fn("Decision.applyMany")(function*(items: ReadonlyArray<DecisionItem>, person: Person) {
+  const store = yield* ScopeStore
+  const index = yield* RuleIndex
+  const scopes = [...new Set(items.map((i) => scopeOfRuleId(i.rule_id)))]
+  const scope = scopes[0]
+  if (scope === undefined) return yield* invalid("items", "is empty: name at least one item")
+  if (scopes.length > 1) return yield* invalid("items", `name rules of one scope (${scopes.join(", ")}): one request per scope`)
+  const now = yield* nowInstant
+  const unknown = items.findIndex((i) => !store.configured.includes(scopeOfRuleId(i.rule_id)))
+  if (unknown >= 0) return yield* itemRefusal(new NotFound({ message: `no rule ${items[unknown]?.rule_id ?? ""}` }), unknown, `rule/${items[unknown]?.rule_id ?? ""}`)
   return yield* store.write(scope, ({ sql }) =>
     Effect.gen(function*() {
+      const current: Array<string> = []
+      for (const [i, item] of items.entries()) {
+        const done = yield* forItem(i, ruleRef(item.rule_id, item.req.version), decideIn(sql, { scope, index, person, now }, item.rule_id, item.req))
+        current.push(done.current)
+      }
+      return { decided: current.length, current } satisfies BulkDecisionResult
+    }))
+})
+
+interface Writing {
+  readonly scope: string
+  readonly index: typeof RuleIndex.Service
+  readonly person: Person
+  readonly now: string
+}
+
+/** One decision inside the caller's write transaction: the checks from not-found on, then the rows. */
+const decideIn = (sql: SqlClient, w: Writing, ruleId: string, req: DecisionRequest) => {
+  const { scope, index, person, now } = w
+  const notFound = new NotFound({ message: `no rule ${ruleId}` })
+  return Effect.gen(function*() {
       const cur = yield* currentVersion(sql, ruleId)
       if (cur === undefined) return yield* notFound
       const current = ruleRef(ruleId, cur.version)
@@ -190,8 +266,7 @@ export const applyDecision = Effect.fn("Decision.apply")(function*(ruleId: strin
       }
       return result
     })
-  )
-})
+}
 
 /** The rule a confirmed successor supersedes: a confirmed rule of the same scope, not itself. */
 const predecessor = (sql: SqlClient, scope: string, ruleId: string, next: RuleVersionRow) =>

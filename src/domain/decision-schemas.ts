@@ -1,5 +1,6 @@
 /** Decision schemas (architecture.md §6.4). */
 import { Schema } from "effect"
+import { MAX_BULK_ITEMS } from "../contracts/bulk.js"
 import { RuleId } from "../contracts/ids.js"
 import { Day, Instant, Keywords, Relation, RuleKind } from "../contracts/schemas.js"
 
@@ -56,3 +57,16 @@ export type DecisionResult = typeof DecisionResult.Type
 
 /** Fields of `change` that name the evidence: the quote and its source never change. */
 export const IMMUTABLE_CHANGE_FIELDS = ["source", "quote", "timestamp_s", "source_link", "link"] as const
+
+const WithRule = Schema.Struct({ rule_id: RuleId })
+
+/** One item of POST /v1/decisions: a decision as POST /v1/rules/:id/decision takes it, with the rule's id. */
+export const BulkDecisionItem = Schema.Union(
+  Schema.extend(ConfirmRequest, WithRule), Schema.extend(RejectRequest, WithRule), Schema.extend(RevokeRequest, WithRule), Schema.extend(ReviewRequest, WithRule)
+)
+
+/** POST /v1/decisions: 1 to MAX_BULK_ITEMS decisions on rules of one scope, all or nothing. */
+export const BulkDecisionRequest = Schema.Struct({ items: Schema.Array(BulkDecisionItem).pipe(Schema.minItems(1), Schema.maxItems(MAX_BULK_ITEMS)) })
+
+/** The answer of POST /v1/decisions: how many were decided and each rule's current version afterwards, in the items' order. */
+export const BulkDecisionResult = Schema.Struct({ decided: Schema.Number, current: Schema.Array(Schema.String) })

@@ -4,6 +4,7 @@
  * HttpApi can name them without importing src/structure/** (AT2b).
  */
 import { Schema } from "effect"
+import { MAX_BULK_ITEMS } from "../contracts/bulk.js"
 import { ENTITY_ID_RE } from "../contracts/ids.js"
 import { Instant, RedactedFlag } from "../contracts/schemas.js"
 import { PathItem } from "../contracts/errors.js"
@@ -151,3 +152,9 @@ export const entityIdOfVersionRef = (ref: string): { id: string; version: number
 }
 
 export const isEntityId = (id: string): boolean => ENTITY_ID_RE.test(id)
+
+/** The bulk body of POST /v1/reviews: 1 to MAX_BULK_ITEMS reviews of one scope's structure, all or nothing. */
+export const BulkReviewRequest = Schema.Struct({ items: Schema.Array(ReviewRequest).pipe(Schema.minItems(1), Schema.maxItems(MAX_BULK_ITEMS)) })
+
+/** The answer of a bulk review: how many were reviewed and each target's current ref afterwards, in the items' order. */
+export const BulkReviewResult = Schema.Struct({ reviewed: Schema.Number, current: Schema.Array(Schema.String) })

@@ -7,7 +7,8 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "
 import { Schema } from "effect"
 import { VERSION } from "../version.js"
 import { completeSpec } from "./openapi.js"
-import { DecisionRequest, DecisionResult } from "../domain/decision-schemas.js"
+import { MAX_BULK_ITEMS } from "../contracts/bulk.js"
+import { BulkDecisionRequest, BulkDecisionResult, DecisionRequest, DecisionResult } from "../domain/decision-schemas.js"
 import { ProposalCreated, ProposalDraft, ProposalSummary, RetractRequest, RetractResult } from "../domain/proposal-schemas.js"
 import { FeedbackRequest, SearchRequest, SearchResponse } from "../domain/search-schemas.js"
 import { SourceOut, SourceRequest, SourceStored } from "../domain/source-schemas.js"
@@ -15,7 +16,7 @@ import { ErrorBody, GraphErrorBody } from "../contracts/errors.js"
 import { CreateEntityRequest, MoveEntityRequest, UpdateEntityRequest } from "../graph/schemas.js"
 import { LinkRequest } from "../graph/link-types.js"
 import { RedactionCreate, RedactionCreated, RedactionPreviewOut, RedactionPreviewRequest } from "../contracts/redaction.js"
-import { ArchiveRequest, ArchiveResult, ReviewRequest, ReviewResult, StructureOut } from "../graph/review-schemas.js"
+import { ArchiveRequest, ArchiveResult, BulkReviewRequest, BulkReviewResult, ReviewRequest, ReviewResult, StructureOut } from "../graph/review-schemas.js"
 
 const Id = Schema.Struct({ id: Schema.String })
 const ScopePath = Schema.Struct({ scope: Schema.String })
@@ -54,6 +55,9 @@ export class DecisionApi extends HttpApiGroup.make("decision")
   .add(HttpApiEndpoint.post("decide", "/v1/rules/:id/decision").setPath(Id).setPayload(DecisionRequest).addSuccess(DecisionResult)
     .addError(Err(409)).addError(Err(403))
     .annotate(OpenApi.Description, "Approval channel: a person with decide; same origin and the csrf token required"))
+  .add(HttpApiEndpoint.post("decideMany", "/v1/decisions").setPayload(BulkDecisionRequest).addSuccess(BulkDecisionResult)
+    .addError(Err(400)).addError(Err(403)).addError(Err(404)).addError(Err(409)).addError(Err(422))
+    .annotate(OpenApi.Description, `Approval channel: several decisions on rules of one scope in one transaction, 1–${MAX_BULK_ITEMS} items; all or nothing: the first refused item refuses the request with the single decision's code, named in message and issues (items[<i>]); counts as one decision for the rate limit; same origin and the csrf token required`))
 {}
 
 export class StatusApi extends HttpApiGroup.make("status")
@@ -102,9 +106,9 @@ export class LinksApi extends HttpApiGroup.make("links")
 export class StructureApi extends HttpApiGroup.make("structure")
   .add(HttpApiEndpoint.get("list", "/v1/structure").addSuccess(StructureOut)
     .annotate(OpenApi.Description, "list_structure: the pending structure changes of a scope, newest first. Query: scope"))
-  .add(HttpApiEndpoint.post("review", "/v1/reviews").setPayload(ReviewRequest).addSuccess(ReviewResult)
+  .add(HttpApiEndpoint.post("review", "/v1/reviews").setPayload(Schema.Union(ReviewRequest, BulkReviewRequest)).addSuccess(Schema.Union(ReviewResult, BulkReviewResult))
     .addError(GraphErr(400)).addError(GraphErr(403)).addError(GraphErr(404)).addError(GraphErr(409))
-    .annotate(OpenApi.Description, "Approval channel: review_structure (confirm/revert entity/<id>@<n>, confirm/reject link/<id>); same origin and the csrf token required"))
+    .annotate(OpenApi.Description, `Approval channel: review_structure (confirm/revert entity/<id>@<n>, confirm/reject link/<id>); same origin and the csrf token required. The bulk body {items: [1–${MAX_BULK_ITEMS} reviews of one scope]} reviews them in one transaction, all or nothing (the first refused item refuses the request with the single review's code, named in message and issues), counted as one decision for the rate limit → {reviewed, current}`))
   .add(HttpApiEndpoint.post("archive", "/v1/entities/:id/archive").setPath(Id).setPayload(ArchiveRequest).addSuccess(ArchiveResult)
     .addError(GraphErr(403)).addError(GraphErr(404)).addError(GraphErr(409))
     .annotate(OpenApi.Description, "Approval channel: archive_entity, bottom-up (has-children); same origin and the csrf token required"))

@@ -31,7 +31,7 @@ const QUERIES: ReadonlyArray<readonly [path: string, input: Schema.Schema.AnyNoC
 
 /** Routes of the approval channel (gaps.md §2): a person's Access JWT (aud_approval) or the session cookie. */
 const APPROVAL: ReadonlyArray<readonly [method: string, path: string]> = [
-  ["post", "/v1/rules/{id}/decision"], ["post", "/v1/reviews"], ["post", "/v1/entities/{id}/archive"],
+  ["post", "/v1/rules/{id}/decision"], ["post", "/v1/decisions"], ["post", "/v1/reviews"], ["post", "/v1/entities/{id}/archive"],
   ["get", "/v1/export/{scope}"], ["get", "/v1/rejected"], ["post", "/v1/redactions/preview"], ["post", "/v1/redactions"]
 ]
 const GRAPH_PATHS = /^\/v1\/(entities|links|structure|reviews)\b/

@@ -1,9 +1,9 @@
 /**
  * Person reviews of structure (graph.md §10, §12; invariant 10): confirm or revert an agent's
  * entity version, confirm or reject a proposed link. Reachable only from POST /v1/reviews on the
- * approval channel and from the approval pages (AT2b). One transaction per review: the version
- * row a confirm or revert writes (closure and entity_fts follow a reverted move or rename), then
- * one review row.
+ * approval channel and from the approval pages (AT2b). One transaction per review — or per bulk
+ * request of one scope, every item its own rows: the version row a confirm or revert writes
+ * (closure and entity_fts follow a reverted move or rename), then one review row.
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -12,6 +12,7 @@ import { AppConfig } from "../config/config.js"
 import { triggerMessage } from "../db/errors.js"
 import { ScopeStore } from "../db/scope-store.js"
 import { ReasonMissing, type ValidationFailed, validationFailed } from "../contracts/errors.js"
+import { bulkItems, forItem, itemRefusal, namedTwice } from "../contracts/bulk.js"
 import { formatReviewId, scopeOfGraphId } from "../contracts/ids.js"
 import { STRICT } from "../contracts/schemas.js"
 import { nowInstant, todayIn } from "../contracts/time.js"
@@ -221,9 +222,82 @@ export const applyReview = Effect.fn("Structure.review")(function*(req: ReviewRe
   if (!store.configured.includes(scope)) return yield* notFound(req.target)
   const at = yield* nowInstant
   const today = yield* todayIn(config.file.zone)
-  const reason = req.reason ?? null
-  return yield* store.write(scope, ({ sql }): Effect.Effect<ReviewResult, GraphRefusal | SqlError> =>
+  return yield* store.write(scope, ({ sql }) => reviewIn(sql, { scope, person, at, today, maxDepth: config.file.graph.max_depth }, req))
+})
+
+/** The answer of a bulk review: how many were reviewed and each target's current ref afterwards, in the items' order. */
+export interface BulkReviewResult {
+  readonly reviewed: number
+  readonly current: ReadonlyArray<string>
+}
+
+/**
+ * The bulk body of POST /v1/reviews, `{items: [{target, verdict, reason?}]}`: 1 to
+ * MAX_BULK_ITEMS items, each checked as a single review (parseReview) in order, a target named
+ * once; a refusal names its item with the single review's code.
+ */
+export const parseReviews = (raw: unknown): Effect.Effect<ReadonlyArray<ReviewRequest>, ReasonMissing | ValidationFailed> =>
+  Effect.gen(function*() {
+    const items = yield* bulkItems(raw, "reviews")
+    const seen = new Map<string, number>()
+    const out: Array<ReviewRequest> = []
+    for (const [i, item] of items.entries()) {
+      const req = yield* forItem(i, typeof item.target === "string" ? item.target : `items[${i}]`, parseReview(item))
+      const key = req.target.replace(/@\d+$/, "")
+      const first = seen.get(key)
+      if (first !== undefined) return yield* namedTwice("reviews", i, first, "target")
+      seen.set(key, i)
+      out.push(req)
+    }
+    return out
+  })
+
+/**
+ * Applies a person's reviews of one scope's structure in one write transaction, each its own
+ * version and review row as a single review writes them; the first refused item refuses them all
+ * (nothing written) and is named in the refusal (itemRefusal).
+ */
+export const applyReviews = Effect.fn("Structure.reviewMany")(function*(reqs: ReadonlyArray<ReviewRequest>, person: Person) {
+  const store = yield* ScopeStore
+  const config = yield* AppConfig
+  const scopes = [...new Set(reqs.map((r) => scopeOfTarget(r.target)))]
+  const scope = scopes[0]
+  if (scope === undefined || scopes.length > 1) {
+    return yield* refuse("validation-failed", {
+      message: scope === undefined ? "reviews is invalid: items: is empty" : `reviews is invalid: items: name targets of one scope (${scopes.join(", ")})`,
+      issues: [{ path: "items", message: scope === undefined ? "is empty: name at least one item" : "name targets of one scope: one request per scope" }],
+      remedy: "send one request per scope",
+      next: []
+    })
+  }
+  const unknown = reqs.findIndex((r) => !store.configured.includes(scopeOfTarget(r.target)))
+  if (unknown >= 0) return yield* itemRefusal(notFound(reqs[unknown]?.target ?? ""), unknown, reqs[unknown]?.target ?? "")
+  const at = yield* nowInstant
+  const today = yield* todayIn(config.file.zone)
+  return yield* store.write(scope, ({ sql }) =>
     Effect.gen(function*() {
+      const current: Array<string> = []
+      for (const [i, req] of reqs.entries()) {
+        const done = yield* forItem(i, req.target, reviewIn(sql, { scope, person, at, today, maxDepth: config.file.graph.max_depth }, req))
+        current.push(done.current)
+      }
+      return { reviewed: current.length, current } satisfies BulkReviewResult
+    }))
+})
+
+interface Reviewing {
+  readonly scope: string
+  readonly person: Person
+  readonly at: string
+  readonly today: string
+  readonly maxDepth: number
+}
+
+/** One review inside the caller's write transaction: the checks, then the version and review rows. */
+const reviewIn = (sql: SqlClient, w: Reviewing, req: ReviewRequest): Effect.Effect<ReviewResult, GraphRefusal | SqlError> => {
+  const { scope, person, at, today, maxDepth } = w
+  const reason = req.reason ?? null
+  return Effect.gen(function*() {
       const decided = (yield* sql<{ id: string }>`SELECT id FROM review WHERE target = ${req.target}`)[0]
       if (req.target.startsWith("link/")) {
         const linkId = req.target.slice("link/".length)
@@ -287,7 +361,7 @@ export const applyReview = Effect.fn("Structure.review")(function*(req: ReviewRe
           yield* insertPersonVersion(sql, written)
         }
       } else {
-        written = yield* revertVersion(sql, cur, person, reason ?? "reverted", at, today, config.file.graph.max_depth)
+        written = yield* revertVersion(sql, cur, person, reason ?? "reverted", at, today, maxDepth)
       }
       const review = yield* insertReview(sql, scope, {
         target: req.target, verdict: req.verdict, person, at, reason, newVersion: written?.version ?? null
@@ -300,8 +374,8 @@ export const applyReview = Effect.fn("Structure.review")(function*(req: ReviewRe
         path: yield* pathOf(sql, after.id),
         next: after.status === "archived" ? [] : [{ tool: "entity_tree", why: `see ${after.id} in its place` }]
       }
-    }))
-})
+    })
+}
 
 /** parseReview, then applyReview. */
 export const review = (raw: unknown, person: Person) => Effect.flatMap(parseReview(raw), (req) => applyReview(req, person))

@@ -57,10 +57,10 @@ export const XSS = [
 
 const ALLOWED_TAGS = new Set(["HTML", "HEAD", "META", "TITLE", "LINK", "BODY", "A", "HEADER", "NAV", "SPAN", "B", "FORM", "INPUT", "BUTTON",
   "MAIN", "P", "H1", "H2", "H3", "DIV", "BLOCKQUOTE", "DL", "DT", "DD", "UL", "OL", "LI", "SECTION", "DETAILS", "SUMMARY", "TABLE",
-  "THEAD", "TBODY", "TR", "TH", "TD", "TIME", "MARK", "TEXTAREA", "SELECT", "OPTION", "LABEL", "PRE", "CODE"])
+  "THEAD", "TBODY", "TR", "TH", "TD", "TIME", "MARK", "TEXTAREA", "SELECT", "OPTION", "LABEL", "PRE", "CODE", "FIELDSET", "LEGEND"])
 const ALLOWED_ATTRIBUTES = new Set(["lang", "charset", "name", "content", "rel", "href", "class", "id", "aria-label", "aria-labelledby", "role",
   "title", "datetime", "method", "action", "type", "value", "required", "minlength", "maxlength", "min", "autocomplete", "autofocus", "for",
-  "selected", "open", "reversed", "scope", "inputmode", "pattern", "placeholder"])
+  "selected", "open", "reversed", "scope", "inputmode", "pattern", "placeholder", "checked", "form", "disabled", "hidden"])
 
 /** Tags, attributes, hrefs and form actions of the page, and whether a payload ran. */
 export interface DomFacts {
@@ -107,5 +107,5 @@ export const expectInert = (dom: DomFacts, origin: string, allowedActions: RegEx
   for (const a of dom.actions) expect(a, a).toMatch(allowedActions)
 }
 
-export const DECISION_ACTIONS = /^\/(v1\/rules\/[a-z0-9-]+\/decision|approval\/logout|v1\/reviews|v1\/entities\/[a-z0-9-]+\/archive)$/
+export const DECISION_ACTIONS = /^\/(v1\/rules\/[a-z0-9-]+\/decision|v1\/decisions|approval\/logout|v1\/reviews|v1\/entities\/[a-z0-9-]+\/archive)$/
 

@@ -139,14 +139,14 @@ describe("GET /approval", () => {
       await s.run(propose(mailProposal({ scope: "ops", statement: `Ops proposal number ${String(i).padStart(3, "0")} of the page` }), { grantId: s.feeder, channel: "api" }))
     }
     const first = await get("/approval?scope=ops")
-    expect(first.text.match(/<li id="p-[a-z0-9-]+"(?: class="dup")?>\s*<div class="statement">/g)?.length).toBe(100)
+    expect(first.text.match(/<li id="p-[a-z0-9-]+"(?: class="dup")?>\s*(?:<label class="pick">.*?<\/label>\s*)?<div class="statement">/g)?.length).toBe(100)
     expect(textOf(first.text)).toContain("Older (1 more)")
     // a hundred proposals that differ only in a number: the newest ones are checked and marked with their twins on the page
     const marked = first.text.match(/<li id="p-[a-z0-9-]+" class="dup">/g)?.length ?? 0
     expect(marked).toBeGreaterThanOrEqual(20)
     expect(first.text).toMatch(/<span class="badge exception">near duplicate<\/span> says nearly the same as <a href="#p-ops-\d+">Ops proposal number/)
     const second = await get("/approval?scope=ops&page=2")
-    expect(second.text.match(/<li id="p-[a-z0-9-]+"(?: class="dup")?>\s*<div class="statement">/g)?.length).toBe(1)
+    expect(second.text.match(/<li id="p-[a-z0-9-]+"(?: class="dup")?>\s*(?:<label class="pick">.*?<\/label>\s*)?<div class="statement">/g)?.length).toBe(1)
     expect(textOf(second.text)).toContain("Ops proposal number 000")
     expect((await get("/approval?scope=ops&page=0")).status).toBe(400)
   })

@@ -54,7 +54,7 @@ describe("/openapi.json", () => {
     expect(spec.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" })
     expect(spec.components.securitySchemes.accessJwt).toMatchObject({ type: "apiKey", in: "header", name: "cf-access-jwt-assertion" })
     for (const [method, path, op] of operations()) {
-      const approval = (method === "post" && /\/(decision|archive)$|\/v1\/reviews$|\/v1\/redactions(\/preview)?$/.test(path)) || path === "/v1/export/{scope}" || path === "/v1/rejected"
+      const approval = (method === "post" && /\/(decision|decisions|archive)$|\/v1\/reviews$|\/v1\/redactions(\/preview)?$/.test(path)) || path === "/v1/export/{scope}" || path === "/v1/rejected"
       expect(op.security, `${method} ${path}`).toEqual(approval ? [{ accessJwt: [] }, { session: [] }] : [{ bearer: [] }, { accessJwt: [] }])
     }
   })

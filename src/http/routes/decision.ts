@@ -1,6 +1,7 @@
 /**
- * POST /v1/rules/:id/decision — the approval channel, a person with decide (invariant 2). The
- * only importer of src/decision/** besides the approval pages (AT2). Same origin and the csrf
+ * POST /v1/rules/:id/decision and POST /v1/decisions (several in one) — the approval channel, a
+ * person with decide (invariant 2). The only importer of src/decision/** besides the approval
+ * pages (AT2). Same origin and the csrf
  * token are checked before anything else of the request is read (architecture.md §5.3).
  */
 import { HttpApiBuilder } from "@effect/platform"
@@ -11,10 +12,11 @@ import { asPageForFormPost } from "../../approval/error-page.js"
 import { CurrentCaller } from "../../auth/caller.js"
 import { csrfOk } from "../../auth/csrf.js"
 import { AppConfig } from "../../config/config.js"
-import { applyDecision, parseDecision } from "../../decision/decide.js"
+import { decideManyFromForm, selectedOf } from "../../approval/bulk-form.js"
+import { applyDecision, applyDecisions, type DecisionItem, parseDecision, parseDecisions } from "../../decision/decide.js"
 import type { DecisionRequest } from "../../domain/decision-schemas.js"
-import { CsrfFailed, NotFound } from "../../contracts/errors.js"
-import { RULE_ID_RE, ruleRef, scopeOfRuleId } from "../../contracts/ids.js"
+import { CsrfFailed, NotFound, ValidationFailed } from "../../contracts/errors.js"
+import { RULE_ID_RE, ruleRef, SCOPE_NAME_RE, scopeOfRuleId } from "../../contracts/ids.js"
 import { instantOfLocal } from "../../contracts/time.js"
 import { Api } from "../api.js"
 import { type RequestParts, serveRoute } from "../handle.js"
@@ -111,5 +113,53 @@ export const decideRoute = serveRoute({
     })
 })
 
+type DecideManyInput =
+  | { readonly scopes: ReadonlyArray<string>; readonly scope: string; readonly form: Readonly<Record<string, string>> }
+  | { readonly scopes: ReadonlyArray<string>; readonly items: ReadonlyArray<DecisionItem> }
+
+const scopeField = (form: Readonly<Record<string, string>>) =>
+  SCOPE_NAME_RE.test(form.scope ?? "")
+    ? Effect.succeed(form.scope ?? "")
+    : Effect.fail(new ValidationFailed({ message: "decisions is invalid: scope: must name the scope of the form", issues: [{ path: "scope", message: "must name the scope of the form" }] }))
+
+/**
+ * POST /v1/decisions — several decisions of one scope in one POST (one transaction, all or
+ * nothing, the refused item named), counted as one decision by the rate limit (call decide). A
+ * form post of the approval index is decided (and refused) on the index.
+ */
+export const decideManyRoute = serveRoute({
+  channel: "approval",
+  call: {
+    name: "decide",
+    right: "decide",
+    // every named rule's scope and every superseded rule's: more than one is 400 multiple-scopes-without-flag
+    scopes: (p: DecideManyInput) => p.scopes,
+    refs: (p: DecideManyInput) => ("items" in p ? p.items.map((i) => ruleRef(i.rule_id)) : selectedOf(p.form).map(([id]) => `rule/${id}`)),
+    run: (p: DecideManyInput) =>
+      "form" in p
+        ? decideManyFromForm(p.scope, p.form)
+        : Effect.gen(function*() {
+          const caller = yield* CurrentCaller
+          const result = yield* applyDecisions(p.items, { grantId: caller.grant.id, identity: caller.identity.identity })
+          return { status: 200, body: result, refs: result.current }
+        })
+  },
+  parse: (input) =>
+    Effect.gen(function*() {
+      yield* checkCsrf(input)
+      if (input.body.form) {
+        const form = input.body.value as Record<string, string>
+        const scope = yield* scopeField(form)
+        // a selected rule of another scope than the form's is refused by the scope check, never decided
+        const named = selectedOf(form).map(([id]) => (RULE_ID_RE.test(id) ? scopeOfRuleId(id) : scope))
+        return { scopes: [...new Set([scope, ...named])], scope, form } satisfies DecideManyInput
+      }
+      const items = yield* parseDecisions(input.body.value)
+      const scopes = [...new Set(items.flatMap((i) => [scopeOfRuleId(i.rule_id), ...supersededScope({ id: i.rule_id, req: i.req })]))]
+      return { scopes, items } satisfies DecideManyInput
+    })
+})
+
 export const DecisionLive = HttpApiBuilder.group(Api, "decision", (h) =>
-  h.handleRaw("decide", ({ path, request }) => Effect.flatMap(decideRoute(request, path), asPageForFormPost(request))))
+  h.handleRaw("decide", ({ path, request }) => Effect.flatMap(decideRoute(request, path), asPageForFormPost(request)))
+    .handleRaw("decideMany", ({ request }) => Effect.flatMap(decideManyRoute(request), asPageForFormPost(request))))

@@ -8,17 +8,19 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { asPageForFormPost } from "../../approval/error-page.js"
+import { reviewManyFromForm, selectedOf } from "../../approval/bulk-form.js"
 import { archiveFromForm, reviewFromForm } from "../../approval/structure-form.js"
 import { CurrentCaller } from "../../auth/caller.js"
 import { AppConfig } from "../../config/config.js"
 import { ScopeStore } from "../../db/scope-store.js"
-import { ENTITY_ID_RE, scopeOfGraphId } from "../../contracts/ids.js"
+import { isBulkBody } from "../../contracts/bulk.js"
+import { ENTITY_ID_RE, SCOPE_NAME_RE, scopeOfGraphId } from "../../contracts/ids.js"
 import { refuse } from "../../contracts/errors.js"
 import { LINK_REF_RE } from "../../graph/link-types.js"
 import { type ArchiveRequest, ENTITY_VERSION_REF_RE, type ReviewRequest } from "../../graph/review-schemas.js"
 import { archiveEntity, formToArchive, parseArchive } from "../../structure/archive.js"
 import { structureOf } from "../../structure/pending.js"
-import { formToReview, parseReview, applyReview, scopeOfTarget } from "../../structure/review.js"
+import { applyReview, applyReviews, formToReview, parseReview, parseReviews, scopeOfTarget } from "../../structure/review.js"
 import { operation } from "../../auth/operation.js"
 import { ScopeInput } from "../../domain/rule-schemas.js"
 import { Api } from "../api.js"
@@ -51,30 +53,68 @@ const formTarget = (form: Readonly<Record<string, string>>): string | null => {
 type ReviewInput =
   | { readonly form: Readonly<Record<string, string>>; readonly target: string; readonly scope: string }
   | { readonly req: ReviewRequest; readonly target: string; readonly scope: string }
+  | { readonly bulkForm: Readonly<Record<string, string>>; readonly scope: string; readonly scopes: ReadonlyArray<string> }
+  | { readonly reqs: ReadonlyArray<ReviewRequest>; readonly scopes: ReadonlyArray<string> }
 
+const scopesOf = (p: ReviewInput): ReadonlyArray<string> => ("scopes" in p ? p.scopes : [p.scope])
+
+const targetsOf = (p: ReviewInput): ReadonlyArray<string> =>
+  "reqs" in p ? p.reqs.map((r) => r.target) : "bulkForm" in p ? selectedOf(p.bulkForm).map(([t]) => t) : [p.target]
+
+const bulkScope = (form: Readonly<Record<string, string>>) =>
+  SCOPE_NAME_RE.test(form.scope ?? "")
+    ? Effect.succeed(form.scope ?? "")
+    : Effect.fail(refuse("validation-failed", {
+      message: "reviews is invalid: scope: must name the scope of the form", issues: [{ path: "scope", message: "must name the scope of the form" }],
+      remedy: "reload the structure page", next: []
+    }))
+
+/**
+ * POST /v1/reviews: one review `{target, verdict, reason?}`, or several of one scope `{items:
+ * [...]}` in one transaction (all or nothing, the refused item named), counted as one decision by
+ * the rate limit. A form post of the structure page (one item, or the bulk form with `bulk`) is
+ * reviewed (and refused) on its page.
+ */
 export const reviewRoute = serveRoute({
   channel: "approval",
   call: {
     name: "review_structure",
     right: "decide",
-    scopes: (p: ReviewInput) => [p.scope],
-    refs: (p: ReviewInput) => [p.target],
-    run: (p: ReviewInput) =>
-      "form" in p
-        ? reviewFromForm(p.scope, p.form)
-        : Effect.gen(function*() {
-          const caller = yield* CurrentCaller
-          const result = yield* applyReview(p.req, { grantId: caller.grant.id, identity: caller.identity.identity })
-          return { status: 200, body: result, refs: [p.req.target, result.current] }
-        })
+    // more than one scope is 400 multiple-scopes-without-flag
+    scopes: scopesOf,
+    refs: targetsOf,
+    run: (p: ReviewInput) => {
+      if ("form" in p) return reviewFromForm(p.scope, p.form)
+      if ("bulkForm" in p) return reviewManyFromForm(p.scope, p.bulkForm)
+      return Effect.gen(function*() {
+        const caller = yield* CurrentCaller
+        const person = { grantId: caller.grant.id, identity: caller.identity.identity }
+        if ("reqs" in p) {
+          const result = yield* applyReviews(p.reqs, person)
+          return { status: 200, body: result as unknown, refs: [...p.reqs.map((r) => r.target), ...result.current] }
+        }
+        const result = yield* applyReview(p.req, person)
+        return { status: 200, body: result as unknown, refs: [p.req.target, result.current] }
+      })
+    }
   },
   parse: (input) =>
     Effect.gen(function*() {
       yield* checkCsrf(input)
       if (input.body.form) {
         const form = input.body.value as Record<string, string>
+        if (form.bulk === "1") {
+          const scope = yield* bulkScope(form)
+          // a selected target of another scope than the form's is refused by the scope check, never reviewed
+          const named = selectedOf(form).map(([t]) => (ENTITY_VERSION_REF_RE.test(t) || LINK_REF_RE.test(t) ? scopeOfTarget(t) : scope))
+          return { bulkForm: form, scope, scopes: [...new Set([scope, ...named])] } satisfies ReviewInput
+        }
         const target = formTarget(form)
         if (target !== null) return { form, target, scope: scopeOfTarget(target) } satisfies ReviewInput
+      }
+      if (!input.body.form && isBulkBody(input.body.value)) {
+        const reqs = yield* parseReviews(input.body.value)
+        return { reqs, scopes: [...new Set(reqs.map((r) => scopeOfTarget(r.target)))] } satisfies ReviewInput
       }
       const raw = input.body.form ? formToReview(input.body.value as Record<string, string>) : input.body.value
       const req = yield* parseReview(raw)
