@@ -177,6 +177,8 @@ export interface StructurePageInput {
   /** refused post: the entity's versions after the one the person saw */
   readonly changed: Html | null
   readonly forms: FormContext
+  /** the section of a person's corrections (a person who may decide), after the list */
+  readonly corrections?: Html
 }
 
 export const countsOf = (items: ReadonlyArray<PendingItem>) => {
@@ -201,7 +203,8 @@ ${o.items.length === 0 ? html`<p class="muted">Nothing waits for review.</p>` : 
     const first = !seen.has(item.id)
     seen.add(item.id)
     return entityItem(item, o, first ? item.id : null)
-  })}</ol>`}`
+  })}</ol>`}
+${o.corrections ?? ""}`
   return layout({ title: `Structure changes in ${o.scope}`, viewer: o.viewer, body })
 }
 
