@@ -96,8 +96,10 @@ const entityForm = (viewer: Viewer, scope: string, d: CorrectionsData, sent: Rea
   <select id="ce-type" name="type">${options(d.entityTypes, sent.type)}</select>
   <label for="ce-name">Name</label>
   <input id="ce-name" type="text" name="name" maxlength="200" value="${sent.name ?? ""}">
-  <label for="ce-parent">Parent <span class="hint">(an entity id such as ${scope}-e0001; empty: the top level)</span></label>
-  <input id="ce-parent" type="text" name="parent_id" list="ce-entities" value="${sent.parent_id ?? ""}">
+  <label for="ce-parent">Parent</label>
+  <select id="ce-parent" name="parent_id"><option value="">(the top level)</option>${
+    d.entities.map((e) => html`<option value="${e.id}"${e.id === sent.parent_id ? html` selected` : ""}>${pathWords(e.path) || e.id}</option>`)
+  }</select>
   <label for="ce-aliases">Other names <span class="hint">(optional, separated by commas)</span></label>
   <input id="ce-aliases" type="text" name="aliases" value="${sent.aliases ?? ""}">
   <label for="ce-evidence">Evidence <span class="hint">(optional: where this comes from)</span></label>
@@ -111,20 +113,23 @@ const entityForm = (viewer: Viewer, scope: string, d: CorrectionsData, sent: Rea
 const linkForm = (viewer: Viewer, scope: string, sent: Readonly<Record<string, string>>): Html => html`
 <form method="post" action="/v1/structure/links" class="decide" aria-label="Create a link">
   <h3>Create a link</h3>
-  <p class="small muted">It is confirmed at once. Ends are written as entity/<i>id</i>, rule/<i>id</i>, source/<i>id</i> or attachment/<i>source id</i>#<i>n</i>.</p>
+  <p class="small muted">It is confirmed at once. Write each end as entity/…, rule/…, source/… or attachment/…#n with its id (the entity ids are listed below the form).</p>
   <input type="hidden" name="scope" value="${scope}">${csrfField(viewer)}
   <label for="cl-from">From</label>
-  <input id="cl-from" type="text" name="from_ref" list="cl-ends" value="${sent.from_ref ?? ""}">
+  <input id="cl-from" type="text" name="from_ref" value="${sent.from_ref ?? ""}">
   <label for="cl-type">Type</label>
   <select id="cl-type" name="type">${options(PROPOSABLE_TYPES, sent.type)}</select>
   <label for="cl-to">To</label>
-  <input id="cl-to" type="text" name="to_ref" list="cl-ends" value="${sent.to_ref ?? ""}">
+  <input id="cl-to" type="text" name="to_ref" value="${sent.to_ref ?? ""}">
   <label for="cl-evidence">Evidence <span class="hint">(optional)</span></label>
   <input id="cl-evidence" type="text" name="evidence" maxlength="1000" value="${sent.evidence ?? ""}">
   <label for="cl-reason">Reason <span class="hint">(required)</span></label>
   <input id="cl-reason" type="text" name="reason" maxlength="1000" value="${sent.reason ?? ""}">
   <button type="submit">Create link</button>
 </form>`
+
+const entityIds = (d: CorrectionsData): Html => html`<details><summary>Entity ids in this scope</summary>
+<dl class="facts small">${d.entities.map((e) => html`<dt>entity/${e.id}</dt><dd>${pathWords(e.path)}</dd>`)}</dl></details>`
 
 const closeList = (viewer: Viewer, d: CorrectionsData, sent: Readonly<Record<string, string>>, clock: Clockwork): Html => html`
 <h3>Close a link</h3>
@@ -165,10 +170,9 @@ export const correctionsSection = (o: {
 <section id="corrections" aria-labelledby="corrections-h">
 <h2 id="corrections-h">Correct the structure</h2>
 <p class="small muted">What you do here is saved as yours, with your reason, and takes effect at once.</p>
-<datalist id="ce-entities">${o.data.entities.map((e) => html`<option value="${e.id}">${pathWords(e.path)}</option>`)}</datalist>
-<datalist id="cl-ends">${o.data.entities.map((e) => html`<option value="entity/${e.id}">${pathWords(e.path)}</option>`)}</datalist>
 ${entityForm(o.viewer, o.scope, o.data, sentOf(o.outcome, "entity"))}
 ${linkForm(o.viewer, o.scope, sentOf(o.outcome, "link"))}
+${entityIds(o.data)}
 ${closeList(o.viewer, o.data, sentOf(o.outcome, "close"), o.clock)}
 ${unarchiveList(o.viewer, o.data, sentOf(o.outcome, "unarchive"))}
 </section>`
