@@ -7,7 +7,8 @@ import { plural } from "../contracts/words.js"
 import { type Html, html } from "./html.js"
 import { filledRows, issueLabel } from "./relation-rows.js"
 
-export const DONE_KINDS = ["confirm", "reject", "revoke", "review", "structure-confirm", "structure-reject", "structure-revert", "archive"] as const
+export const DONE_KINDS = ["confirm", "reject", "revoke", "review", "structure-confirm", "structure-reject", "structure-revert", "archive",
+  "entity-created", "link-created", "link-closed", "unarchive"] as const
 export type DoneKind = typeof DONE_KINDS[number]
 
 export type Outcome =
@@ -39,7 +40,11 @@ const DONE_TEXT: Record<DoneKind, string> = {
   "structure-confirm": "Confirmed.",
   "structure-reject": "Link rejected.",
   "structure-revert": "Reverted.",
-  archive: "Archived."
+  archive: "Archived.",
+  "entity-created": "Entity created.",
+  "link-created": "Link created.",
+  "link-closed": "Link closed.",
+  unarchive: "Unarchived."
 }
 
 /** A refused bulk post: the items the person selected (selected again) and the refused one (marked with why). */
@@ -89,7 +94,11 @@ const DONE_MEANING: Record<DoneKind, string> = {
   "structure-confirm": "Saved.",
   "structure-reject": "Saved. The link is gone.",
   "structure-revert": "Saved. The last confirmed state is back.",
-  archive: "Saved. It is archived for good."
+  archive: "Saved. It is archived for good.",
+  "entity-created": "Saved. It is in the tree, confirmed, and agents find it.",
+  "link-created": "Saved. The link holds from now on, confirmed.",
+  "link-closed": "Saved. The link no longer holds from today; its history stays.",
+  unarchive: "Saved. It is back in the tree and in search."
 }
 
 /** The heading of a bulk post's outcome: what was done to how many. */
@@ -101,7 +110,11 @@ const BULK_TEXT: Readonly<Record<DoneKind, readonly [verb: string, one: string, 
   "structure-confirm": ["Confirmed", "structure change", "structure changes"],
   "structure-reject": ["Rejected or reverted", "structure change", "structure changes"],
   "structure-revert": ["Rejected or reverted", "structure change", "structure changes"],
-  archive: ["Archived", "entity", "entities"]
+  archive: ["Archived", "entity", "entities"],
+  "entity-created": ["Created", "entity", "entities"],
+  "link-created": ["Created", "link", "links"],
+  "link-closed": ["Closed", "link", "links"],
+  unarchive: ["Unarchived", "entity", "entities"]
 }
 
 export const doneNotice = (o: Extract<Outcome, { kind: "done" }>, extra: Html | string = ""): Html => {
@@ -131,7 +144,9 @@ export const doneNotice = (o: Extract<Outcome, { kind: "done" }>, extra: Html | 
 const FIELD_LABEL: Readonly<Record<string, string>> = {
   decision: "Decision", verdict: "Verdict", target: "Target", version: "Version you saw", reason: "Reason", statement: "Statement",
   keywords: "Keywords", relations: "Relations", valid_from: "Valid from", valid_until: "Valid until", kind: "Kind",
-  said_at: "Said at", said_at_local: "Said at", speaker: "Speaker", supersedes: "Supersedes"
+  said_at: "Said at", said_at_local: "Said at", speaker: "Speaker", supersedes: "Supersedes",
+  name: "Name", type: "Type", parent_id: "Parent", aliases: "Aliases", evidence: "Evidence", force: "Different from similar ones",
+  from_ref: "From", to_ref: "To", link: "Link", entity: "Entity", correction: "Correction", scope: "Scope"
 }
 
 /** What the person sent, labelled; the relation rows as one line "kind: name; …". */
@@ -155,6 +170,10 @@ const REFUSED_TEXT: Readonly<Record<string, string>> = {
   "already-decided": "it was already decided",
   "reason-missing": "a reason is needed",
   "has-children": "archive what lies below it first",
+  "duplicate-candidate": "a similar entity exists",
+  "parent-archived": "its parent is archived",
+  "depth-limit": "the tree would get too deep",
+  "scope-mismatch": "it belongs to another scope",
   "not-found": "it no longer exists",
   "csrf-failed": "the form was not sent from this page",
   "rate-limited": "too many decisions at once; wait a moment",

@@ -55,7 +55,10 @@ export const issueLabel = (path: string, form: Readonly<Record<string, string>>)
   const field = path.replace(/^change\./, "")
   const labels: Readonly<Record<string, string>> = {
     statement: "Statement", keywords: "Keywords", relations: "Relations", valid_from: "Valid from", valid_until: "Valid until",
-    said_at: "Said at", speaker: "Speaker", supersedes: "Supersedes", kind: "Kind", reason: "Reason", version: "Version"
+    said_at: "Said at", speaker: "Speaker", supersedes: "Supersedes", kind: "Kind", reason: "Reason", version: "Version",
+    // the structure page's correction forms
+    name: "Name", type: "Type", parent_id: "Parent", aliases: "Aliases", evidence: "Evidence", force: "Different from similar ones",
+    from_ref: "From", to_ref: "To", link: "Link", entity: "Entity"
   }
   const key = field.replace(/\[\d+\]$/, "")
   return labels[key] ?? path

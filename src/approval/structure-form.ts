@@ -16,7 +16,7 @@ import { refusedOutcome } from "./decision-form.js"
 import { errorPage } from "./error-page.js"
 import { PAGE_HEADERS, segment } from "./html.js"
 import { pageResponse } from "./layout.js"
-import type { DoneKind } from "./outcome.js"
+import type { DoneKind, Outcome } from "./outcome.js"
 import { structurePath } from "./structure-page.js"
 import { loadStructurePage } from "./structure-view.js"
 import { loadRulePage } from "./views.js"
@@ -28,18 +28,21 @@ const backOf = (form: Readonly<Record<string, string>>): string | null => (form.
 
 const DONE_OF: Readonly<Record<string, DoneKind>> = { confirm: "structure-confirm", reject: "structure-reject", revert: "structure-revert" }
 
-const landing = (scope: string, back: string | null, done: DoneKind, target: string, anchor: string) => {
+export const landing = (scope: string, back: string | null, done: DoneKind, target: string, anchor: string) => {
   const query = `done=${done}&target=${encodeURIComponent(target)}`
   const location = back === null ? `${structurePath(scope)}&${query}#${segment(anchor)}` : `${back}?${query}#${segment(anchor)}`
   return HttpServerResponse.redirect(location, { status: 303, headers: PAGE_HEADERS })
 }
 
-/** A refusal of a structure form: the page it came from, with the refusal and its status. */
-const refusedPage = (scope: string, back: string | null, e: DomainError, form: Readonly<Record<string, string>>, ctx: Caller) =>
+/** A refusal of a structure form: the page it came from, with the refusal and its status (`refine` may name the field). */
+export const refusedPage = (
+  scope: string, back: string | null, e: DomainError, form: Readonly<Record<string, string>>, ctx: Caller,
+  refine: (o: Outcome) => Outcome = (o) => o
+) =>
   Effect.gen(function*() {
     const viewer = yield* viewerOf(ctx.identity.identity, ctx.grant.id)
     const status = ERROR_STATUS[e.code]
-    const outcome = refusedOutcome(e, form)
+    const outcome = refine(refusedOutcome(e, form))
     const canDecide = ctx.grant.rights.includes("decide")
     const doc = back === null
       ? (yield* loadStructurePage(scope, { viewer, canDecide, outcome })).page

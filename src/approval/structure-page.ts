@@ -215,6 +215,8 @@ export interface StructurePageInput {
   readonly forms: FormContext
   /** a refused bulk post: what was selected and which one was refused */
   readonly bulk?: BulkState | null
+  /** the section of a person's corrections (a person who may decide), after the list */
+  readonly corrections?: Html
 }
 
 export const countsOf = (items: ReadonlyArray<PendingItem>) => {
@@ -239,7 +241,8 @@ ${o.items.length === 0 ? html`<p class="muted">Nothing waits for review.</p>` : 
     const first = !seen.has(item.id)
     seen.add(item.id)
     return entityItem(item, o, first ? item.id : null)
-  })}</ol>${o.canDecide ? bulkForm(o) : ""}`}`
+  })}</ol>${o.canDecide ? bulkForm(o) : ""}`}
+${o.corrections ?? ""}`
   return layout({ title: `Structure changes in ${o.scope}`, viewer: o.viewer, body })
 }
 

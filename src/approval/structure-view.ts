@@ -19,6 +19,7 @@ import { grantNames, type GrantNames } from "./queries.js"
 import { type FormContext, linkForms, pathHtml, structurePage, structurePath } from "./structure-page.js"
 import { rulePath, who } from "./rule-page.js"
 import { clockwork } from "./context.js"
+import { correctionsSection, loadCorrections } from "./structure-corrections.js"
 
 /** Pending items of a scope as the approval channel sees them (rejected rule ends included). */
 export const pendingOf = (sql: SqlClient, scope: string, publicUrl: string) => listPending(sql, { scope, publicUrl, approval: true })
@@ -79,18 +80,20 @@ export const loadStructurePage = (
     const clock = yield* clockwork
     const names = yield* grantNames
     const sentTarget = o.outcome?.kind === "refused" ? (o.outcome.sent.target ?? null) : null
-    const { items, candidates, changed } = yield* store.read(scope, ({ sql }) =>
+    const { items, candidates, changed, corrections } = yield* store.read(scope, ({ sql }) =>
       Effect.gen(function*() {
         const items = yield* pendingOf(sql, scope, config.file.public_url)
         const candidates = yield* overriddenFor(sql, items)
         const changed = sentTarget === null ? null : yield* changedSince(sql, sentTarget, names, clock)
-        return { items, candidates, changed }
+        const corrections = o.canDecide ? yield* loadCorrections(sql, config.file.graph.entity_types) : null
+        return { items, candidates, changed, corrections }
       }))
     return {
       items,
       page: structurePage({
         scope, viewer: o.viewer, canDecide: o.canDecide, items, candidates, names, clock, outcome: o.outcome, changed,
-        forms: { back: {}, draft: drafts(o.outcome) }, bulk: o.bulk ?? null
+        forms: { back: {}, draft: drafts(o.outcome) }, bulk: o.bulk ?? null,
+        ...(corrections === null ? {} : { corrections: correctionsSection({ scope, viewer: o.viewer, data: corrections, outcome: o.outcome, clock }) })
       })
     }
   })

@@ -109,7 +109,7 @@ const candidateOf = (sql: SqlClient, row: { id: string; name: string; type: stri
  * Literal duplicate: same parent, same type, same name case-insensitively (full Unicode lower
  * case) among non-archived current versions. force never overrides it.
  */
-const checkLiteral = (sql: SqlClient, q: { parentId: string | null; type: string; name: string; excludeId: string | null }) =>
+export const checkLiteral = (sql: SqlClient, q: { parentId: string | null; type: string; name: string; excludeId: string | null }) =>
   Effect.gen(function*() {
     const rows = q.parentId === null
       ? yield* sql<{ id: string; name: string; type: string; status: Candidate["status"]; aliases: string }>`
@@ -223,12 +223,55 @@ const dedupe = (list: ReadonlyArray<string>): Array<string> => [...new Set(list)
 
 // ---- writers -------------------------------------------------------------------------------
 
+/** Version 1 of a new entity as its creator writes it (the status and channel are the creator's). */
+export interface FirstVersion {
+  readonly id: string
+  readonly type: string
+  readonly name: string
+  /** the aliases as stored JSON text */
+  readonly aliases: string
+  readonly parent_id: string | null
+  readonly valid_from: string
+  readonly evidence: string | null
+  readonly changed_at: string
+  readonly reason: string
+}
+
+/**
+ * Who creates: entity.created_by and the writer of version 1. An agent's or import's version is
+ * written here ('unconfirmed'); a person's comes from src/structure/** (AT3: person versions are
+ * written there, born active on the approval channel).
+ */
+export interface Creator {
+  readonly createdBy: "agent" | "import" | "human"
+  readonly defaultReason: string
+  readonly writeVersion: (sql: SqlClient, v: FirstVersion) => Effect.Effect<unknown, SqlError>
+}
+
+/** The agent's or import's version 1: unconfirmed, on its channel. */
+const agentCreator = (by: Actor): Creator => ({
+  createdBy: CREATED_BY[by.channel],
+  defaultReason: `created via ${by.channel}`,
+  writeVersion: (sql, v) =>
+    sql`INSERT INTO entity_version (id, version, type, name, aliases, parent_id, status, valid_from, valid_to,
+        evidence, change, channel, changed_by, changed_at, reason)
+      VALUES (${v.id}, 1, ${v.type}, ${v.name}, ${v.aliases}, ${v.parent_id}, 'unconfirmed', ${v.valid_from}, NULL,
+        ${v.evidence}, 'create', ${by.channel}, ${by.grantId}, ${v.changed_at}, ${v.reason})`.raw
+})
+
 /**
  * entity_create / POST /v1/entities. Order: type, parent (scope-mismatch, reference-unknown,
  * parent-archived), depth, literal duplicate, similar duplicate (force + reason); then entity,
  * version 1 unconfirmed, closure, the candidates force overrode, FTS in one transaction.
  */
-export const createEntity = Effect.fn("Entities.create")(function*(req: CreateEntityRequest, by: Actor) {
+export const createEntity = (req: CreateEntityRequest, by: Actor) => createEntityBy(req, agentCreator(by))
+
+/**
+ * The create with its checks for any creator (an agent, an import, a person on the structure page):
+ * the checks in the order above, then entity, the creator's version 1, closure, overridden
+ * candidates and FTS in one transaction.
+ */
+export const createEntityBy = Effect.fn("Entities.create")(function*(req: CreateEntityRequest, by: Creator) {
   const store = yield* ScopeStore
   const config = yield* AppConfig
   const graph = config.file.graph
@@ -247,14 +290,14 @@ export const createEntity = Effect.fn("Entities.create")(function*(req: CreateEn
       const next = yield* sql<{ seq: number }>`SELECT coalesce(max(seq), 0) + 1 AS seq FROM entity`
       const seq = next[0]?.seq ?? 1
       const id = formatEntityId(req.scope, seq)
-      const reason = req.reason ?? `created via ${by.channel}`
+      const reason = req.reason ?? by.defaultReason
       yield* Effect.gen(function*() {
         yield* sql`INSERT INTO entity (seq, id, scope, created_at, created_by)
-          VALUES (${seq}, ${id}, ${req.scope}, ${now}, ${CREATED_BY[by.channel]})`.raw
-        yield* sql`INSERT INTO entity_version (id, version, type, name, aliases, parent_id, status, valid_from, valid_to,
-            evidence, change, channel, changed_by, changed_at, reason)
-          VALUES (${id}, 1, ${req.type}, ${req.name}, ${JSON.stringify(aliases)}, ${req.parent_id}, 'unconfirmed', ${today}, NULL,
-            ${req.evidence ?? null}, 'create', ${by.channel}, ${by.grantId}, ${now}, ${reason})`.raw
+          VALUES (${seq}, ${id}, ${req.scope}, ${now}, ${by.createdBy})`.raw
+        yield* by.writeVersion(sql, {
+          id, type: req.type, name: req.name, aliases: JSON.stringify(aliases), parent_id: req.parent_id, valid_from: today,
+          evidence: req.evidence ?? null, changed_at: now, reason
+        })
         yield* closureOnCreate(sql, id, req.parent_id)
       }).pipe(Effect.catchTag("SqlError", mapTrigger(sql, id, req.parent_id)))
       yield* storeOverridden(sql, id, 1, overridden)

@@ -3,6 +3,7 @@
  * the scope-check pipeline (auth/scope-check.ts), which reads and decodes the request itself so
  * that the contract's order of checks and its ErrorBody hold on every route.
  */
+import { CloseLinkRequest, PersonEntityRequest, PersonLinkRequest, UnarchiveRequest } from "../graph/correction-schemas.js"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { VERSION } from "../version.js"
@@ -112,6 +113,18 @@ export class StructureApi extends HttpApiGroup.make("structure")
   .add(HttpApiEndpoint.post("archive", "/v1/entities/:id/archive").setPath(Id).setPayload(ArchiveRequest).addSuccess(ArchiveResult)
     .addError(GraphErr(403)).addError(GraphErr(404)).addError(GraphErr(409))
     .annotate(OpenApi.Description, "Approval channel: archive_entity, bottom-up (has-children); same origin and the csrf token required"))
+  .add(HttpApiEndpoint.post("createEntity", "/v1/structure/entities").setPayload(PersonEntityRequest).addSuccess(Json, { status: 201 })
+    .addError(GraphErr(400)).addError(GraphErr(403)).addError(GraphErr(409)).addError(GraphErr(422))
+    .annotate(OpenApi.Description, "Approval channel: a person creates an entity, born confirmed (the checks of entity_create; reason required); same origin and the csrf token required"))
+  .add(HttpApiEndpoint.post("createLink", "/v1/structure/links").setPayload(PersonLinkRequest).addSuccess(Json, { status: 201 })
+    .addError(GraphErr(400)).addError(GraphErr(403)).addError(GraphErr(409)).addError(GraphErr(422))
+    .annotate(OpenApi.Description, "Approval channel: a person creates a link, born confirmed (origin human; reason required); same origin and the csrf token required"))
+  .add(HttpApiEndpoint.post("closeLink", "/v1/links/:id/close").setPath(Id).setPayload(CloseLinkRequest).addSuccess(Json)
+    .addError(GraphErr(400)).addError(GraphErr(403)).addError(GraphErr(404)).addError(GraphErr(409))
+    .annotate(OpenApi.Description, "Approval channel: a person closes a confirmed link (valid_to = now, a review row 'close'; reason required)"))
+  .add(HttpApiEndpoint.post("unarchive", "/v1/entities/:id/unarchive").setPath(Id).setPayload(UnarchiveRequest).addSuccess(Json)
+    .addError(GraphErr(400)).addError(GraphErr(403)).addError(GraphErr(404)).addError(GraphErr(409)).addError(GraphErr(422))
+    .annotate(OpenApi.Description, "Approval channel: a person unarchives an entity (parent-archived while its parent is archived; reason required)"))
 {}
 
 export class RedactionsApi extends HttpApiGroup.make("redactions")

@@ -42,7 +42,7 @@ export interface VersionRow {
   readonly valid_from: string
   readonly valid_to: string | null
   readonly evidence: string | null
-  readonly change: "create" | "move" | "update" | "confirm" | "revert" | "archive"
+  readonly change: "create" | "move" | "update" | "confirm" | "revert" | "archive" | "unarchive"
   readonly channel: "mcp" | "api" | "approval"
   readonly changed_by: string
   readonly changed_at: string
@@ -61,8 +61,9 @@ export const insertPersonVersion = (sql: SqlClient, v: VersionRow) =>
     VALUES (${v.id}, ${v.version}, ${v.type}, ${v.name}, ${v.aliases}, ${v.parent_id}, ${v.status}, ${v.valid_from}, ${v.valid_to},
       ${v.evidence}, ${v.change}, 'approval', ${v.changed_by}, ${v.changed_at}, ${v.reason})`.raw
 
-const insertReview = (sql: SqlClient, scope: string, row: {
-  target: string; verdict: "confirm" | "reject" | "revert"; person: Person; at: string; reason: string | null; newVersion: number | null
+/** One person's review row (origin 'grant'): a verdict on an agent's change, a person's own link's confirm, a close. */
+export const insertReview = <V extends "confirm" | "reject" | "revert" | "close">(sql: SqlClient, scope: string, row: {
+  target: string; verdict: V; person: Person; at: string; reason: string | null; newVersion: number | null
 }) =>
   Effect.gen(function*() {
     const seq = (yield* sql<{ seq: number }>`SELECT coalesce(max(seq), 0) + 1 AS seq FROM review`)[0]?.seq ?? 1

@@ -107,5 +107,6 @@ export const expectInert = (dom: DomFacts, origin: string, allowedActions: RegEx
   for (const a of dom.actions) expect(a, a).toMatch(allowedActions)
 }
 
-export const DECISION_ACTIONS = /^\/(v1\/rules\/[a-z0-9-]+\/decision|v1\/decisions|approval\/logout|v1\/reviews|v1\/entities\/[a-z0-9-]+\/archive)$/
+export const DECISION_ACTIONS =
+  /^\/(v1\/rules\/[a-z0-9-]+\/decision|v1\/decisions|approval\/logout|v1\/reviews|v1\/entities\/[a-z0-9-]+\/(archive|unarchive)|v1\/structure\/(entities|links)|v1\/links\/[a-z0-9-]+\/close)$/
 

@@ -182,7 +182,7 @@ describe("architecture (src/)", () => {
       expect(filesWithString(graph, insertInto("review")).some((f) => f.startsWith("src/structure/"))).toBe(true)
     }
     // graph.md §13: the create insert carries the literal 'unconfirmed' and agents never write a person's
-    // version; person versions (src/structure/**) carry 'approval'; links are inserted as 'proposed' or 'deterministic'
+    // version; person versions (src/structure/**) carry 'approval'; links are inserted as 'proposed', 'deterministic' or a person's 'human'
     const inserts = (file: string, table: string): Array<string> =>
       (graph.files.get(file)?.strings ?? []).map((e) => normalizeSql(e.text)).filter((t) => insertInto(table).test(t))
     if (exists("src/graph/entities.ts")) {
@@ -196,7 +196,9 @@ describe("architecture (src/)", () => {
     if (exists("src/graph/links.ts")) {
       const own = inserts("src/graph/links.ts", "link")
       expect(own.length).toBeGreaterThan(0)
-      for (const t of own) expect(t).toMatch(/'(?:proposed|deterministic)'/)
+      // 'human': a person's link, born confirmed on the approval channel (gaps.md §13); its writer
+      // createPersonLink is reached only from src/structure/** (AT2b keeps that off agents' paths)
+      for (const t of own) expect(t).toMatch(/'(?:proposed|deterministic|human)'/)
     }
   })
 

@@ -68,7 +68,10 @@ const pool = async (tasks: ReadonlyArray<() => Promise<void>>) => {
   await Promise.all(Array.from({ length: CONCURRENCY }, worker))
 }
 
-const APPROVAL_PATHS = [/\/decision$/, /^\/v1\/decisions$/, /^\/v1\/reviews$/, /\/archive$/, /^\/v1\/export\//, /^\/v1\/rejected$/, /^\/v1\/redactions/]
+const APPROVAL_PATHS = [
+  /\/decision$/, /^\/v1\/decisions$/, /^\/v1\/reviews$/, /\/(un)?archive$/, /^\/v1\/export\//, /^\/v1\/rejected$/, /^\/v1\/redactions/,
+  /^\/v1\/structure\/(entities|links)$/, /^\/v1\/links\/[^/]+\/close$/
+]
 const isApproval = (template: string) => APPROVAL_PATHS.some((re) => re.test(template))
 
 /** Checks one answer of /v1 (or of a fixed case anywhere but the pages). */

@@ -9,16 +9,22 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { asPageForFormPost } from "../../approval/error-page.js"
 import { reviewManyFromForm, selectedOf } from "../../approval/bulk-form.js"
+import { closeLinkFromForm, createEntityFromForm, createLinkFromForm, unarchiveFromForm } from "../../approval/structure-corrections-form.js"
 import { archiveFromForm, reviewFromForm } from "../../approval/structure-form.js"
 import { CurrentCaller } from "../../auth/caller.js"
 import { AppConfig } from "../../config/config.js"
 import { ScopeStore } from "../../db/scope-store.js"
 import { isBulkBody } from "../../contracts/bulk.js"
-import { ENTITY_ID_RE, SCOPE_NAME_RE, scopeOfGraphId } from "../../contracts/ids.js"
+import { ENTITY_ID_RE, LINK_ID_RE, SCOPE_NAME_RE, scopeOfGraphId } from "../../contracts/ids.js"
+import type { CloseLinkRequest, PersonEntityRequest, PersonLinkRequest, UnarchiveRequest } from "../../graph/correction-schemas.js"
 import { refuse } from "../../contracts/errors.js"
 import { LINK_REF_RE } from "../../graph/link-types.js"
 import { type ArchiveRequest, ENTITY_VERSION_REF_RE, type ReviewRequest } from "../../graph/review-schemas.js"
 import { archiveEntity, formToArchive, parseArchive } from "../../structure/archive.js"
+import { closeLink, formToCloseLink, parseCloseLink } from "../../structure/close-link.js"
+import { createEntityByPerson, formToPersonEntity, parsePersonEntity } from "../../structure/create-entity.js"
+import { createLinkByPerson, formToPersonLink, parsePersonLink } from "../../structure/create-link.js"
+import { formToUnarchive, parseUnarchive, unarchiveEntity } from "../../structure/unarchive.js"
 import { structureOf } from "../../structure/pending.js"
 import { applyReview, applyReviews, formToReview, parseReview, parseReviews, scopeOfTarget } from "../../structure/review.js"
 import { operation } from "../../auth/operation.js"
@@ -158,7 +164,145 @@ export const archiveRoute = serveRoute({
 })
 
 
+// ---- a person's corrections (gaps.md §13): create an entity or a link, close a link, unarchive
+
+/** A person of the approval channel: the grant and the verified e-mail. */
+const personOf = Effect.map(CurrentCaller, (c) => ({ grantId: c.grant.id, identity: c.identity.identity }))
+
+type CreateInput<Q> =
+  | { readonly scope: string; readonly form: Readonly<Record<string, string>> }
+  | { readonly scope: string; readonly req: Q }
+
+/** A form names its scope in a field; a malformed one is refused as JSON would be, before anything is written. */
+const formScope = (form: Readonly<Record<string, string>>): string | null =>
+  typeof form.scope === "string" && SCOPE_NAME_RE.test(form.scope) ? form.scope : null
+
+export const createEntityRoute = serveRoute({
+  channel: "approval",
+  call: {
+    name: "create_entity",
+    right: "decide",
+    scopes: (p: CreateInput<PersonEntityRequest>) => [p.scope],
+    run: (p: CreateInput<PersonEntityRequest>) =>
+      "form" in p
+        ? createEntityFromForm(p.scope, p.form)
+        : Effect.gen(function*() {
+          const result = yield* createEntityByPerson(p.req, yield* personOf)
+          return { status: 201, body: result, refs: [result.ref] }
+        })
+  },
+  parse: (input) =>
+    Effect.gen(function*() {
+      yield* checkCsrf(input)
+      if (input.body.form) {
+        const form = input.body.value as Record<string, string>
+        const scope = formScope(form)
+        if (scope !== null) return { scope, form } satisfies CreateInput<PersonEntityRequest>
+      }
+      const raw = input.body.form ? formToPersonEntity(input.body.value as Record<string, string>) : input.body.value
+      const req = yield* parsePersonEntity(raw)
+      return { scope: req.scope, req } satisfies CreateInput<PersonEntityRequest>
+    })
+})
+
+export const createLinkRoute = serveRoute({
+  channel: "approval",
+  call: {
+    name: "propose_link",
+    right: "decide",
+    scopes: (p: CreateInput<PersonLinkRequest>) => [p.scope],
+    run: (p: CreateInput<PersonLinkRequest>) =>
+      "form" in p
+        ? createLinkFromForm(p.scope, p.form)
+        : Effect.gen(function*() {
+          const result = yield* createLinkByPerson(p.req, yield* personOf)
+          return { status: 201, body: result, refs: [result.review.target] }
+        })
+  },
+  parse: (input) =>
+    Effect.gen(function*() {
+      yield* checkCsrf(input)
+      if (input.body.form) {
+        const form = input.body.value as Record<string, string>
+        const scope = formScope(form)
+        if (scope !== null) return { scope, form } satisfies CreateInput<PersonLinkRequest>
+      }
+      const raw = input.body.form ? formToPersonLink(input.body.value as Record<string, string>) : input.body.value
+      const req = yield* parsePersonLink(raw)
+      return { scope: req.scope, req } satisfies CreateInput<PersonLinkRequest>
+    })
+})
+
+type CloseInput =
+  | { readonly id: string; readonly form: Readonly<Record<string, string>> }
+  | { readonly id: string; readonly req: CloseLinkRequest }
+
+const linkNotFound = () =>
+  refuse("not-found", { message: "no such link in this scope", remedy: "reload the structure page: close only what it lists", next: [] })
+
+export const closeLinkRoute = serveRoute({
+  channel: "approval",
+  call: {
+    name: "review_structure",
+    right: "decide",
+    scopes: (p: CloseInput) => [scopeOfGraphId(p.id)],
+    refs: (p: CloseInput) => [`link/${p.id}`],
+    run: (p: CloseInput) =>
+      "form" in p
+        ? closeLinkFromForm(p.id, scopeOfGraphId(p.id), p.form)
+        : Effect.gen(function*() {
+          const result = yield* closeLink(p.id, p.req, yield* personOf)
+          return { status: 200, body: result, refs: [result.link] }
+        })
+  },
+  parse: (input) =>
+    Effect.gen(function*() {
+      yield* checkCsrf(input)
+      const id = input.params.id ?? ""
+      if (input.body.form && LINK_ID_RE.test(id)) return { id, form: input.body.value as Record<string, string> } satisfies CloseInput
+      const raw = input.body.form ? formToCloseLink(input.body.value as Record<string, string>) : input.body.value
+      const req = yield* parseCloseLink(raw)
+      if (!LINK_ID_RE.test(id)) return yield* linkNotFound()
+      return { id, req } satisfies CloseInput
+    })
+})
+
+type UnarchiveInput =
+  | { readonly id: string; readonly form: Readonly<Record<string, string>> }
+  | { readonly id: string; readonly req: UnarchiveRequest }
+
+export const unarchiveRoute = serveRoute({
+  channel: "approval",
+  call: {
+    name: "archive_entity",
+    right: "decide",
+    scopes: (p: UnarchiveInput) => [scopeOfGraphId(p.id)],
+    refs: (p: UnarchiveInput) => [`entity/${p.id}`],
+    run: (p: UnarchiveInput) =>
+      "form" in p
+        ? unarchiveFromForm(p.id, scopeOfGraphId(p.id), p.form)
+        : Effect.gen(function*() {
+          const result = yield* unarchiveEntity(p.id, p.req, yield* personOf)
+          return { status: 200, body: result, refs: [result.current] }
+        })
+  },
+  parse: (input) =>
+    Effect.gen(function*() {
+      yield* checkCsrf(input)
+      const id = input.params.id ?? ""
+      if (input.body.form && ENTITY_ID_RE.test(id)) return { id, form: input.body.value as Record<string, string> } satisfies UnarchiveInput
+      const raw = input.body.form ? formToUnarchive(input.body.value as Record<string, string>) : input.body.value
+      const req = yield* parseUnarchive(raw)
+      if (!ENTITY_ID_RE.test(id)) return yield* entityNotFound()
+      return { id, req } satisfies UnarchiveInput
+    })
+})
+
 export const StructureLive = HttpApiBuilder.group(Api, "structure", (h) =>
   h.handleRaw("list", ({ request }) => listStructureRoute(request))
     .handleRaw("review", ({ request }) => Effect.flatMap(reviewRoute(request), asPageForFormPost(request)))
-    .handleRaw("archive", ({ path, request }) => Effect.flatMap(archiveRoute(request, path), asPageForFormPost(request))))
+    .handleRaw("archive", ({ path, request }) => Effect.flatMap(archiveRoute(request, path), asPageForFormPost(request)))
+    .handleRaw("createEntity", ({ request }) => Effect.flatMap(createEntityRoute(request), asPageForFormPost(request)))
+    .handleRaw("createLink", ({ request }) => Effect.flatMap(createLinkRoute(request), asPageForFormPost(request)))
+    .handleRaw("closeLink", ({ path, request }) => Effect.flatMap(closeLinkRoute(request, path), asPageForFormPost(request)))
+    .handleRaw("unarchive", ({ path, request }) => Effect.flatMap(unarchiveRoute(request, path), asPageForFormPost(request))))
