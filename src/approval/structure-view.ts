@@ -3,6 +3,7 @@
  * similar entities a create or update was forced past, as stored then), the structure page, and
  * the rule's pending concerns links.
  */
+import { adoptedOf } from "../structure/adopted.js"
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import { AppConfig } from "../config/config.js"
@@ -72,18 +73,19 @@ export const loadStructurePage = (scope: string, o: { readonly viewer: Viewer; r
     const clock = yield* clockwork
     const names = yield* grantNames
     const sentTarget = o.outcome?.kind === "refused" ? (o.outcome.sent.target ?? null) : null
-    const { items, candidates, changed } = yield* store.read(scope, ({ sql }) =>
+    const { items, candidates, changed, adopted } = yield* store.read(scope, ({ sql }) =>
       Effect.gen(function*() {
         const items = yield* pendingOf(sql, scope, config.file.public_url)
         const candidates = yield* overriddenFor(sql, items)
         const changed = sentTarget === null ? null : yield* changedSince(sql, sentTarget, names, clock)
-        return { items, candidates, changed }
+        const adopted = yield* adoptedOf(sql)
+        return { items, candidates, changed, adopted }
       }))
     return {
       items,
       page: structurePage({
         scope, viewer: o.viewer, canDecide: o.canDecide, items, candidates, names, clock, outcome: o.outcome, changed,
-        forms: { back: {}, draft: drafts(o.outcome) }
+        forms: { back: {}, draft: drafts(o.outcome) }, adopted
       })
     }
   })

@@ -151,3 +151,9 @@ export const entityIdOfVersionRef = (ref: string): { id: string; version: number
 }
 
 export const isEntityId = (id: string): boolean => ENTITY_ID_RE.test(id)
+
+/** The arguments of the MCP tool structure_retract: an entity id or a link id (entity/… and link/… accepted), and the reason. */
+export const StructureRetractArgs = Schema.Struct({
+  id: Schema.String.pipe(Schema.maxLength(80)).annotations({ description: "the entity id (…-e0001) or the link id (…-l0001)" }),
+  reason: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(1000)).annotations({ description: "why, in the person's words" })
+})

@@ -108,6 +108,9 @@ export class StructureApi extends HttpApiGroup.make("structure")
   .add(HttpApiEndpoint.post("archive", "/v1/entities/:id/archive").setPath(Id).setPayload(ArchiveRequest).addSuccess(ArchiveResult)
     .addError(GraphErr(403)).addError(GraphErr(404)).addError(GraphErr(409))
     .annotate(OpenApi.Description, "Approval channel: archive_entity, bottom-up (has-children); same origin and the csrf token required"))
+  .add(HttpApiEndpoint.post("retract", "/v1/structure/:id/retract").setPath(Id).setPayload(RetractRequest).addSuccess(Json)
+    .addError(GraphErr(404)).addError(GraphErr(409))
+    .annotate(OpenApi.Description, "retract (right propose): takes back an entity or link change the approval policy adopted (id = entity id or link id), while no person decided on it (409 already-decided after that)"))
 {}
 
 export class RedactionsApi extends HttpApiGroup.make("redactions")

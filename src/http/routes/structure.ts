@@ -20,6 +20,7 @@ import { archiveEntity, formToArchive, parseArchive } from "../../structure/arch
 import { structureOf } from "../../structure/pending.js"
 import { formToReview, parseReview, applyReview, scopeOfTarget } from "../../structure/review.js"
 import { operation } from "../../auth/operation.js"
+import { retractStructure } from "../../operations/retract.js"
 import { ScopeInput } from "../../domain/rule-schemas.js"
 import { Api } from "../api.js"
 import { operationRoute, serveRoute } from "../handle.js"
@@ -41,6 +42,7 @@ export const listStructure = operation({
     })
 })
 const listStructureRoute = operationRoute("api", listStructure, "query")
+const retractRoute = operationRoute("api", retractStructure, "body")
 
 /** A form post of the approval pages: its target names the scope; reviewed (and refused) on its page, in run. */
 const formTarget = (form: Readonly<Record<string, string>>): string | null => {
@@ -121,4 +123,5 @@ export const archiveRoute = serveRoute({
 export const StructureLive = HttpApiBuilder.group(Api, "structure", (h) =>
   h.handleRaw("list", ({ request }) => listStructureRoute(request))
     .handleRaw("review", ({ request }) => Effect.flatMap(reviewRoute(request), asPageForFormPost(request)))
-    .handleRaw("archive", ({ path, request }) => Effect.flatMap(archiveRoute(request, path), asPageForFormPost(request))))
+    .handleRaw("archive", ({ path, request }) => Effect.flatMap(archiveRoute(request, path), asPageForFormPost(request)))
+    .handleRaw("retract", ({ path, request }) => retractRoute(request, path)))
