@@ -22,6 +22,7 @@ import { LexicalIndex } from "../src/search/lexical/index.js"
 import { mailQuoteFound } from "../src/domain/quote-check.js"
 import { storeSource } from "../src/domain/sources.js"
 import { approvalBench } from "./approval.js"
+import { structureAdoptionBench } from "./structure-adoption.js"
 import { graphBench } from "./graph.js"
 import { httpBench } from "./http.js"
 import { hygieneBench } from "./hygiene.js"
@@ -150,10 +151,11 @@ const main = Effect.gen(function*() {
  * the part cli (the built CLI's start per command, median of 10 runs, against its goal line);
  * the part redaction (preview and apply of a term with 1,000 places in a 10k-rule scope, search
  * p99 while it applies; BENCH_REDACTION_RULES);
+ * the part structure-adoption (an agent builds a 200-entity tree in mode A over HTTP: entities/s, adopted and waiting);
  * the part hygiene (propose and search with the storage hygiene of R1 on against off, same run;
  * BENCH_HYGIENE_RULES, default 10k, BENCH_HYGIENE_ROUNDS, default 8).
  */
-const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,search-http,approval,graph,mcp,secrets,stages,backup,intake,load,cli,redaction,hygiene").split(",").map((s) => s.trim()))
+const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,search-http,approval,structure-adoption,graph,mcp,secrets,stages,backup,intake,load,cli,redaction,hygiene").split(",").map((s) => s.trim()))
 const graphSizes = (process.env.BENCH_GRAPH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const backupSizes = (process.env.BENCH_BACKUP_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const searchSizes = (process.env.BENCH_SEARCH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
@@ -163,6 +165,7 @@ const parts: Array<() => Promise<void>> = [
   ...(only.has("search") ? [() => searchBench(searchSizes.length > 0 ? searchSizes : undefined)] : []),
   ...(only.has("search-http") ? [searchHttpBench] : []),
   ...(only.has("approval") ? [approvalBench] : []),
+  ...(only.has("structure-adoption") ? [structureAdoptionBench] : []),
   ...(only.has("graph") ? [() => graphBench(graphSizes.length > 0 ? graphSizes : undefined)] : []),
   ...(only.has("mcp") ? [mcpBench] : []),
   ...(only.has("secrets") ? [secretsBench] : []),
