@@ -200,6 +200,23 @@ describe("mode A (autonomous): the policy adopts structure", () => {
   })
 })
 
+describe("mode B (classified): structure has class general and is adopted", () => {
+  it("a create and a link are adopted; a doubtful one waits", async () => {
+    const env = await start("classified")
+    try {
+      const a = await entity(env, "Vertrieb", null)
+      expect(a.json).toMatchObject({ status: "active", adoption: AUTO, policy: { outcome: "auto", mode: "classified" } })
+      const b = await entity(env, "Einkauf", null, { reason: "Ob das stimmt?" })
+      expect(b.json).toMatchObject({ status: "unconfirmed", adoption: { kind: "person" }, policy: { mode: "classified", exceptions: ["doubt"] } })
+      const link = await api(env, "POST", "/v1/links", { scope: "sales", from_ref: `entity/${String(b.json.id)}`, to_ref: `entity/${String(a.json.id)}`, type: "belongs_to", confidence: 0.9, reason: "Einkauf berichtet an den Vertrieb." })
+      expect(link.json).toMatchObject({ status: "confirmed", adoption: AUTO })
+    } finally {
+      await env.server.close()
+      env.cleanup()
+    }
+  }, 60_000)
+})
+
 describe("mode C (manual): the policy never adopts structure", () => {
   it("a create, a move and a link stay pending, marked person", async () => {
     const env = await start("manual")
