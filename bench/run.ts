@@ -25,6 +25,7 @@ import { approvalBench } from "./approval.js"
 import { approvalWaitingBench } from "./approval-waiting.js"
 import { digestBench } from "./digest.js"
 import { bulkBench } from "./bulk.js"
+import { structureAdoptionBench } from "./structure-adoption.js"
 import { graphBench } from "./graph.js"
 import { httpBench } from "./http.js"
 import { hygieneBench } from "./hygiene.js"
@@ -153,6 +154,7 @@ const main = Effect.gen(function*() {
  * the part cli (the built CLI's start per command, median of 10 runs, against its goal line);
  * the part redaction (preview and apply of a term with 1,000 places in a 10k-rule scope, search
  * p99 while it applies; BENCH_REDACTION_RULES);
+ * the part structure-adoption (an agent builds a 200-entity tree in mode A over HTTP: entities/s, adopted and waiting);
  * the part hygiene (propose and search with the storage hygiene of R1 on against off, same run;
  * BENCH_HYGIENE_RULES, default 10k, BENCH_HYGIENE_ROUNDS, default 8);
  * the part approval-waiting (the approval index with BENCH_WAITING proposals waiting, default 10k,
@@ -161,7 +163,7 @@ const main = Effect.gen(function*() {
  * recheck, goal ≤ 300 ms; BENCH_DIGEST_WAITING).
  * the part bulk (POST /v1/decisions of 100 rules and POST /v1/reviews of 100 entities, time per POST).
  */
-const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,search-http,approval,approval-waiting,digest,graph,mcp,secrets,stages,backup,intake,load,cli,redaction,hygiene,bulk").split(",").map((s) => s.trim()))
+const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,search-http,approval,approval-waiting,digest,graph,mcp,secrets,stages,backup,intake,load,cli,redaction,hygiene,bulk,structure-adoption").split(",").map((s) => s.trim()))
 const graphSizes = (process.env.BENCH_GRAPH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const backupSizes = (process.env.BENCH_BACKUP_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const searchSizes = (process.env.BENCH_SEARCH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
@@ -173,6 +175,7 @@ const parts: Array<() => Promise<void>> = [
   ...(only.has("approval") ? [approvalBench] : []),
   ...(only.has("approval-waiting") ? [approvalWaitingBench] : []),
   ...(only.has("digest") ? [digestBench] : []),
+  ...(only.has("structure-adoption") ? [structureAdoptionBench] : []),
   ...(only.has("graph") ? [() => graphBench(graphSizes.length > 0 ? graphSizes : undefined)] : []),
   ...(only.has("mcp") ? [mcpBench] : []),
   ...(only.has("secrets") ? [secretsBench] : []),

@@ -13,10 +13,12 @@ import { type JwtVerifier, JwtVerifierLive } from "./auth/jwt.js"
 import { BackupLock } from "./backup/lock.js"
 import { AppConfig, type AppConfigShape } from "./config/config.js"
 import { ApprovalPolicyLive } from "./decision/policy/live.js"
+import { StructurePolicyLive } from "./decision/policy/structure-live.js"
 import { OpsStore } from "./db/ops-store.js"
 import { ScopeOpenCheck } from "./db/scope-open-check.js"
 import { ScopeStore } from "./db/scope-store.js"
 import type { ApprovalPolicy } from "./domain/approval-policy.js"
+import type { StructurePolicy } from "./graph/structure-policy.js"
 import { type InFlight, InFlightLive } from "./read-pool/in-flight.js"
 import { type ReadPool, ReadPoolLive } from "./read-pool/pool.js"
 import type { RuleIndex } from "./domain/rule-index.js"
@@ -37,6 +39,7 @@ export type Services =
   | LexicalIndex
   | RuleIndex
   | ApprovalPolicy
+  | StructurePolicy
   | JwtVerifier
   | RateLimiter
   | SearchStages
@@ -81,6 +84,8 @@ export const ServicesLive = (config: AppConfigShape, overrides: ServiceOverrides
     BackupLock.Default,
     // the approval policy (intake's port) adopts with the rule index
     ApprovalPolicyLive.pipe(Layer.provideMerge(RuleIndexLive.pipe(Layer.provideMerge(lexical), Layer.provide(stages)))),
+    // the structure writers' port: the policy adopts agents' entity and link changes in modes A/B
+    StructurePolicyLive,
     overrides.rateLimiter ?? RateLimiterLive,
     overrides.jwt ?? JwtVerifierLive,
     overrides.modelOutput ?? ModelOutputLive,

@@ -15,6 +15,7 @@ import { type Html, html, join, safeHref, segment } from "./html.js"
 import { csrfField, layout, type Viewer } from "./layout.js"
 import { type BulkState, doneNotice, type Outcome, refusedNotice } from "./outcome.js"
 import type { GrantNames } from "./queries.js"
+import type { AdoptedItem } from "../structure/adopted.js"
 import { ruleLink } from "./rule-page.js"
 
 export const structurePath = (scope: string): string => `/approval/structure?scope=${encodeURIComponent(scope)}`
@@ -217,7 +218,20 @@ export interface StructurePageInput {
   readonly bulk?: BulkState | null
   /** the section of a person's corrections (a person who may decide), after the list */
   readonly corrections?: Html
+  /** what the policy adopted and no person decided on yet (modes A/B) */
+  readonly adopted?: ReadonlyArray<AdoptedItem>
 }
+
+/** "Adopted by the policy": taken off the pending list, still open to a person's review. */
+const adoptedSection = (items: ReadonlyArray<AdoptedItem>, clock: Clockwork): Html =>
+  items.length === 0
+    ? html``
+    : html`<section aria-labelledby="adopted-h"><h2 id="adopted-h">Adopted by the policy</h2>
+<p class="small muted">The approval policy adopted these agents' changes without a person (${plural(items.length, "change")}). The agent can retract one while no person decided on it.</p>
+<ul class="list">${items.map((a) => html`<li id="adopted-${a.target.replace(/[^a-z0-9-]/g, "-")}">
+  <div>${a.link === null ? pathHtml(a.path) : html`${a.link.type}: ${a.link.from_ref} → ${a.link.to_ref}`}</div>
+  <div class="meta"><span class="badge">adopted by the policy</span><span>${a.target}</span><span>ruleset ${a.ruleset}</span><span>${when(a.at, clock, true)}</span></div>
+</li>`)}</ul></section>`
 
 export const countsOf = (items: ReadonlyArray<PendingItem>) => {
   const versions = items.filter((i) => i.kind === "entity")
@@ -242,6 +256,7 @@ ${o.items.length === 0 ? html`<p class="muted">Nothing waits for review.</p>` : 
     seen.add(item.id)
     return entityItem(item, o, first ? item.id : null)
   })}</ol>${o.canDecide ? bulkForm(o) : ""}`}
+${adoptedSection(o.adopted ?? [], o.clock)}
 ${o.corrections ?? ""}`
   return layout({ title: `Structure changes in ${o.scope}`, viewer: o.viewer, body })
 }

@@ -3,6 +3,7 @@
  * similar entities a create or update was forced past, as stored then), the structure page, and
  * the rule's pending concerns links.
  */
+import { adoptedOf } from "../structure/adopted.js"
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import { AppConfig } from "../config/config.js"
@@ -80,19 +81,20 @@ export const loadStructurePage = (
     const clock = yield* clockwork
     const names = yield* grantNames
     const sentTarget = o.outcome?.kind === "refused" ? (o.outcome.sent.target ?? null) : null
-    const { items, candidates, changed, corrections } = yield* store.read(scope, ({ sql }) =>
+    const { items, candidates, changed, corrections, adopted } = yield* store.read(scope, ({ sql }) =>
       Effect.gen(function*() {
         const items = yield* pendingOf(sql, scope, config.file.public_url)
         const candidates = yield* overriddenFor(sql, items)
         const changed = sentTarget === null ? null : yield* changedSince(sql, sentTarget, names, clock)
         const corrections = o.canDecide ? yield* loadCorrections(sql, config.file.graph.entity_types) : null
-        return { items, candidates, changed, corrections }
+        const adopted = yield* adoptedOf(sql)
+        return { items, candidates, changed, corrections, adopted }
       }))
     return {
       items,
       page: structurePage({
         scope, viewer: o.viewer, canDecide: o.canDecide, items, candidates, names, clock, outcome: o.outcome, changed,
-        forms: { back: {}, draft: drafts(o.outcome) }, bulk: o.bulk ?? null,
+        forms: { back: {}, draft: drafts(o.outcome) }, bulk: o.bulk ?? null, adopted,
         ...(corrections === null ? {} : { corrections: correctionsSection({ scope, viewer: o.viewer, data: corrections, outcome: o.outcome, clock }) })
       })
     }

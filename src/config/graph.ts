@@ -28,6 +28,8 @@ export const GraphConfig = Schema.Struct({
     { default: () => [...DEFAULT_ENTITY_TYPES] }
   ),
   max_depth: Schema.optionalWith(Schema.Number.pipe(Schema.int(), Schema.between(2, 64)), { default: () => 16 }),
+  /** a move of a subtree with more nodes than this waits for a person in every approval mode (gaps.md §13) */
+  large_subtree: Schema.optionalWith(Schema.Number.pipe(Schema.int(), Schema.between(1, 100_000)), { default: () => 10 }),
   proposed_min_confidence: Schema.optionalWith(Schema.NullOr(Schema.Number.pipe(Schema.between(0, 1))), {
     default: () => null
   })

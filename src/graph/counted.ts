@@ -85,8 +85,10 @@ export const reviewsOf = (sql: SqlClient, linkIds: ReadonlyArray<string>): Effec
   linkIds.length === 0
     ? Effect.succeed(new Map())
     : Effect.map(
-      sql<{ target: string; verdict: Verdict }>`SELECT target, verdict FROM review WHERE target IN ${sql.in([...new Set(linkIds)].map(linkRef))}`,
-      (rows) => new Map(rows.map((r) => [r.target, r.verdict]))
+      // the newest verdict wins (a person's after the policy's adoption); a retract takes the adoption back
+      sql<{ target: string; verdict: Verdict | "retract" }>`SELECT target, verdict FROM review
+        WHERE target IN ${sql.in([...new Set(linkIds)].map(linkRef))} AND verdict <> 'close' ORDER BY seq`,
+      (rows) => new Map(rows.map((r) => [r.target, r.verdict === "retract" ? "reject" : r.verdict]))
     )
 
 /** A stored link that counts, with its status and whether it is marked proposed. */

@@ -16,6 +16,7 @@ import { closureOnCreate, closureOnMove } from "./closure.js"
 import { type Candidate, type Next, type PathItem, refuse } from "../contracts/errors.js"
 import { DUPLICATE_SCORE, RESOLVE_MAX_CANDIDATES } from "./config.js"
 import { syncEntityFts } from "./fts.js"
+import { applyStructurePolicy, type PolicyPart } from "./structure-policy.js"
 import { nextForCycle, nextForDuplicate, nextForWrite } from "./guidance.js"
 import { normalize } from "./normalize.js"
 import { storeOverridden } from "./overrides.js"
@@ -33,13 +34,13 @@ export interface Actor {
 /** entity.created_by by channel (graph.md §3.2, §10). */
 export const CREATED_BY = { mcp: "agent", api: "import" } as const
 
-export type CreateAnswer = { readonly created: true } & EntityOut & { readonly path: Array<PathItem>; readonly next: Array<Next> }
-export type MoveAnswer = { readonly moved: boolean } & EntityOut & {
+export type CreateAnswer = { readonly created: true } & EntityOut & { readonly policy?: PolicyPart["policy"] } & { readonly path: Array<PathItem>; readonly next: Array<Next> }
+export type MoveAnswer = { readonly moved: boolean } & EntityOut & { readonly policy?: PolicyPart["policy"] } & {
   readonly from_path: Array<PathItem>
   readonly path: Array<PathItem>
   readonly next: Array<Next>
 }
-export type UpdateAnswer = { readonly updated: boolean } & EntityOut & { readonly path: Array<PathItem>; readonly next: Array<Next> }
+export type UpdateAnswer = { readonly updated: boolean } & EntityOut & { readonly policy?: PolicyPart["policy"] } & { readonly path: Array<PathItem>; readonly next: Array<Next> }
 
 const names = (path: ReadonlyArray<PathItem>): Array<string> => path.map((p) => p.name)
 
@@ -221,6 +222,14 @@ export const mapTrigger = (sql: SqlClient, id: string, parentId: string | null) 
 
 const dedupe = (list: ReadonlyArray<string>): Array<string> => [...new Set(list)]
 
+/** The texts an agent wrote, by field, for the structure policy's checks. */
+const agentTexts = (t: { name?: string | undefined; aliases?: ReadonlyArray<string>; reason?: string | undefined; evidence?: string | undefined }) => [
+  ...(t.name === undefined ? [] : [{ field: "name", text: t.name }]),
+  ...(t.aliases ?? []).map((a) => ({ field: "aliases", text: a })),
+  ...(t.reason === undefined ? [] : [{ field: "reason", text: t.reason }]),
+  ...(t.evidence === undefined ? [] : [{ field: "evidence", text: t.evidence }])
+]
+
 // ---- writers -------------------------------------------------------------------------------
 
 /** Version 1 of a new entity as its creator writes it (the status and channel are the creator's). */
@@ -244,6 +253,8 @@ export interface FirstVersion {
  */
 export interface Creator {
   readonly createdBy: "agent" | "import" | "human"
+  /** the agent's channel, where the approval policy may adopt the create; null: a person's create, born confirmed */
+  readonly channel: "mcp" | "api" | null
   readonly defaultReason: string
   readonly writeVersion: (sql: SqlClient, v: FirstVersion) => Effect.Effect<unknown, SqlError>
 }
@@ -251,6 +262,7 @@ export interface Creator {
 /** The agent's or import's version 1: unconfirmed, on its channel. */
 const agentCreator = (by: Actor): Creator => ({
   createdBy: CREATED_BY[by.channel],
+  channel: by.channel,
   defaultReason: `created via ${by.channel}`,
   writeVersion: (sql, v) =>
     sql`INSERT INTO entity_version (id, version, type, name, aliases, parent_id, status, valid_from, valid_to,
@@ -302,11 +314,16 @@ export const createEntityBy = Effect.fn("Entities.create")(function*(req: Create
       }).pipe(Effect.catchTag("SqlError", mapTrigger(sql, id, req.parent_id)))
       yield* storeOverridden(sql, id, 1, overridden)
       yield* syncEntityFts(sql, { seq, name: req.name, aliases })
+      const policy = by.channel === null ? {} : yield* applyStructurePolicy(sql, {
+        scope: req.scope, kind: "create", target: `entity/${id}@1`, channel: by.channel,
+        texts: agentTexts({ name: req.name, aliases, reason: req.reason, evidence: req.evidence }),
+        forcedDuplicate: overridden.length > 0, subtree: 0, now
+      })
 
       const row = yield* currentEntity(sql, id)
       if (row === null) return yield* Effect.dieMessage("created entity not readable")
       const out = yield* entityOut(sql, row, config.file.public_url)
-      const answer: CreateAnswer = { created: true, ...out, path: yield* pathOf(sql, id), next: nextForWrite(id, req.parent_id) }
+      const answer: CreateAnswer = { created: true, ...out, ...policy, path: yield* pathOf(sql, id), next: nextForWrite(id, req.parent_id) }
       return answer
     }))
 })
@@ -349,6 +366,7 @@ export const moveEntity = Effect.fn("Entities.move")(function*(id: string, req: 
       yield* checkDepth(parentLevel + 1 + (height[0]?.h ?? 0), graph.max_depth, req.parent_id)
       yield* checkLiteral(sql, { parentId: req.parent_id, type: row.type, name: row.name, excludeId: id })
 
+      const subtree = (yield* sql<{ n: number }>`SELECT count(*) AS n FROM entity_closure WHERE ancestor_id = ${id}`)[0]?.n ?? 1
       const reason = req.reason ?? `moved via ${by.channel}`
       yield* Effect.gen(function*() {
         yield* sql`INSERT INTO entity_version (id, version, type, name, aliases, parent_id, status, valid_from, valid_to,
@@ -357,11 +375,15 @@ export const moveEntity = Effect.fn("Entities.move")(function*(id: string, req: 
             ${row.status}, ${row.valid_from}, ${row.valid_to}, ${row.evidence}, 'move', ${by.channel}, ${by.grantId}, ${now}, ${reason})`.raw
         yield* closureOnMove(sql, id, req.parent_id)
       }).pipe(Effect.catchTag("SqlError", mapTrigger(sql, id, req.parent_id)))
+      const policy = yield* applyStructurePolicy(sql, {
+        scope: req.scope, kind: "move", target: `entity/${id}@${row.version + 1}`, channel: by.channel,
+        texts: agentTexts({ reason: req.reason }), forcedDuplicate: false, subtree, now
+      })
 
       const moved = yield* currentEntity(sql, id)
       if (moved === null) return yield* Effect.dieMessage("moved entity not readable")
       const out = yield* entityOut(sql, moved, config.file.public_url)
-      const answer: MoveAnswer = { moved: true, ...out, from_path: fromPath, path: yield* pathOf(sql, id), next: nextForWrite(id, req.parent_id) }
+      const answer: MoveAnswer = { moved: true, ...out, ...policy, from_path: fromPath, path: yield* pathOf(sql, id), next: nextForWrite(id, req.parent_id) }
       return answer
     }))
 })
@@ -419,11 +441,16 @@ export const updateEntity = Effect.fn("Entities.update")(function*(id: string, r
       )
       yield* storeOverridden(sql, id, row.version + 1, overridden)
       yield* syncEntityFts(sql, { seq: row.seq, name, aliases })
+      const policy = yield* applyStructurePolicy(sql, {
+        scope: req.scope, kind: "update", target: `entity/${id}@${row.version + 1}`, channel: by.channel,
+        texts: agentTexts({ name: renamed ? name : undefined, aliases: added, reason: req.reason }),
+        forcedDuplicate: overridden.length > 0, subtree: 0, now
+      })
 
       const updated = yield* currentEntity(sql, id)
       if (updated === null) return yield* Effect.dieMessage("updated entity not readable")
       const out = yield* entityOut(sql, updated, config.file.public_url)
-      const answer: UpdateAnswer = { updated: true, ...out, path: yield* pathOf(sql, id), next: nextForWrite(id, row.parent_id) }
+      const answer: UpdateAnswer = { updated: true, ...out, ...policy, path: yield* pathOf(sql, id), next: nextForWrite(id, row.parent_id) }
       return answer
     }))
 })

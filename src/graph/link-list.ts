@@ -4,6 +4,7 @@
  * the entity and its descendants (entity_closure): the other ends of the counted links (G5)
  * resolved to entries and grouped by kind like a bundle, newest first. Reads only.
  */
+import { linkAdoptions } from "./adoption.js"
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
@@ -144,9 +145,15 @@ const listFlat = (sql: SqlClient, q: ListLinksQuery, kind: EndKind, opts: CountO
     const reviews = yield* reviewsOf(sql, stored.filter((l) => l.origin === "proposed").map((l) => l.id))
     const rejected = yield* rejectedRuleEnds(sql, stored.flatMap((l) => [l.from_ref, l.to_ref]))
     const marks = yield* redactedOf(sql)
+    const adoptions = yield* linkAdoptions(sql, stored.filter((l) => l.origin === "proposed").map((l) => l.id))
     const storedOut = stored
       .filter((l) => !rejected.has(l.from_ref) && !rejected.has(l.to_ref))
-      .map((l) => ({ out: linkOut(l, linkStatus(l, reviews.get(linkRef(l.id))), marks), seq: l.seq }))
+      .map((l) => ({
+        out: l.origin === "proposed"
+          ? { ...linkOut(l, linkStatus(l, reviews.get(linkRef(l.id))), marks), adoption: adoptions.get(l.id) ?? { kind: "person" as const } }
+          : linkOut(l, linkStatus(l, reviews.get(linkRef(l.id))), marks),
+        seq: l.seq
+      }))
     const computed = (yield* computedLinksOf(sql, q.ref)).map((out) => ({ out, seq: 0 }))
     const all = [...storedOut, ...computed].sort((a, b) =>
       b.out.valid_from.localeCompare(a.out.valid_from) || b.seq - a.seq ||

@@ -7,7 +7,7 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Schema } from "effect"
 import { ENTITY_ID_RE, RULE_ID_RE, ScopeName } from "../contracts/ids.js"
-import { Instant, RedactedFlag } from "../contracts/schemas.js"
+import { Adoption, Instant, RedactedFlag } from "../contracts/schemas.js"
 
 export const PROPOSABLE_TYPES = ["concerns", "belongs_to", "contradicts", "mentions", "same_as"] as const
 export const COMPUTED_TYPES = ["replies_to", "attachment_of", "sourced_from", "supersedes"] as const
@@ -102,7 +102,9 @@ export const LinkOut = Schema.Struct({
   valid_to: Schema.NullOr(Instant),
   created_at: Schema.NullOr(Instant),
   /** a redaction touched its reason or evidence */
-  redacted: RedactedFlag
+  redacted: RedactedFlag,
+  /** a stored proposed link: who adopted it, the policy (auto-adopted) or a person (also: pending) */
+  adoption: Schema.optional(Adoption)
 })
 export type LinkOut = typeof LinkOut.Type
 

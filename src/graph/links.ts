@@ -9,7 +9,10 @@ import { AppConfig } from "../config/config.js"
 import { ScopeStore } from "../db/scope-store.js"
 import { formatLinkId } from "../contracts/ids.js"
 import { nowInstant } from "../contracts/time.js"
-import { linkOut, type LinkRow, linkStatus, type Verdict } from "./counted.js"
+import { linkOut, type LinkRow, linkStatus, reviewsOf } from "./counted.js"
+import { linkAdoptions } from "./adoption.js"
+import { applyStructurePolicy, type PolicyPart } from "./structure-policy.js"
+import type { Adoption } from "../contracts/schemas.js"
 import { redactedOf } from "../domain/redacted.js"
 import { type Next, type PathItem, refuse } from "../contracts/errors.js"
 import {
@@ -34,6 +37,8 @@ import { pathOf } from "./paths.js"
 export interface LinkWriter {
   /** grant id of the caller (created_by) */
   readonly grantId: string
+  /** the caller's channel (the policy adopts on it); api when not named */
+  readonly channel?: "mcp" | "api"
 }
 
 /** The answer of link_propose / POST /v1/links, with the guidance of graph.md §8. */
@@ -46,6 +51,10 @@ export interface ProposeLinkResult {
   readonly next: ReadonlyArray<Next>
   /** the approval page while the link waits for a person, else null */
   readonly approval_url: string | null
+  /** who adopted the link: the policy (auto-adopted) or a person (also: it waits for one) */
+  readonly adoption?: Adoption
+  /** what the policy did with a new link, and why */
+  readonly policy?: PolicyPart["policy"]
 }
 
 const KIND_WORD: Record<EndKind, string> = { rule: "rule", source: "source", attachment: "attachment", entity: "entity" }
@@ -93,9 +102,6 @@ const openTwin = (sql: SqlClient, req: LinkEnds) =>
       ORDER BY (from_ref = ${req.from_ref}) DESC, seq LIMIT 1`,
     (rows) => rows[0]
   )
-
-const verdictOf = (sql: SqlClient, linkId: string) =>
-  Effect.map(sql<{ verdict: Verdict }>`SELECT verdict FROM review WHERE target = ${linkRef(linkId)}`, (rows) => rows[0]?.verdict)
 
 /** The entity end a link answer is about: the to end first (what something is filed under). */
 export const entityEndOf = (from: string, to: string): string | null =>
@@ -220,11 +226,13 @@ export const proposeLink = Effect.fn("Links.propose")(function*(req: LinkRequest
       const { path, next, type } = yield* checkLink(sql, req)
       const existing = yield* openTwin(sql, req)
       if (existing !== undefined) {
-        const status = linkStatus(existing, yield* verdictOf(sql, existing.id))
+        const status = linkStatus(existing, (yield* reviewsOf(sql, [existing.id])).get(linkRef(existing.id)))
+        const adoption = (yield* linkAdoptions(sql, [existing.id])).get(existing.id) ?? { kind: "person" as const }
         const result: ProposeLinkResult = {
           created: false,
           status,
-          link: linkOut(existing, status, yield* redactedOf(sql)),
+          link: { ...linkOut(existing, status, yield* redactedOf(sql)), adoption },
+          adoption,
           path,
           next,
           approval_url: status === "proposed" ? structureApprovalUrl(config.file.public_url, scope, existing.id) : null
@@ -243,13 +251,19 @@ export const proposeLink = Effect.fn("Links.propose")(function*(req: LinkRequest
         seq, id, from_ref: req.from_ref, to_ref: req.to_ref, type, origin: "proposed", confidence: req.confidence,
         reason: req.reason, evidence, valid_from: now, valid_to: null, created_at: now, created_by: writer.grantId
       }
+      const policy = yield* applyStructurePolicy(sql, {
+        scope, kind: "link", target: linkRef(id), channel: writer.channel ?? "api", forcedDuplicate: false, subtree: 0, now,
+        texts: [{ field: "reason", text: req.reason }, ...(evidence === null ? [] : [{ field: "evidence", text: evidence }])]
+      })
+      const status: LinkStatus = policy.adoption.kind === "auto" ? "confirmed" : "proposed"
       const result: ProposeLinkResult = {
         created: true,
-        status: "proposed",
-        link: linkOut(row, "proposed"),
+        status,
+        link: { ...linkOut(row, status), adoption: policy.adoption },
+        ...policy,
         path,
         next,
-        approval_url: structureApprovalUrl(config.file.public_url, scope, id)
+        approval_url: status === "proposed" ? structureApprovalUrl(config.file.public_url, scope, id) : null
       }
       return result
     })
@@ -283,7 +297,7 @@ export const createPersonLink = <A, E>(
         const { path, type } = yield* checkLink(sql, req)
         const existing = yield* openTwin(sql, req)
         if (existing !== undefined) {
-          const status = linkStatus(existing, yield* verdictOf(sql, existing.id))
+          const status = linkStatus(existing, (yield* reviewsOf(sql, [existing.id])).get(linkRef(existing.id)))
           return yield* refuse("already-decided", {
             message: `an open ${req.type} link between these two exists already (${existing.id}, ${status})`,
             remedy: status === "proposed" ? `confirm the proposed link ${existing.id} in the list on this page` : "nothing to add: the link is there",

@@ -10,6 +10,8 @@ import { nextForTree, nextForTreeDepth, nextForUnknown } from "./guidance.js"
 import { pathOf, pathsOf } from "./paths.js"
 import { redactedMark, redactedOf } from "../domain/redacted.js"
 import type { EntityOut, EntityStatus, EntityVersionOut, TreeNode } from "./schemas.js"
+import type { Adoption } from "../contracts/schemas.js"
+import { entityAdoptions } from "./adoption.js"
 
 export interface EntityRow {
   readonly seq: number
@@ -69,7 +71,7 @@ export const pendingVersions = (sql: SqlClient, ids: ReadonlyArray<string>): Eff
   ids.length === 0
     ? Effect.succeed(new Map())
     : sql<{ id: string; version: number }>`SELECT v.id, v.version FROM entity_version v
-        WHERE v.id IN ${sql.in([...new Set(ids)])} AND v.channel IN ('mcp', 'api')
+        WHERE v.id IN ${sql.in([...new Set(ids)])} AND v.channel IN ('mcp', 'api') AND v.change IN ('create', 'move', 'update')
           AND v.version > coalesce((SELECT max(a.version) FROM entity_version a WHERE a.id = v.id AND a.channel = 'approval'), 0)
           AND NOT EXISTS (SELECT 1 FROM review r WHERE r.target = 'entity/' || v.id || '@' || v.version)
         ORDER BY v.id, v.version`.pipe(
@@ -87,7 +89,7 @@ export const entityApprovalUrl = (publicUrl: string, scope: string, id: string):
 /** EntityOut of graph.md §8 from a current row. */
 export const toEntityOut = (
   row: EntityRow,
-  extra: { readonly children: number; readonly pending: boolean; readonly publicUrl: string; readonly redacted?: boolean }
+  extra: { readonly children: number; readonly pending: boolean; readonly publicUrl: string; readonly redacted?: boolean; readonly adoption?: Adoption }
 ): EntityOut => ({
   ref: `entity/${row.id}`,
   id: row.id,
@@ -103,7 +105,8 @@ export const toEntityOut = (
   pending: extra.pending,
   approval_url: extra.pending ? entityApprovalUrl(extra.publicUrl, row.scope, row.id) : null,
   version: row.version,
-  ...redactedMark(extra.redacted === true)
+  ...redactedMark(extra.redacted === true),
+  ...(extra.adoption === undefined ? {} : { adoption: extra.adoption })
 })
 
 /** EntityOut with its children count and pending flag read from the file. */
@@ -112,9 +115,10 @@ export const entityOut = (sql: SqlClient, row: EntityRow, publicUrl: string): Ef
     const children = yield* childCounts(sql, [row.id])
     const pending = yield* pendingVersions(sql, [row.id])
     const marks = yield* Effect.orDie(redactedOf(sql))
+    const adoptions = yield* entityAdoptions(sql, [row.id])
     return toEntityOut(row, {
       children: children.get(row.id) ?? 0, pending: pending.has(row.id), publicUrl,
-      redacted: marks.row("entity_version", row.id, row.version)
+      redacted: marks.row("entity_version", row.id, row.version), adoption: adoptions.get(row.id) ?? { kind: "person" }
     })
   })
 

@@ -158,3 +158,9 @@ export const BulkReviewRequest = Schema.Struct({ items: Schema.Array(ReviewReque
 
 /** The answer of a bulk review: how many were reviewed and each target's current ref afterwards, in the items' order. */
 export const BulkReviewResult = Schema.Struct({ reviewed: Schema.Number, current: Schema.Array(Schema.String) })
+
+/** The arguments of the MCP tool structure_retract: an entity id or a link id (entity/… and link/… accepted), and the reason. */
+export const StructureRetractArgs = Schema.Struct({
+  id: Schema.String.pipe(Schema.maxLength(80)).annotations({ description: "the entity id (…-e0001) or the link id (…-l0001)" }),
+  reason: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(1000)).annotations({ description: "why, in the person's words" })
+})

@@ -4,7 +4,7 @@
  */
 import { Schema } from "effect"
 import { ENTITY_ID_RE, ScopeName } from "../contracts/ids.js"
-import { Day, RedactedFlag } from "../contracts/schemas.js"
+import { Adoption, Day, RedactedFlag } from "../contracts/schemas.js"
 import { EntityType } from "../config/graph.js"
 import { Next, PathItem } from "../contracts/errors.js"
 import { BoundedName, BoundedQuery, normalize } from "./normalize.js"
@@ -100,7 +100,9 @@ export const EntityOut = Schema.Struct({
   approval_url: Schema.NullOr(Schema.String),
   version: Schema.Number,
   /** a redaction touched the current version's name, aliases or evidence */
-  redacted: RedactedFlag
+  redacted: RedactedFlag,
+  /** who adopted it: the policy (auto-adopted, with its ruleset) or a person (also: pending, a person decides) */
+  adoption: Schema.optional(Adoption)
 })
 export type EntityOut = typeof EntityOut.Type
 

@@ -125,6 +125,9 @@ export class StructureApi extends HttpApiGroup.make("structure")
   .add(HttpApiEndpoint.post("unarchive", "/v1/entities/:id/unarchive").setPath(Id).setPayload(UnarchiveRequest).addSuccess(Json)
     .addError(GraphErr(400)).addError(GraphErr(403)).addError(GraphErr(404)).addError(GraphErr(409)).addError(GraphErr(422))
     .annotate(OpenApi.Description, "Approval channel: a person unarchives an entity (parent-archived while its parent is archived; reason required)"))
+  .add(HttpApiEndpoint.post("retract", "/v1/structure/:id/retract").setPath(Id).setPayload(RetractRequest).addSuccess(Json)
+    .addError(GraphErr(404)).addError(GraphErr(409))
+    .annotate(OpenApi.Description, "retract (right propose): takes back an entity or link change the approval policy adopted (id = entity id or link id), while no person decided on it (409 already-decided after that)"))
 {}
 
 export class RedactionsApi extends HttpApiGroup.make("redactions")

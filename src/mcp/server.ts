@@ -40,6 +40,7 @@ import { proposeRule } from "./tools/propose-rule.js"
 import { readRule } from "./tools/read-rule.js"
 import { ruleProvenance } from "./tools/rule-provenance.js"
 import { ruleRetract } from "./tools/rule-retract.js"
+import { structureRetract } from "./tools/structure-retract.js"
 import { searchFeedback } from "./tools/search-feedback.js"
 import { searchRules } from "./tools/search-rules.js"
 
@@ -64,6 +65,7 @@ export const createMcpServer = (ctx: ToolContext): McpServer => {
   registerTool(server, ctx, searchFeedback)
   registerTool(server, ctx, listScopes)
   registerTool(server, ctx, ruleRetract)
+  registerTool(server, ctx, structureRetract)
   registerTool(server, ctx, entityResolve(ctx.config))
   registerTool(server, ctx, entityCreate(ctx.config))
   registerTool(server, ctx, entityMove)

@@ -12,7 +12,7 @@ import { AppConfig } from "../config/config.js"
 import { decodeStrict } from "../contracts/decode.js"
 import { DigestQuery, type DigestJson } from "../contracts/digest.js"
 import { ruleRef } from "../contracts/ids.js"
-import { todayIn } from "../contracts/time.js"
+import { instantOfLocal, todayIn } from "../contracts/time.js"
 import { ScopeStore } from "../db/scope-store.js"
 import { POLICY_PREFIX } from "../domain/adoption.js"
 import { type DueRule, dueForRecheck } from "../search/due-for-recheck.js"
@@ -76,13 +76,17 @@ const adoptedRulesSince = (sql: SqlClient, since: string) =>
     ORDER BY d.id DESC`
 
 /**
- * The entity and link changes the policy adopted since the day, as refs. The policy adopts no
- * structure yet: a review row has no origin before structure adoption (scope migration 0011)
- * gives it one, so there is nothing to read. Structure adoption fills this in (its review rows
- * with origin auto and decided_by policy@<ruleset> on `since` or later); their refs join
+ * The entity and link changes the policy adopted since the day, as refs (entity/<id>@<n>,
+ * link/<id>), newest first: its review rows (origin auto, decided_by policy@<ruleset>) decided on
+ * or after the start of `since` in config.zone; a retracted one is left out. Their refs join
  * `adopted` after the rules' in every door.
  */
-const adoptedStructureSince = (_sql: SqlClient, _since: string): Effect.Effect<ReadonlyArray<string>> => Effect.succeed([])
+const adoptedStructureSince = (sql: SqlClient, since: string, zone: string): Effect.Effect<ReadonlyArray<string>, SqlError> =>
+  Effect.map(sql<{ target: string }>`
+    SELECT r.target FROM review r
+    WHERE r.origin = 'auto' AND r.decided_by GLOB ${`${POLICY_PREFIX}*`} AND r.decided_at >= ${instantOfLocal(zone, `${since} 00:00`) ?? `${since}T00:00:00Z`}
+      AND NOT EXISTS (SELECT 1 FROM review x WHERE x.target = r.target AND x.verdict = 'retract')
+    ORDER BY r.seq DESC`, (rows) => rows.map((row) => row.target))
 
 const openRuleProposals = (sql: SqlClient) =>
   Effect.map(sql<{ n: number }>`SELECT count(*) AS n FROM current_version WHERE status = 'proposed'`, (rows) => rows[0]?.n ?? 0)
@@ -103,7 +107,7 @@ const scopeDigest = (scope: string, since: string, nowMs: number, structureWaiti
     return yield* store.read(scope, ({ sql }) =>
       Effect.gen(function*() {
         const adopted = yield* adoptedRulesSince(sql, since)
-        const adoptedStructure = yield* adoptedStructureSince(sql, since)
+        const adoptedStructure = yield* adoptedStructureSince(sql, since, config.file.zone)
         const rules = yield* openRuleProposals(sql)
         const structure = yield* structureWaiting(sql, scope)
         const due = yield* dueForRecheck(sql, recheck)

@@ -26,7 +26,7 @@ export const proposeLink = operation({
   run: (req) =>
     Effect.gen(function*() {
       const caller = yield* CurrentCaller
-      const r = yield* propose(req, { grantId: caller.grant.id })
+      const r = yield* propose(req, { grantId: caller.grant.id, channel: caller.channel === "mcp" ? "mcp" : "api" })
       return { status: r.created ? 201 : 200, body: r, refs: [linkRef(r.link.id ?? "")] }
     })
 })

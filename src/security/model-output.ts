@@ -361,7 +361,10 @@ export const renderResultForModel = (value: unknown, options: RenderOptions = {}
     if (typeof v === "number" || typeof v === "boolean") return String(v)
     if (typeof v === "string") {
       if (isServer(key, v, parent)) return plain(v)
-      const auto = (key === "title" || key === "statement") && parent !== null && parent.status === "confirmed" && adoptedByPolicy(parent)
+      // a rule's statement, an entity's name or a link's reason that the policy adopted (gaps.md §10, §13)
+      const auto = parent !== null && adoptedByPolicy(parent) && (
+        ((key === "title" || key === "statement") && parent.status === "confirmed") ||
+        (key === "name" && parent.status === "active") || (key === "reason" && parent.status === "confirmed" && parent.origin === "proposed"))
       const redacted = parent !== null && parent.redacted === true
       return foreign(`${labelOf(key)}${auto ? ", auto-adopted" : ""}${redacted ? ", redacted" : ""}`, v)
     }

@@ -30,6 +30,7 @@ export const formToPersonEntity = (form: Readonly<Record<string, string>>): unkn
 
 const personCreator = (person: Person): Creator => ({
   createdBy: "human",
+  channel: null,
   defaultReason: "created by a person",
   writeVersion: (sql, v) =>
     insertPersonVersion(sql, {

@@ -36,7 +36,7 @@ const parseAliases = (text: string): Array<string> => {
 /** The pending agent versions of the scope, oldest version first per entity. */
 const pendingVersions = (sql: SqlClient) =>
   sql<VersionRow>`SELECT v.* FROM entity_version v
-    WHERE v.channel IN ('mcp', 'api')
+    WHERE v.channel IN ('mcp', 'api') AND v.change IN ('create', 'move', 'update')
       AND v.version > coalesce((SELECT max(a.version) FROM entity_version a WHERE a.id = v.id AND a.channel = 'approval'), 0)
       AND NOT EXISTS (SELECT 1 FROM review r WHERE r.target = 'entity/' || v.id || '@' || v.version)
     ORDER BY v.id, v.version`

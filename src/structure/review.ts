@@ -117,7 +117,8 @@ const notFound = (target: string) =>
 const lastReviewed = (sql: SqlClient, id: string, n: number) =>
   Effect.map(
     sql<VersionRow>`SELECT v.* FROM entity_version v WHERE v.id = ${id} AND v.version < ${n}
-      AND (v.channel = 'approval' OR EXISTS (SELECT 1 FROM review r WHERE r.target = 'entity/' || v.id || '@' || v.version AND r.verdict = 'confirm'))
+      AND (v.channel = 'approval' OR EXISTS (SELECT 1 FROM review r WHERE r.target = 'entity/' || v.id || '@' || v.version
+        AND r.verdict = 'confirm' AND r.origin <> 'auto'))
       ORDER BY v.version DESC LIMIT 1`,
     (rows) => rows[0]
   )
@@ -299,7 +300,8 @@ const reviewIn = (sql: SqlClient, w: Reviewing, req: ReviewRequest): Effect.Effe
   const { scope, person, at, today, maxDepth } = w
   const reason = req.reason ?? null
   return Effect.gen(function*() {
-      const decided = (yield* sql<{ id: string }>`SELECT id FROM review WHERE target = ${req.target}`)[0]
+      // the policy's adoption leaves the person's verdict open (gaps.md §13); a retract ends it
+      const decided = (yield* sql<{ id: string }>`SELECT id FROM review WHERE target = ${req.target} AND origin <> 'auto'`)[0]
       if (req.target.startsWith("link/")) {
         const linkId = req.target.slice("link/".length)
         const link = (yield* sql<LinkRow>`SELECT * FROM link WHERE id = ${linkId}`)[0]
@@ -335,7 +337,9 @@ const reviewIn = (sql: SqlClient, w: Reviewing, req: ReviewRequest): Effect.Effe
           next: []
         })
       }
-      if (target.version !== cur.version) {
+      // an adopted create is current as the policy's confirm right after it: a person still decides on the create
+      const adoptedCreate = cur.change === "confirm" && cur.channel !== "approval" && target.version === cur.version - 1
+      if (target.version !== cur.version && !adoptedCreate) {
         return yield* refuse("version-outdated", {
           message: `version ${target.version} is not the current version ${cur.version} of ${cur.id}`,
           remedy: `review the current version ${current}`,

@@ -506,6 +506,29 @@ export const checkAT2c = (graph: SourceGraph): Array<Violation> => [
     (f) => f === "src/decision/policy/retract.ts",
     (f) => f === "src/operations/retract.ts",
     "retract() is reached only through the retract operation (src/operations/retract.ts)"
+  ),
+  // structure (gaps.md §13): the policy's structure writer runs only in the structure policy, which
+  // the structure writers reach through their port; a retract only through the retract operation
+  ...importerViolations(
+    "AT2c",
+    graph,
+    (f) => f === "src/decision/policy/adopt-structure.ts",
+    (f) => f === "src/decision/policy/structure-live.ts" || f === "src/decision/policy/retract-structure.ts",
+    "adoptStructure() runs only in the structure policy (src/decision/policy/structure-live.ts)"
+  ),
+  ...importerViolations(
+    "AT2c",
+    graph,
+    (f) => f === "src/decision/policy/retract-structure.ts",
+    (f) => f === "src/operations/retract.ts",
+    "retractStructure() is reached only through the retract operation (src/operations/retract.ts)"
+  ),
+  ...importerViolations(
+    "AT2c",
+    graph,
+    (f) => f === "src/graph/structure-policy.ts",
+    (f) => f === "src/graph/entities.ts" || f === "src/graph/links.ts" || isUnder(f, "src/decision/policy") || f === "src/services.ts",
+    "the structure policy port is called only by the structure writers (intake of entities and links)"
   )
 ]
 
@@ -597,7 +620,9 @@ export const AT3_RULES: ReadonlyArray<StringRule> = [
     rule: "AT3",
     label: "INSERT INTO entity_version",
     pattern: insertInto("entity_version"),
-    allowed: (f) => f === "src/graph/entities.ts" || isUnder(f, "src/structure") || isMigration(f)
+    // the policy's confirm of an adopted create, and the undo of a retract (gaps.md §13)
+    allowed: (f) => f === "src/graph/entities.ts" || isUnder(f, "src/structure") || isMigration(f) ||
+      f === "src/decision/policy/adopt-structure.ts" || f === "src/decision/policy/retract-structure.ts"
   },
   {
     rule: "AT3",
@@ -615,7 +640,9 @@ export const AT3_RULES: ReadonlyArray<StringRule> = [
     rule: "AT3",
     label: "INSERT INTO review",
     pattern: insertInto("review"),
-    allowed: (f) => isUnder(f, "src/structure") || isMigration(f)
+    // a person's review; the policy's adoption (origin auto) and a grant's retract of it (gaps.md §13)
+    allowed: (f) => isUnder(f, "src/structure") || isMigration(f) ||
+      f === "src/decision/policy/adopt-structure.ts" || f === "src/decision/policy/retract-structure.ts"
   }
 ]
 

@@ -54,6 +54,7 @@ describe("groundnote.json schema", () => {
     expect(c.graph).toEqual({
       entity_types: ["organisation", "department", "project", "customer", "object", "person", "case", "topic"],
       max_depth: 16,
+      large_subtree: 10,
       proposed_min_confidence: null
     })
     expect(c.search.languages).toEqual(["de", "en"])

@@ -120,7 +120,7 @@ describe("lists and instructions", () => {
     const tools = (await mcp.client.listTools()).tools
     expect(tools.map((t) => t.name).sort()).toEqual([
       "entity_create", "entity_move", "entity_path", "entity_resolve", "entity_tree", "entity_update", "link_list", "link_propose",
-      "list_scopes", "propose_rule", "read_rule", "rule_provenance", "rule_retract", "search_feedback", "search_rules"
+      "list_scopes", "propose_rule", "read_rule", "rule_provenance", "rule_retract", "search_feedback", "search_rules", "structure_retract"
     ])
     expect(tools.find((t) => t.name === "search_rules")?.description).toBe(
       "Cite every bundle with its date and source. If a head carries recheck, ask the person \"still valid?\" before applying it and read provenance first. If a stage did not run and nothing was found, say which stages ran. Prefer rules that state a restriction for the action you are planning. Groups list refs, each entry once in related; for a full bundle call read_rule or pass detail: \"full\", and if truncated is set, search narrower for the omitted bundles."

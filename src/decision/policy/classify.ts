@@ -138,16 +138,16 @@ const EXTERNAL_WORDS = words([
   "customer", "client", "supplier", "vendor", "carrier", "partner", "authorit", "contractor", "distributor", "reseller"
 ])
 
-const CREDENTIAL_WORDS = words([
+export const CREDENTIAL_WORDS = words([
   "passwords?", "passwörter", "passwort", "kennw\\p{L}*", "zugangsdaten", "zugangscodes?", "anmeldedaten", "logindaten",
   "login-daten", "pins?", "pincodes?", "tans?", "api[- ]keys?", "api-schlüssel", "apikeys?", "tokens?", "credentials?",
   "passcodes?", "private keys?", "privater? schlüssel", "secret keys?", "access keys?", "zugangsschlüssel", "2fa-codes?",
   "mfa codes?", "einmalpasswort", "one-time passwords?"
 ], true)
 /** German compounds that begin with a credential word are still about credentials ("Passwortrichtlinie"). */
-const CREDENTIAL_PREFIX = words(["passwort", "password", "kennwort", "zugangsdaten", "credential"])
+export const CREDENTIAL_PREFIX = words(["passwort", "password", "kennwort", "zugangsdaten", "credential"])
 
-const HEDGES = words([
+export const HEDGES = words([
   // de
   "vielleicht", "eventuell", "evtl\\.?", "möglicherweise", "vermutlich", "wahrscheinlich", "wohl", "angeblich",
   "anscheinend", "scheinbar", "womöglich", "mutmaßlich", "ich glaube", "glaube ich", "ich denke", "denke ich",
@@ -167,7 +167,7 @@ const NEGATIONS = words([
 ], true)
 
 /** The first match of `re` in any of the texts, as written there, up to the end of its word ("Invoice" → "Invoices"). */
-const firstMatch = (re: RegExp, texts: ReadonlyArray<string>): string | null => {
+export const firstMatch = (re: RegExp, texts: ReadonlyArray<string>): string | null => {
   for (const t of texts) {
     const m = re.exec(t)
     if (m !== null) {
@@ -253,7 +253,7 @@ const externalMail = (source: SourceFacts, ownDomains: ReadonlyArray<string>): {
 // ---------------------------------------------------------------------------------------------
 // Classify
 
-const quoted = (word: string): string => `“${word.trim()}”`
+export const quoted = (word: string): string => `“${word.trim()}”`
 
 const classOf = (texts: ReadonlyArray<string>, input: ClassifyInput, mail: ReturnType<typeof externalMail>): { class: ProposalClass; reason: string } => {
   const money = firstMatch(PAYMENT_WORDS, texts) ?? firstMatch(AMOUNT, texts)

@@ -7,6 +7,7 @@
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import { parseRuleRef } from "../../contracts/ids.js"
+import { dayIn } from "../../contracts/time.js"
 import type { ProposalRequest } from "../../domain/proposal-schemas.js"
 import { nearDuplicate } from "../../domain/near-duplicate.js"
 import { negated, type ScopeFacts, type SourceFacts } from "./classify.js"
@@ -78,9 +79,19 @@ export const scopeFacts = (sql: SqlClient, req: ProposalRequest, duplicates: Rea
     } satisfies NearFacts
   })
 
-/** How many proposals the policy adopted in this scope on `day` (config.zone). */
-export const adoptedOn = (sql: SqlClient, day: string) =>
-  Effect.map(sql<{ n: number }>`SELECT count(*) AS n FROM classification WHERE day = ${day} AND outcome = 'auto'`, (rows) => rows[0]?.n ?? 0)
+/**
+ * How many rules and structure changes the policy adopted in this scope on `day` (config.zone):
+ * one daily limit for both (gaps.md §13). A structure adoption is a review of origin auto; its
+ * instant is read back over the last days and counted by its day in `zone`.
+ */
+export const adoptedOn = (sql: SqlClient, day: string, zone: string, nowMs: number) =>
+  Effect.gen(function*() {
+    const rules = yield* sql<{ n: number }>`SELECT count(*) AS n FROM classification WHERE day = ${day} AND outcome = 'auto'`
+    // a calendar day lasts at most 26 hours in any zone: three days back hold all of today's
+    const since = new Date(nowMs - 3 * 86_400_000).toISOString()
+    const reviews = yield* sql<{ decided_at: string }>`SELECT decided_at FROM review WHERE origin = 'auto' AND decided_at >= ${since}`
+    return (rules[0]?.n ?? 0) + reviews.filter((r) => dayIn(zone, Date.parse(r.decided_at)) === day).length
+  })
 
 /**
  * The rules the proposal repeats that a person or agent took back after the policy adopted them

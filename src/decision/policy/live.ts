@@ -34,7 +34,7 @@ export const ApprovalPolicyLive: Layer.Layer<ApprovalPolicy, never, AppConfig | 
           const mode = modeFor(approval, p.scope, classification.class)
           const day = yield* todayIn(config.file.zone)
           const limit = approval?.daily_limit ?? 0
-          const used = mode === "manual" ? 0 : yield* adoptedOn(sql, day)
+          const used = mode === "manual" ? 0 : yield* adoptedOn(sql, day, config.file.zone, Date.parse(p.now))
           const holds: Array<string> = []
           if (scope.sameMeaning.length > 0) {
             holds.push(`Confirmed rule ${ids(scope.sameMeaning)} already says nearly the same: a person decides whether this is the same rule or replaces it.`)

@@ -28,6 +28,7 @@ import { formToUnarchive, parseUnarchive, unarchiveEntity } from "../../structur
 import { structureOf } from "../../structure/pending.js"
 import { applyReview, applyReviews, formToReview, parseReview, parseReviews, scopeOfTarget } from "../../structure/review.js"
 import { operation } from "../../auth/operation.js"
+import { retractStructure } from "../../operations/retract.js"
 import { ScopeInput } from "../../domain/rule-schemas.js"
 import { Api } from "../api.js"
 import { operationRoute, serveRoute } from "../handle.js"
@@ -49,6 +50,7 @@ export const listStructure = operation({
     })
 })
 const listStructureRoute = operationRoute("api", listStructure, "query")
+const retractRoute = operationRoute("api", retractStructure, "body")
 
 /** A form post of the approval pages: its target names the scope; reviewed (and refused) on its page, in run. */
 const formTarget = (form: Readonly<Record<string, string>>): string | null => {
@@ -305,4 +307,5 @@ export const StructureLive = HttpApiBuilder.group(Api, "structure", (h) =>
     .handleRaw("createEntity", ({ request }) => Effect.flatMap(createEntityRoute(request), asPageForFormPost(request)))
     .handleRaw("createLink", ({ request }) => Effect.flatMap(createLinkRoute(request), asPageForFormPost(request)))
     .handleRaw("closeLink", ({ path, request }) => Effect.flatMap(closeLinkRoute(request, path), asPageForFormPost(request)))
-    .handleRaw("unarchive", ({ path, request }) => Effect.flatMap(unarchiveRoute(request, path), asPageForFormPost(request))))
+    .handleRaw("unarchive", ({ path, request }) => Effect.flatMap(unarchiveRoute(request, path), asPageForFormPost(request)))
+    .handleRaw("retract", ({ path, request }) => retractRoute(request, path)))
