@@ -1,6 +1,7 @@
 /**
  * The bulk forms of the approval pages: the index's per-scope form (POST /v1/decisions, confirm or
- * reject every selected proposal) and the structure page's form (POST /v1/reviews with `bulk`,
+ * reject every selected proposal), the recheck list's per-scope form (POST /v1/decisions with
+ * `back=recheck`, mark every selected rule reviewed) and the structure page's form (POST /v1/reviews with `bulk`,
  * confirm or revert/reject every selected change), through the same writers as a JSON post.
  * Saved → 303 to the page with how many were saved; refused → that page itself with the refusal's
  * status, the refused item marked and named, the selection and the reason kept (nothing saved).
@@ -18,6 +19,9 @@ import { indexPage } from "./index-page.js"
 import { loadIndexSections } from "./index-view.js"
 import { pageResponse } from "./layout.js"
 import type { BulkState, Outcome } from "./outcome.js"
+import { recheckPath } from "./recheck-list.js"
+import { recheckPage } from "./recheck-page.js"
+import { loadRecheckSections } from "./recheck-view.js"
 import { structurePath } from "./structure-page.js"
 import { loadStructurePage } from "./structure-view.js"
 
@@ -77,7 +81,10 @@ const person = (ctx: Caller) => ({ grantId: ctx.grant.id, identity: ctx.identity
 
 const PAGE_RE = /^[1-9]\d{0,5}$/
 
-/** POST /v1/decisions from a scope's bulk form of the approval index. */
+/** The page a bulk decision form came from: the recheck list says so (`back=recheck`), else the index. */
+const fromRecheck = (form: Readonly<Record<string, string>>): boolean => form.back === "recheck"
+
+/** POST /v1/decisions from a scope's bulk form of the approval index or of the recheck list. */
 export const decideManyFromForm = (scope: string, form: Readonly<Record<string, string>>) =>
   Effect.gen(function*() {
     const ctx = yield* CurrentCaller
@@ -89,12 +96,22 @@ export const decideManyFromForm = (scope: string, form: Readonly<Record<string, 
     if (done._tag === "Right") {
       // every item was decided with the form's decision (a review of rules due for recheck too)
       const kind = ["confirm", "reject", "revoke", "review"].includes(form.decision ?? "") ? form.decision ?? "confirm" : "confirm"
-      const location = `/approval?scope=${encodeURIComponent(scope)}&done=${kind}&n=${done.right.decided}#outcome`
+      const page = fromRecheck(form) ? `${recheckPath(scope)}&` : `/approval?scope=${encodeURIComponent(scope)}&`
+      const location = `${page}done=${kind}&n=${done.right.decided}#outcome`
       return { status: 200, response: HttpServerResponse.redirect(location, { status: 303, headers: PAGE_HEADERS }), refs: done.right.current }
     }
     const e = done.left
     const status = ERROR_STATUS[e.code]
     const viewer = yield* viewerOf(ctx.identity.identity, ctx.grant.id)
+    const refs = selectedOf(form).map(([id]) => `rule/${id}`)
+    if (fromRecheck(form)) {
+      const { outcome, state } = bulkRefusal(e, form, "decision", "rule")
+      const { sections, recheckAfterDays } = yield* loadRecheckSections([scope])
+      const doc = recheckPage({
+        viewer, sections, recheckAfterDays, canDecide: true, single: true, outcome, bulk: state === null ? null : { scope, state }
+      })
+      return { status, response: pageResponse(doc, status), refs }
+    }
     const page = PAGE_RE.test(form.page ?? "") ? Number(form.page) : 1
     const { sections, clock } = yield* loadIndexSections([scope], page)
     const { outcome, state } = bulkRefusal(e, form, "decision", "proposal")
@@ -102,7 +119,7 @@ export const decideManyFromForm = (scope: string, form: Readonly<Record<string, 
       viewer, sections, clock, single: true, canRedact: ctx.grant.rights.includes("redact"), canDecide: true, outcome,
       bulk: state === null ? null : { scope, state }
     })
-    return { status, response: pageResponse(doc, status), refs: selectedOf(form).map(([id]) => `rule/${id}`) }
+    return { status, response: pageResponse(doc, status), refs }
   })
 
 /** POST /v1/reviews from the bulk form of the structure page. */

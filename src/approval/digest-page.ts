@@ -47,7 +47,7 @@ const scopeSection = (s: ScopeDigest, o: DigestPageInput): Html => {
     s.waiting.structure === 0 ? html`no structure change` : html`<a href="${structurePath(s.scope)}">${plural(s.waiting.structure, "structure change")}</a>`
   } wait${s.waiting.rules + s.waiting.structure === 1 ? "s" : ""} for a person.</p>
   <h3 id="recheck-${s.scope}">Due for recheck</h3>
-  ${recheckList({ scope: s.scope, due: s.dueForRecheck, days: o.recheckAfterDays, viewer: o.viewer, canDecide: o.canDecide })}
+  ${recheckList({ scope: s.scope, due: s.dueForRecheck, days: o.recheckAfterDays, viewer: o.viewer, canDecide: o.canDecide, bulk: null })}
 </section>`
 }
 

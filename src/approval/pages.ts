@@ -17,7 +17,6 @@ import type { OpsStore } from "../db/ops-store.js"
 import { ScopeStore } from "../db/scope-store.js"
 import type { RuleIndex } from "../domain/rule-index.js"
 import { digestOf, parseDigestQuery } from "../operations/digest.js"
-import { dueForRecheck } from "../search/due-for-recheck.js"
 import { clockwork, viewerOf } from "./context.js"
 import { digestPage } from "./digest-page.js"
 import type { Html } from "./html.js"
@@ -26,7 +25,8 @@ import { loadIndexSections } from "./index-view.js"
 import { pageResponse } from "./layout.js"
 import { type Outcome, outcomeFromQuery } from "./outcome.js"
 import { rejectedRules, statusCounts } from "./queries.js"
-import { recheckPage, type RecheckSection } from "./recheck-page.js"
+import { recheckPage } from "./recheck-page.js"
+import { loadRecheckSections } from "./recheck-view.js"
 import { REJECTED_PAGE_SIZE, rejectedPage } from "./rejected-page.js"
 import { loadStructurePage, structureWaiting } from "./structure-view.js"
 import { loadRulePage } from "./views.js"
@@ -85,7 +85,7 @@ export const indexPageCall: Page<{ readonly scope?: string | undefined; readonly
   }
 }
 
-const RecheckQuery = Schema.Struct({ scope: Schema.optional(ScopeName) })
+const RecheckQuery = Schema.Struct({ scope: Schema.optional(ScopeName), ...OutcomeQuery.fields })
 
 /** GET /approval/digest?since=: the digest (src/operations/digest.ts) of the grant's scopes as a page. */
 export const digestPageCall: Page<{ readonly since: string }, AppConfig | ScopeStore> = {
@@ -108,27 +108,17 @@ export const digestPageCall: Page<{ readonly since: string }, AppConfig | ScopeS
 }
 
 /** GET /approval/recheck[?scope=]: the confirmed rules due for recheck, oldest first, per scope. */
-export const recheckPageCall: Page<{ readonly scope?: string | undefined }, AppConfig | ScopeStore> = {
-  parse: ({ query }) => decodeStrict(RecheckQuery, query, "query"),
+export const recheckPageCall: Page<{ readonly scope?: string | undefined; readonly outcome: Outcome | null }, AppConfig | ScopeStore> = {
+  parse: ({ query }) => Effect.map(decodeStrict(RecheckQuery, query, "query"), (q) => ({ scope: q.scope, outcome: outcomeFromQuery(q) })),
   call: {
     name: "list_proposals",
     right: "read",
     scopes: (q) => (q.scope === undefined ? "grant" : [q.scope]),
     run: (q, call) =>
       Effect.gen(function*() {
-        const store = yield* ScopeStore
-        const config = yield* AppConfig
         const { viewer, canDecide } = yield* pageContext
-        const clock = yield* clockwork
-        const recheck = { zone: config.file.zone, recheckAfterDays: config.file.recheck_after_days, nowMs: clock.nowMs }
-        const sections: Array<RecheckSection> = []
-        for (const scope of call.scopes) {
-          const read = yield* Effect.either(store.read(scope, ({ sql }) => dueForRecheck(sql, recheck)))
-          if (read._tag === "Right") sections.push({ scope, unavailable: null, due: read.right })
-          else if (read.left._tag === "ScopeLocked") sections.push({ scope, unavailable: read.left.message, due: [] })
-          else return yield* read.left
-        }
-        const doc = recheckPage({ viewer, sections, recheckAfterDays: config.file.recheck_after_days, canDecide, single: q.scope !== undefined })
+        const { sections, recheckAfterDays } = yield* loadRecheckSections(call.scopes)
+        const doc = recheckPage({ viewer, sections, recheckAfterDays, canDecide, single: q.scope !== undefined, outcome: q.outcome, bulk: null })
         return { ...html(doc), refs: sections.flatMap((s) => s.due.map((r) => ruleRef(r.rule_id, r.version))) }
       })
   }
