@@ -2,10 +2,12 @@
  * GET /v1/structure?scope= (list_structure, channel api): the pending structure changes.
  * POST /v1/reviews (review_structure) and POST /v1/entities/:id/archive (archive_entity): the
  * approval channel, a person with decide, same origin and the csrf token checked before anything
- * else of the request is read (as POST /v1/rules/:id/decision). The only importer of
- * src/structure/** besides the approval pages (AT2b).
+ * else of the request is read (as POST /v1/rules/:id/decision); so are a person's corrections
+ * (POST /v1/structure/entities, /v1/structure/links, /v1/links/:id/close,
+ * /v1/entities/:id/unarchive). The only importer of src/structure/** besides the approval pages (AT2b).
  */
 import { HttpApiBuilder } from "@effect/platform"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { asPageForFormPost } from "../../approval/error-page.js"
 import { reviewManyFromForm, selectedOf } from "../../approval/bulk-form.js"
@@ -16,8 +18,7 @@ import { AppConfig } from "../../config/config.js"
 import { ScopeStore } from "../../db/scope-store.js"
 import { isBulkBody } from "../../contracts/bulk.js"
 import { ENTITY_ID_RE, LINK_ID_RE, SCOPE_NAME_RE, scopeOfGraphId } from "../../contracts/ids.js"
-import type { CloseLinkRequest, PersonEntityRequest, PersonLinkRequest, UnarchiveRequest } from "../../graph/correction-schemas.js"
-import { refuse } from "../../contracts/errors.js"
+import { type DomainError, refuse } from "../../contracts/errors.js"
 import { LINK_REF_RE } from "../../graph/link-types.js"
 import { type ArchiveRequest, ENTITY_VERSION_REF_RE, type ReviewRequest } from "../../graph/review-schemas.js"
 import { archiveEntity, formToArchive, parseArchive } from "../../structure/archive.js"
@@ -27,7 +28,7 @@ import { createLinkByPerson, formToPersonLink, parsePersonLink } from "../../str
 import { formToUnarchive, parseUnarchive, unarchiveEntity } from "../../structure/unarchive.js"
 import { structureOf } from "../../structure/pending.js"
 import { applyReview, applyReviews, formToReview, parseReview, parseReviews, scopeOfTarget } from "../../structure/review.js"
-import { operation } from "../../auth/operation.js"
+import { operation, type OperationName, type Outcome } from "../../auth/operation.js"
 import { retractStructure } from "../../operations/retract.js"
 import { ScopeInput } from "../../domain/rule-schemas.js"
 import { Api } from "../api.js"
@@ -166,138 +167,115 @@ export const archiveRoute = serveRoute({
 })
 
 
-// ---- a person's corrections (gaps.md §13): create an entity or a link, close a link, unarchive
+// ---- a person's corrections (gaps.md §13): create an entity or a link (the scope in the body),
+// close a link or unarchive an entity (the id in the path); a form post is run on its page
+
+type Form = Readonly<Record<string, string>>
 
 /** A person of the approval channel: the grant and the verified e-mail. */
 const personOf = Effect.map(CurrentCaller, (c) => ({ grantId: c.grant.id, identity: c.identity.identity }))
-
-type CreateInput<Q> =
-  | { readonly scope: string; readonly form: Readonly<Record<string, string>> }
-  | { readonly scope: string; readonly req: Q }
+type Person = Effect.Effect.Success<typeof personOf>
 
 /** A form names its scope in a field; a malformed one is refused as JSON would be, before anything is written. */
-const formScope = (form: Readonly<Record<string, string>>): string | null =>
-  typeof form.scope === "string" && SCOPE_NAME_RE.test(form.scope) ? form.scope : null
+const formScope = (form: Form): string | null => (typeof form.scope === "string" && SCOPE_NAME_RE.test(form.scope) ? form.scope : null)
 
-export const createEntityRoute = serveRoute({
-  channel: "approval",
-  call: {
-    name: "create_entity",
-    right: "decide",
-    scopes: (p: CreateInput<PersonEntityRequest>) => [p.scope],
-    run: (p: CreateInput<PersonEntityRequest>) =>
-      "form" in p
-        ? createEntityFromForm(p.scope, p.form)
-        : Effect.gen(function*() {
-          const result = yield* createEntityByPerson(p.req, yield* personOf)
-          return { status: 201, body: result, refs: [result.ref] }
-        })
-  },
-  parse: (input) =>
-    Effect.gen(function*() {
-      yield* checkCsrf(input)
-      if (input.body.form) {
-        const form = input.body.value as Record<string, string>
-        const scope = formScope(form)
-        if (scope !== null) return { scope, form } satisfies CreateInput<PersonEntityRequest>
-      }
-      const raw = input.body.form ? formToPersonEntity(input.body.value as Record<string, string>) : input.body.value
-      const req = yield* parsePersonEntity(raw)
-      return { scope: req.scope, req } satisfies CreateInput<PersonEntityRequest>
-    })
-})
+/** A create: the scope in the body. */
+const createRoute = <Q extends { readonly scope: string }, A, R>(c: {
+  readonly name: OperationName
+  readonly parse: (raw: unknown) => Effect.Effect<Q, DomainError>
+  readonly formTo: (form: Record<string, string>) => unknown
+  readonly fromForm: (scope: string, form: Form) => Effect.Effect<Outcome, DomainError | SqlError, R | CurrentCaller>
+  readonly write: (req: Q, person: Person) => Effect.Effect<A, DomainError | SqlError, R>
+  readonly ref: (result: A) => string
+}) => {
+  type Input = { readonly scope: string; readonly form: Form } | { readonly scope: string; readonly req: Q }
+  return serveRoute({
+    channel: "approval",
+    call: {
+      name: c.name,
+      right: "decide",
+      scopes: (p: Input) => [p.scope],
+      run: (p: Input): Effect.Effect<Outcome, DomainError | SqlError, R | CurrentCaller> =>
+        "form" in p
+          ? c.fromForm(p.scope, p.form)
+          : Effect.gen(function*() {
+            const result = yield* c.write(p.req, yield* personOf)
+            return { status: 201, body: result, refs: [c.ref(result)] } satisfies Outcome
+          })
+    },
+    parse: (input) =>
+      Effect.gen(function*() {
+        yield* checkCsrf(input)
+        if (input.body.form) {
+          const form = input.body.value as Record<string, string>
+          const scope = formScope(form)
+          if (scope !== null) return { scope, form } satisfies Input
+        }
+        const req = yield* c.parse(input.body.form ? c.formTo(input.body.value as Record<string, string>) : input.body.value)
+        return { scope: req.scope, req } satisfies Input
+      })
+  })
+}
 
-export const createLinkRoute = serveRoute({
-  channel: "approval",
-  call: {
-    name: "propose_link",
-    right: "decide",
-    scopes: (p: CreateInput<PersonLinkRequest>) => [p.scope],
-    run: (p: CreateInput<PersonLinkRequest>) =>
-      "form" in p
-        ? createLinkFromForm(p.scope, p.form)
-        : Effect.gen(function*() {
-          const result = yield* createLinkByPerson(p.req, yield* personOf)
-          return { status: 201, body: result, refs: [result.review.target] }
-        })
-  },
-  parse: (input) =>
-    Effect.gen(function*() {
-      yield* checkCsrf(input)
-      if (input.body.form) {
-        const form = input.body.value as Record<string, string>
-        const scope = formScope(form)
-        if (scope !== null) return { scope, form } satisfies CreateInput<PersonLinkRequest>
-      }
-      const raw = input.body.form ? formToPersonLink(input.body.value as Record<string, string>) : input.body.value
-      const req = yield* parsePersonLink(raw)
-      return { scope: req.scope, req } satisfies CreateInput<PersonLinkRequest>
-    })
-})
-
-type CloseInput =
-  | { readonly id: string; readonly form: Readonly<Record<string, string>> }
-  | { readonly id: string; readonly req: CloseLinkRequest }
+/** A change of an existing entity or link: its id in the path (a malformed one is the 404 of an unknown one). */
+const changeRoute = <Q, A, R>(c: {
+  readonly name: OperationName
+  readonly kind: "entity" | "link"
+  readonly idRe: RegExp
+  readonly notFound: () => DomainError
+  readonly parse: (raw: unknown) => Effect.Effect<Q, DomainError>
+  readonly formTo: (form: Record<string, string>) => unknown
+  readonly fromForm: (id: string, scope: string, form: Form) => Effect.Effect<Outcome, DomainError | SqlError, R | CurrentCaller>
+  readonly write: (id: string, req: Q, person: Person) => Effect.Effect<A, DomainError | SqlError, R>
+  readonly ref: (result: A) => string
+}) => {
+  type Input = { readonly id: string; readonly form: Form } | { readonly id: string; readonly req: Q }
+  return serveRoute({
+    channel: "approval",
+    call: {
+      name: c.name,
+      right: "decide",
+      scopes: (p: Input) => [scopeOfGraphId(p.id)],
+      refs: (p: Input) => [`${c.kind}/${p.id}`],
+      run: (p: Input): Effect.Effect<Outcome, DomainError | SqlError, R | CurrentCaller> =>
+        "form" in p
+          ? c.fromForm(p.id, scopeOfGraphId(p.id), p.form)
+          : Effect.gen(function*() {
+            const result = yield* c.write(p.id, p.req, yield* personOf)
+            return { status: 200, body: result, refs: [c.ref(result)] } satisfies Outcome
+          })
+    },
+    parse: (input) =>
+      Effect.gen(function*() {
+        yield* checkCsrf(input)
+        const id = input.params.id ?? ""
+        if (input.body.form && c.idRe.test(id)) return { id, form: input.body.value as Record<string, string> } satisfies Input
+        const req = yield* c.parse(input.body.form ? c.formTo(input.body.value as Record<string, string>) : input.body.value)
+        if (!c.idRe.test(id)) return yield* Effect.fail(c.notFound())
+        return { id, req } satisfies Input
+      })
+  })
+}
 
 const linkNotFound = () =>
   refuse("not-found", { message: "no such link in this scope", remedy: "reload the structure page: close only what it lists", next: [] })
 
-export const closeLinkRoute = serveRoute({
-  channel: "approval",
-  call: {
-    name: "review_structure",
-    right: "decide",
-    scopes: (p: CloseInput) => [scopeOfGraphId(p.id)],
-    refs: (p: CloseInput) => [`link/${p.id}`],
-    run: (p: CloseInput) =>
-      "form" in p
-        ? closeLinkFromForm(p.id, scopeOfGraphId(p.id), p.form)
-        : Effect.gen(function*() {
-          const result = yield* closeLink(p.id, p.req, yield* personOf)
-          return { status: 200, body: result, refs: [result.link] }
-        })
-  },
-  parse: (input) =>
-    Effect.gen(function*() {
-      yield* checkCsrf(input)
-      const id = input.params.id ?? ""
-      if (input.body.form && LINK_ID_RE.test(id)) return { id, form: input.body.value as Record<string, string> } satisfies CloseInput
-      const raw = input.body.form ? formToCloseLink(input.body.value as Record<string, string>) : input.body.value
-      const req = yield* parseCloseLink(raw)
-      if (!LINK_ID_RE.test(id)) return yield* linkNotFound()
-      return { id, req } satisfies CloseInput
-    })
+export const createEntityRoute = createRoute({
+  name: "create_entity", parse: parsePersonEntity, formTo: formToPersonEntity, fromForm: createEntityFromForm, write: createEntityByPerson, ref: (r) => r.ref
 })
 
-type UnarchiveInput =
-  | { readonly id: string; readonly form: Readonly<Record<string, string>> }
-  | { readonly id: string; readonly req: UnarchiveRequest }
+export const createLinkRoute = createRoute({
+  name: "propose_link", parse: parsePersonLink, formTo: formToPersonLink, fromForm: createLinkFromForm, write: createLinkByPerson, ref: (r) => r.review.target
+})
 
-export const unarchiveRoute = serveRoute({
-  channel: "approval",
-  call: {
-    name: "archive_entity",
-    right: "decide",
-    scopes: (p: UnarchiveInput) => [scopeOfGraphId(p.id)],
-    refs: (p: UnarchiveInput) => [`entity/${p.id}`],
-    run: (p: UnarchiveInput) =>
-      "form" in p
-        ? unarchiveFromForm(p.id, scopeOfGraphId(p.id), p.form)
-        : Effect.gen(function*() {
-          const result = yield* unarchiveEntity(p.id, p.req, yield* personOf)
-          return { status: 200, body: result, refs: [result.current] }
-        })
-  },
-  parse: (input) =>
-    Effect.gen(function*() {
-      yield* checkCsrf(input)
-      const id = input.params.id ?? ""
-      if (input.body.form && ENTITY_ID_RE.test(id)) return { id, form: input.body.value as Record<string, string> } satisfies UnarchiveInput
-      const raw = input.body.form ? formToUnarchive(input.body.value as Record<string, string>) : input.body.value
-      const req = yield* parseUnarchive(raw)
-      if (!ENTITY_ID_RE.test(id)) return yield* entityNotFound()
-      return { id, req } satisfies UnarchiveInput
-    })
+export const closeLinkRoute = changeRoute({
+  name: "review_structure", kind: "link", idRe: LINK_ID_RE, notFound: linkNotFound,
+  parse: parseCloseLink, formTo: formToCloseLink, fromForm: closeLinkFromForm, write: closeLink, ref: (r) => r.link
+})
+
+export const unarchiveRoute = changeRoute({
+  name: "archive_entity", kind: "entity", idRe: ENTITY_ID_RE, notFound: entityNotFound,
+  parse: parseUnarchive, formTo: formToUnarchive, fromForm: unarchiveFromForm, write: unarchiveEntity, ref: (r) => r.current
 })
 
 export const StructureLive = HttpApiBuilder.group(Api, "structure", (h) =>
