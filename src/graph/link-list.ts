@@ -5,6 +5,7 @@
  * resolved to entries and grouped by kind like a bundle, newest first. Reads only.
  */
 import { linkAdoptions } from "./adoption.js"
+import type { Adoption } from "../contracts/schemas.js"
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
@@ -66,6 +67,8 @@ export interface AboutEntry extends Entry {
   readonly link_type: LinkType
   /** the entity of the subtree (the asked entity or a descendant) the link ends at */
   readonly entity_id: string
+  /** a stored proposed link: who adopted it, the policy (auto-adopted) or a person (also: pending) */
+  readonly link_adoption?: Adoption
 }
 
 export const ABOUT_KIND_ORDER: ReadonlyArray<EntryKind> = ["rule", "note", "mail", "meeting", "attachment", "entity"]
@@ -229,10 +232,14 @@ const resolveEntries = (sql: SqlClient, candidates: ReadonlyArray<Candidate>) =>
       })
     }
     const entityRows = new Map(entities.map((e) => [e.id, e]))
+    const adoptions = yield* linkAdoptions(sql, candidates.filter((c) => c.link.origin === "proposed").map((c) => c.link.id))
     const out: Array<AboutEntry> = []
     for (const c of candidates) {
       const ends = c.link
-      const extra = { origin: ends.origin, proposed: ends.proposed, link_id: ends.id, link_type: ends.type, entity_id: c.anchor }
+      const extra = {
+        origin: ends.origin, proposed: ends.proposed, link_id: ends.id, link_type: ends.type, entity_id: c.anchor,
+        ...(ends.origin === "proposed" ? { link_adoption: adoptions.get(ends.id) ?? { kind: "person" as const } } : {})
+      }
       if (endKindOf(c.ref) === "entity") {
         const id = entityIdOfEnd(c.ref)
         const e = entityRows.get(id)

@@ -326,9 +326,12 @@ export const entityTree = Effect.fn("Entities.tree")(function*(
   const current = marks.none || nodes.length === 0 ? new Map<string, number>() : new Map(
     (yield* sql<{ id: string; version: number }>`SELECT id, version FROM entity_current WHERE id IN ${sql.in(nodes.map((n) => n.id))}`)
       .map((r) => [r.id, r.version]))
+  // every answer marks what the policy adopted (gaps.md §13), the tree's nodes too
+  const adoptions = yield* entityAdoptions(sql, nodes.map((n) => n.id))
   const out: Array<TreeNode> = nodes.map(({ shown, ...n }) => ({
     ...n, hidden_children: n.children - shown,
-    ...redactedMark(marks.row("entity_version", n.id, current.get(n.id) ?? 0))
+    ...redactedMark(marks.row("entity_version", n.id, current.get(n.id) ?? 0)),
+    adoption: adoptions.get(n.id) ?? { kind: "person" }
   }))
   const nextPage = offset + firstPage.length < total ? page + 1 : null
   const answer: TreeAnswer = {

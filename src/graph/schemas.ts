@@ -139,6 +139,8 @@ export const TreeNode = Schema.Struct({
   children: Schema.Number,
   hidden_children: Schema.Number,
   /** a redaction touched the current version's name */
-  redacted: RedactedFlag
+  redacted: RedactedFlag,
+  /** who adopted it: the policy (auto-adopted, with its ruleset) or a person (also: pending, a person decides) */
+  adoption: Schema.optional(Adoption)
 })
 export type TreeNode = typeof TreeNode.Type

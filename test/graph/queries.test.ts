@@ -41,7 +41,7 @@ describe("tree", () => {
     const p1 = await ok(tree(null))
     expect(p1).toMatchObject({ scope: "sales", parent: null, depth: 1, page: 1, total: 60, next_page: 2, path: [], levels: [{ level: 1, count: 60 }] })
     expect(p1.nodes).toHaveLength(50)
-    expect(p1.nodes[0]).toEqual({ id: "sales-e0060", name: "Node 000", type: "department", status: "unconfirmed", parent_id: null, level: 1, children: 0, hidden_children: 0 })
+    expect(p1.nodes[0]).toEqual({ id: "sales-e0060", name: "Node 000", type: "department", status: "unconfirmed", parent_id: null, level: 1, children: 0, hidden_children: 0, adoption: { kind: "person" } })
     expect(p1.nodes.map((n) => n.name)).toEqual([...p1.nodes.map((n) => n.name)].sort())
     expect(p1.next).toEqual([{ tool: "entity_tree", why: expect.stringContaining("page 2") }])
     const p2 = await ok(tree(null, 1, 2))

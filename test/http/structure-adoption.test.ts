@@ -107,6 +107,15 @@ describe("mode A (autonomous): the policy adopts structure", () => {
     expect(read.json).toMatchObject({ status: "active", adoption: AUTO })
     const list = await api(env, "GET", `/v1/links?scope=sales&ref=entity/${cId}`)
     expect((list.json.links as Array<Json>).find((l) => l.id === (link.json.link as Json).id)).toMatchObject({ status: "confirmed", adoption: AUTO })
+    // the tree's nodes and the grouped list ("everything about") carry the mark too
+    const tree = await api(env, "GET", "/v1/entities?scope=sales&depth=2")
+    expect(tree.status).toBe(200)
+    expect((tree.json.nodes as Array<Json>).map((n) => [n.name, n.adoption])).toEqual(
+      expect.arrayContaining([["Vertrieb", AUTO], ["Einkauf und Logistik", AUTO], ["Nord", AUTO]]))
+    const about = await api(env, "GET", `/v1/links?scope=sales&ref=entity/${aId}&grouped=true`)
+    expect(about.status).toBe(200)
+    const entries = (about.json.groups as Array<Json>).flatMap((g) => g.entries as Array<Json>)
+    expect(entries.find((e) => e.link_id === (link.json.link as Json).id)).toMatchObject({ link_adoption: AUTO })
     expect(await pendingRefs(env)).toEqual([])
     const rows = await reviews(env)
     expect(rows.every((r) => r.origin === "auto" && r.decided_by === "policy@gn-1" && r.verdict === "confirm")).toBe(true)
