@@ -229,7 +229,7 @@ const adoptedSection = (items: ReadonlyArray<AdoptedItem>, clock: Clockwork): Ht
     : html`<section aria-labelledby="adopted-h"><h2 id="adopted-h">Adopted by the policy</h2>
 <p class="small muted">The approval policy adopted these agents' changes without a person (${plural(items.length, "change")}). The agent can retract one while no person decided on it.</p>
 <ul class="list">${items.map((a) => html`<li id="adopted-${a.target.replace(/[^a-z0-9-]/g, "-")}">
-  <div>${a.link === null ? pathHtml(a.path) : html`${a.link.type}: ${a.link.from_ref} → ${a.link.to_ref}`}</div>
+  <div>${a.link === null ? pathHtml(a.path) : html`Link <b>${a.link.type}</b>: ${endHtml(a.link.from)} → ${endHtml(a.link.to)}`}</div>
   <div class="meta"><span class="badge">adopted by the policy</span><span>${a.target}</span><span>ruleset ${a.ruleset}</span><span>${when(a.at, clock, true)}</span></div>
 </li>`)}</ul></section>`
 

@@ -9,10 +9,11 @@ import { Effect } from "effect"
 import type { PathItem } from "../contracts/errors.js"
 import type { LinkRow } from "../graph/counted.js"
 import { nextForPending } from "../graph/guidance.js"
-import { endKindOf, entityIdOfEnd, linkRef, parseAttachmentEnd, ruleIdOfEnd } from "../graph/link-types.js"
+import { linkRef } from "../graph/link-types.js"
 import { pathsOf } from "../graph/paths.js"
 import type { PendingEntityVersion, PendingItem, PendingLink, StructureOut } from "../graph/review-schemas.js"
 import { redactedMark, redactedOf } from "../domain/redacted.js"
+import { describeEnds } from "./link-ends.js"
 import type { VersionRow } from "./review.js"
 
 export interface PendingOptions {
@@ -92,51 +93,8 @@ const linkItems = (sql: SqlClient, opts: PendingOptions) =>
     const links = yield* sql<LinkRow>`SELECT l.* FROM link l WHERE l.origin = 'proposed' AND l.valid_to IS NULL
       AND NOT EXISTS (SELECT 1 FROM review r WHERE r.target = 'link/' || l.id) ORDER BY l.seq`
     if (links.length === 0) return []
-    const ends = links.flatMap((l) => [l.from_ref, l.to_ref])
-    const of = (kind: string) => [...new Set(ends.filter((e) => endKindOf(e) === kind))]
-    const ruleIds = of("rule").map(ruleIdOfEnd)
-    const rules = new Map(ruleIds.length === 0 ? [] : (yield* sql<{ rule_id: string; statement: string; status: string }>`
-      SELECT rule_id, statement, status FROM current_version WHERE rule_id IN ${sql.in(ruleIds)}`).map((r) => [`rule/${r.rule_id}`, r]))
-    const sourceIds = of("source").map((e) => e.slice("source/".length))
-    const sources = new Map(sourceIds.length === 0 ? [] : (yield* sql<{ id: string; title: string | null }>`
-      SELECT id, title FROM source WHERE id IN ${sql.in(sourceIds)}`).map((s) => [`source/${s.id}`, s.title]))
-    const attachmentSources = [...new Set(of("attachment").map((e) => parseAttachmentEnd(e).sourceId))]
-    const attachments = new Map(attachmentSources.length === 0 ? [] : (yield* sql<{ source_id: string; n: number; filename: string }>`
-      SELECT source_id, n, filename FROM source_attachment WHERE source_id IN ${sql.in(attachmentSources)}`)
-      .map((a) => [`attachment/${a.source_id}#${a.n}`, a.filename]))
-    const paths = yield* pathsOf(sql, of("entity").map(entityIdOfEnd))
+    const { describe, touched: endTouched, rejected } = yield* describeEnds(sql, links.flatMap((l) => [l.from_ref, l.to_ref]))
     const marks = yield* redactedOf(sql)
-    const ruleVersions = new Map(ruleIds.length === 0 || marks.none ? [] : (yield* sql<{ rule_id: string; version: number }>`
-      SELECT rule_id, version FROM current_version WHERE rule_id IN ${sql.in(ruleIds)}`).map((r) => [`rule/${r.rule_id}`, r.version]))
-    /** an end whose shown title a redaction touched: a rule's statement, a source's title, an attachment's name */
-    const endTouched = (ref: string): boolean => {
-      switch (endKindOf(ref)) {
-        case "rule":
-          return marks.row("rule_version", ruleIdOfEnd(ref), ruleVersions.get(ref) ?? 0)
-        case "source":
-          return marks.row("source", ref.slice("source/".length))
-        case "attachment": {
-          const a = parseAttachmentEnd(ref)
-          return marks.row("source_attachment", a.sourceId, a.n)
-        }
-        default:
-          return false
-      }
-    }
-    const describe = (ref: string): PendingLink["from"] => {
-      const kind = endKindOf(ref) ?? "source"
-      switch (kind) {
-        case "rule":
-          return { ref, kind, title: rules.get(ref)?.statement ?? null, path: null }
-        case "source":
-          return { ref, kind, title: sources.get(ref) ?? null, path: null }
-        case "attachment":
-          return { ref, kind, title: attachments.get(ref) ?? null, path: null }
-        case "entity":
-          return { ref, kind, title: null, path: paths.get(entityIdOfEnd(ref)) ?? [] }
-      }
-    }
-    const rejected = (ref: string) => rules.get(ref)?.status === "rejected"
     return links
       .filter((l) => opts.approval || (!rejected(l.from_ref) && !rejected(l.to_ref)))
       .map((l): PendingLink => ({

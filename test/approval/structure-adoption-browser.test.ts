@@ -46,6 +46,10 @@ describe("adopted structure on the structure page", () => {
       expect(section).toContain("Vertrieb Nord")
       expect(section).toContain("adopted by the policy")
       expect(section).toContain("belongs_to")
+      // the adopted link's ends in words (their paths), as on the pending list, never as raw refs
+      const linkLine = (await page.locator("section[aria-labelledby=adopted-h] li", { hasText: "belongs_to" }).locator("div").first().textContent() ?? "").replace(/\s+/g, " ")
+      expect(linkLine).toMatch(/^Link belongs_to: entity .*Einkauf.* → entity .*Vertrieb Nord/)
+      expect(linkLine).not.toMatch(/entity\/sales-e/)
       expect(await page.locator(`li#${waiting}`).count()).toBe(1)
       expect(await page.locator(`li#${adopted}`).count()).toBe(0)
       const dom = await inspectDom(page)
