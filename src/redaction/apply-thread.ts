@@ -117,13 +117,6 @@ export const warmApplyThread = (entry: ThreadEntry): Effect.Effect<void> =>
     }
   })
 
-/** Ends the apply thread, if any (tests). */
-export const stopApplyThread: Effect.Effect<void> = Effect.promise(async () => {
-  const t = shared
-  shared = null
-  if (t !== null) await t.worker.terminate().catch(() => 0)
-})
-
 type ApplyFailure = PreviewStale | ValidationFailed | SqlError
 
 /** The thread's failure as the apply fails on the main thread: the same typed errors. */
