@@ -5,11 +5,14 @@
  * transaction: the places found again, replaced, every derived row rebuilt; then the WAL
  * checkpoint), and POST /v1/search one at a time from a client in a process of its own
  * (bench/load-client.ts "steps"), idle and while the apply runs. Goals: preview ≤ 2 s, apply
- * ≤ 10 s, search p99 during the apply ≤ 3× idle p99.
+ * ≤ 10 s, search p99 during the apply ≤ 3× idle p99. Printed beside them: how busy the bench's
+ * main thread (the server's) was during the apply (event-loop utilization) and its longest stall
+ * (a 1 ms timer's largest lateness). BENCH_TRACE=1 also prints the read pool's state before the
+ * apply, every stall over 12 ms and every search (start:latency, ms after the confirmation).
  */
 import { fork } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Layer, Logger, LogLevel, ManagedRuntime, Redacted } from "effect"
 import { OpsStore } from "../src/db/ops-store.js"
@@ -18,6 +21,7 @@ import { publicListener } from "../src/http/server.js"
 import { type Caller, CurrentCaller } from "../src/auth/caller.js"
 import { previewTerm, redactTerm } from "../src/operations/redactions.js"
 import { LexicalIndex } from "../src/search/lexical/index.js"
+import { ReadPool } from "../src/read-pool/pool.js"
 import { ServicesLive } from "../src/services.js"
 import { benchConfig } from "./config.js"
 import type { StepAnswer, StepsJob } from "./load-client.js"
@@ -31,6 +35,9 @@ const EMAIL = "bench@example.com"
 const IDLE_STEPS = 200
 /** how long the person reads the preview before confirming it */
 const READ_PREVIEW_MS = 2_000
+const TRACE = process.env.BENCH_TRACE === "1"
+/** a stall of the main thread worth listing (BENCH_TRACE) */
+const STALL_MS = 12
 
 const rand = seededRandom(41)
 const word = zipfWords([...BUSINESS_WORDS, ...syllableWords(5_000, 3)], rand)
@@ -93,8 +100,22 @@ export const redactionBench = async (): Promise<void> => {
     // the person reads the preview before confirming it
     await new Promise((resolve) => setTimeout(resolve, READ_PREVIEW_MS))
 
+    if (TRACE) console.log(`read pool before the apply: ${JSON.stringify(await runtime.runPromise(Effect.flatMap(ReadPool, (p) => p.stats)))}`)
     let done = false
+    const load = loadavg()[0] ?? 0
     const a0 = performance.now()
+    const elu0 = performance.eventLoopUtilization()
+    // the main thread's stalls: how late a 1 ms timer fires
+    const stalls: Array<string> = []
+    let longest = 0
+    let tick = a0
+    const ticker = setInterval(() => {
+      const now = performance.now()
+      longest = Math.max(longest, now - tick)
+      if (now - tick > STALL_MS) stalls.push(`${(tick - a0).toFixed(0)}+${(now - tick).toFixed(0)}`)
+      tick = now
+    }, 1)
+    const timeline: Array<string> = []
     const applying = runtime.runPromise(Effect.provideService(
       Effect.map(redactTerm({ scope: "bench", term: NAME, reason: "bench", preview: preview.body.preview }), (created) => ({
         created, totalMs: performance.now() - a0
@@ -106,11 +127,19 @@ export const redactionBench = async (): Promise<void> => {
     const during: Array<number> = []
     let failed = 0
     for (let i = 0; !done; i++) {
+      const t = performance.now() - a0
       const a = await step(query(i))
+      timeline.push(`${t.toFixed(0)}:${a.ms.toFixed(0)}`)
       if (a.status === 200) during.push(a.ms)
       else failed++
     }
     const r = await applying
+    const elu = performance.eventLoopUtilization(elu0)
+    clearInterval(ticker)
+    if (TRACE) {
+      console.log(`main thread stalls over ${STALL_MS} ms (start+length, ms after the confirmation): ${stalls.join(" ")}`)
+      console.log(`searches (start:latency): ${timeline.join(" ")}`)
+    }
     client.send({ done: true })
 
     const si = stats(idle)
@@ -119,6 +148,7 @@ export const redactionBench = async (): Promise<void> => {
     console.log("what                                   | ms")
     console.log(`preview                                | ${previewMs.toFixed(0).padStart(6)}`)
     console.log(`apply, ledger, wal_checkpoint(TRUNCATE) | ${r.totalMs.toFixed(0).padStart(6)} (checkpoint ${r.created.checkpointed === false ? "not completed" : "completed"})`)
+    console.log(`main thread during the apply: event loop busy ${(elu.utilization * 100).toFixed(0)} %, longest stall ${longest.toFixed(0)} ms (load average ${load.toFixed(2)} at the confirmation)`)
     console.log(`search idle: n ${si.n}, median ${si.median.toFixed(2)}, p99 ${si.p99.toFixed(2)}`)
     console.log(`search during the apply: n ${sd.n}, median ${sd.median.toFixed(2)}, p99 ${sd.p99.toFixed(2)}, max ${sd.max.toFixed(2)}, not 200: ${failed}`)
     console.log(goalLine("redaction preview ≤ 2 s (1,000 places, 10k rules)", previewMs <= 2000, `${previewMs.toFixed(0)} ms`))

@@ -100,8 +100,8 @@ export const writeTransaction = (sql: SqlClient.SqlClient): WithWriteTransaction
 /**
  * Runs `effect` holding the connection without a transaction: no statement of this thread runs on
  * it meanwhile (they wait for it without blocking the thread; searches read in the workers), so
- * another thread's statement on the file (a redaction's checkpoint) meets no writer of ours, whose
- * wait for the lock (busy_timeout) would stop this thread.
+ * another thread's write on the file (a redaction's apply and checkpoint) meets no writer of ours,
+ * whose wait for the lock (busy_timeout) would stop this thread.
  */
 export const holdingConnection = <A, E, R>(sql: SqlClient.SqlClient, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
   Effect.scoped(Effect.suspend(() => {

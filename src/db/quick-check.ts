@@ -5,17 +5,12 @@
  * /healthz probe, no ops call. The thread opens the file read-only with better-sqlite3, answers
  * the check's rows (["ok"] when the file is sound) or the error's message, and ends. Starting it
  * costs ~60 ms, once per scope and process. The thread's connection runs the storage hygiene
- * pragmas of every connection (connection.ts HYGIENE_PRAGMAS) before it reads. A pragma that
- * writes (a redaction's wal_checkpoint) opens the file read-write and waits for locks as every
- * connection does (busy_timeout), on its thread.
+ * pragmas of every connection (connection.ts HYGIENE_PRAGMAS) before it reads.
  */
 import { createRequire } from "node:module"
 import { Worker } from "node:worker_threads"
 import { Effect } from "effect"
-import { HYGIENE_PRAGMAS, PRAGMAS } from "./connection.js"
-
-/** the lock wait of every connection (connection.ts PRAGMAS) */
-const BUSY_TIMEOUT = PRAGMAS.find((p) => p.includes("busy_timeout")) ?? "PRAGMA busy_timeout = 5000"
+import { HYGIENE_PRAGMAS } from "./connection.js"
 
 /** The entry of better-sqlite3 as this module resolves it (the thread's code is a script: it is given the path). */
 const BETTER_SQLITE3 = createRequire(import.meta.url).resolve("better-sqlite3")
@@ -25,7 +20,7 @@ const { parentPort, workerData } = require("node:worker_threads")
 let reply
 try {
   const Database = require(workerData.module)
-  const db = new Database(workerData.file, { readonly: workerData.readonly, fileMustExist: true })
+  const db = new Database(workerData.file, { readonly: true, fileMustExist: true })
   try {
     for (const pragma of workerData.pragmas) db.exec(pragma)
     reply = { ok: true, rows: db.pragma(workerData.read).map((r) => String(Object.values(r)[0])) }
@@ -44,11 +39,9 @@ type Reply = { readonly ok: true; readonly rows: ReadonlyArray<string> } | { rea
 export const quickCheck = (file: string): Effect.Effect<ReadonlyArray<string>, Error> => pragmaOnThread(file, "quick_check")
 
 /** The first column of each row of `PRAGMA <read>` on `file`, on a thread's read-only connection. */
-export const pragmaOnThread = (file: string, read: string, options: { readonly write?: boolean } = {}): Effect.Effect<ReadonlyArray<string>, Error> =>
+export const pragmaOnThread = (file: string, read: string): Effect.Effect<ReadonlyArray<string>, Error> =>
   Effect.async<ReadonlyArray<string>, Error>((resume) => {
-    const write = options.write === true
-    const pragmas = write ? [...HYGIENE_PRAGMAS, BUSY_TIMEOUT] : [...HYGIENE_PRAGMAS]
-    const workerData = { module: BETTER_SQLITE3, file, pragmas, read, readonly: !write }
+    const workerData = { module: BETTER_SQLITE3, file, pragmas: [...HYGIENE_PRAGMAS], read }
     const worker = new Worker(CODE, { eval: true, workerData, stdout: false, stderr: false })
     let settled = false
     const settle = (outcome: Effect.Effect<ReadonlyArray<string>, Error>) => {

@@ -26,12 +26,19 @@ import {
 import { isDomainError } from "../contracts/errors.js"
 import { nowInstant } from "../contracts/time.js"
 import { withRedactionLock } from "../backup/lock.js"
+import { writeTransaction } from "../db/connection.js"
 import { OpsStore } from "../db/ops-store.js"
 import { ScopeStore } from "../db/scope-store.js"
 import { ReadPool } from "../read-pool/pool.js"
-import { applyRedaction, checkpointOffThread, withoutAutoCheckpoint } from "../redaction/apply.js"
+import { typeScriptExecArgv } from "../backup/worker-loader.js"
+import { applyOnThread, type ThreadEntry, warmApplyThread } from "../redaction/apply-thread.js"
+import { LexicalIndex } from "../search/lexical/index.js"
+import { SearchStages } from "../search/stage.js"
 import { recordInLedger } from "../redaction/ledger.js"
 import { previewRedaction } from "../redaction/preview.js"
+
+/** the apply thread's entry (from TypeScript source under vitest it transpiles with the backup worker's hooks) */
+const THREAD: ThreadEntry = { sourceExecArgv: typeScriptExecArgv() }
 
 /** The preview of `term` in `scope`, in one read transaction of the scope: the answer and the places with their ranges. */
 export const previewTerm = (req: RedactionPreviewRequest) =>
@@ -40,6 +47,8 @@ export const previewTerm = (req: RedactionPreviewRequest) =>
     // read in a worker, which is up by the time the person has read the preview (its first search,
     // in memory only, is for the term: the words the searches meanwhile will likely ask for)
     yield* Effect.flatMap(ReadPool, (pool) => pool.startWorkers([req.scope], req.term))
+    // and the apply's thread loads its modules meanwhile
+    yield* warmApplyThread(THREAD)
     const store = yield* ScopeStore
     return yield* store.read(req.scope, ({ sql }) => previewRedaction(sql, req.scope, req.term))
   })
@@ -57,18 +66,30 @@ export const redactTerm = (req: RedactionCreate) =>
     // the apply holds the scope's connection for seconds: searches meanwhile read in a worker
     yield* Effect.flatMap(ReadPool, (pool) => pool.startWorkers([req.scope]))
     // the backup lock around transaction, ledger and checkpoint: never a copy half way through
+    const lexical = yield* LexicalIndex
+    // the searches meanwhile read in the pool once this connection found the lexical build current
+    // (else each would wait for the connection to check it: until the apply ends)
+    if (!lexical.foundBuilt(sql)) yield* writeTransaction(sql)(lexical.ensureBuild(sql))
     return yield* withRedactionLock(Effect.gen(function*() {
       const at = yield* nowInstant
-      const applied = yield* withoutAutoCheckpoint(sql, applyRedaction(sql, {
+      // on a thread of its own, while this thread holds the scope's connection and answers requests
+      const { applied, clean } = yield* applyOnThread(sql, file, {
         scope: req.scope, term: req.term, reason: req.reason.trim(), preview: req.preview,
         requestedBy: caller.grant.id, decidedBy: caller.identity.identity, at
-      }))
+      }, {
+        entry: THREAD,
+        lexical: lexical.options,
+        // committed in the scope: a failed ledger write is mended when the scope opens next (the file's redaction is added)
+        afterCommit: (applied) =>
+          recordInLedger(ops, req.scope, applied).pipe(
+            Effect.catchAll((e) =>
+              Effect.logError("redaction ledger write failed").pipe(Effect.annotateLogs({ scope: req.scope, redaction: applied.redaction.id, cause: String(e) }))
+            )
+          )
+      })
       const id = applied.redaction.id
-      // committed in the scope: a failed ledger write is mended when the scope opens next (the file's redaction is added)
-      yield* recordInLedger(ops, req.scope, applied).pipe(
-        Effect.catchAll((e) => Effect.logError("redaction ledger write failed").pipe(Effect.annotateLogs({ scope: req.scope, redaction: id, cause: String(e) })))
-      )
-      const clean = yield* checkpointOffThread(sql, file)
+      // stage b embeds the touched versions again (their vectors were deleted in the transaction)
+      yield* Effect.flatMap(SearchStages, ({ vectors }) => (vectors === undefined ? Effect.void : vectors.wake(req.scope)))
       if (clean) return { id, scope: req.scope, total: applied.total } satisfies RedactionCreated
       // another process (Litestream) holds a read transaction: the old text stays in the WAL until
       // a checkpoint completes (the next redaction's, at the latest the next open); the answer says so

@@ -11,13 +11,13 @@
  *  5. every derived copy rebuilt (derived.ts); the permit deleted last.
  * applyPlaces does 2–5 from stored places (the ledger's replay on an older copy of the file);
  * checkpointAfterRedaction truncates the WAL after the commit so no frame keeps the old text.
+ * The person's redaction runs applyRedaction on a thread of its own (apply-thread.ts).
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import { PreviewStale } from "../contracts/errors.js"
 import { REDACTED_MARKER, type RedactionPlace } from "../contracts/redaction.js"
-import { holdingConnection, writeTransaction } from "../db/connection.js"
-import { pragmaOnThread } from "../db/quick-check.js"
+import { writeTransaction } from "../db/connection.js"
 import { eventLoopTurns } from "../db/event-loop-turns.js"
 import { RuleIndex, type RuleIndexShape } from "../domain/rule-index.js"
 import { rebuildDerived } from "./derived.js"
@@ -83,7 +83,13 @@ const lastLogRow = (sql: SqlClient) =>
   Effect.map(sql<{ n: number }>`SELECT coalesce(max(rowid), 0) AS n FROM search_log`, (rows) => rows[0]?.n ?? 0)
 
 /** Steps 2–5 inside the caller's write transaction. */
-const writePlaces = (sql: SqlClient, index: RuleIndexShape, row: RedactionRow, places: ReadonlyArray<RedactionPlace>) =>
+const writePlaces = (
+  sql: SqlClient,
+  index: RuleIndexShape,
+  row: RedactionRow,
+  places: ReadonlyArray<RedactionPlace>,
+  turn: Effect.Effect<void> = eventLoopTurns()
+) =>
   Effect.gen(function*() {
     const refuse = (reason: string) => new PlacesDoNotFit({ redaction: row.id, reason })
     const next = yield* sql<{ n: number }>`SELECT 1 + coalesce(max(seq), 0) AS n FROM redaction`
@@ -108,7 +114,6 @@ const writePlaces = (sql: SqlClient, index: RuleIndexShape, row: RedactionRow, p
     }
     const rules = new Map<string, Set<number>>()
     const entities = new Set<string>()
-    const turn = eventLoopTurns()
     for (const group of byRow.values()) {
       yield* turn
       const { table, key } = group[0]!
@@ -146,30 +151,39 @@ const writePlaces = (sql: SqlClient, index: RuleIndexShape, row: RedactionRow, p
     yield* sql`DELETE FROM redaction_permit`.raw
   })
 
+export interface ApplyOptions {
+  /**
+   * turns of the event loop between statements (event-loop-turns.ts; default true): false on a
+   * thread that answers no request (apply-thread.ts)
+   */
+  readonly turns?: boolean
+}
+
 /**
  * applyRedaction: finds the term's places again in the write transaction and, when they are the
  * ones the person saw (`preview`), replaces them; answers the redaction row, the total and the
  * places (for the ledger). preview-stale when they differ or when there is nothing to redact;
  * validation-failed for a term under 3 characters. Nothing is written on any failure.
  */
-export const applyRedaction = (sql: SqlClient, req: ApplyRequest) =>
+export const applyRedaction = (sql: SqlClient, req: ApplyRequest, options: ApplyOptions = {}) =>
   Effect.gen(function*() {
     const index = yield* RuleIndex
     const folded = yield* checkedTerm(req.term)
+    const turns = options.turns !== false
     // The places are found before the write transaction, statement by statement, so searches
     // (their search_log rows go through this connection) are answered meanwhile; the transaction
     // takes them when content_stamp did not move since (every target table but search_log bumps
     // it) and adds the search_log rows written since. Otherwise it finds them again itself.
     const s0 = yield* contentStamp(sql)
     const logMax = yield* lastLogRow(sql)
-    const early = yield* findPlaces(sql, folded, { targetsOnly: true, logRows: { upTo: logMax } })
+    const early = yield* findPlaces(sql, folded, { targetsOnly: true, logRows: { upTo: logMax }, turns })
     const s1 = yield* contentStamp(sql)
     return yield* writeTransaction(sql)(Effect.gen(function*() {
       const s2 = yield* contentStamp(sql)
       const places = s0 === s1 && s1 === s2
-        ? [...early.places, ...(yield* findPlaces(sql, folded, { targetsOnly: true, tables: ["search_log"], logRows: { after: logMax } })).places]
+        ? [...early.places, ...(yield* findPlaces(sql, folded, { targetsOnly: true, tables: ["search_log"], logRows: { after: logMax }, turns })).places]
           .sort(placeOrder)
-        : (yield* findPlaces(sql, folded, { targetsOnly: true })).places
+        : (yield* findPlaces(sql, folded, { targetsOnly: true, turns })).places
       if (places.length === 0) {
         return yield* new PreviewStale({ message: "the term occurs nowhere in this scope: there is nothing to redact", scope: req.scope })
       }
@@ -191,7 +205,7 @@ export const applyRedaction = (sql: SqlClient, req: ApplyRequest) =>
         reason: req.reason,
         at: req.at
       }
-      yield* writePlaces(sql, index, row, places).pipe(Effect.catchTag("PlacesDoNotFit", (e) => Effect.die(e)))
+      yield* writePlaces(sql, index, row, places, turns ? eventLoopTurns() : Effect.void).pipe(Effect.catchTag("PlacesDoNotFit", (e) => Effect.die(e)))
       return { redaction: row, total: places.reduce((n, p) => n + p.ranges.length, 0), places } satisfies Applied
     }))
   }).pipe(Effect.withSpan("Redaction.apply"))
@@ -216,30 +230,3 @@ export const applyPlaces = (sql: SqlClient, row: RedactionRow, places: ReadonlyA
 export const checkpointAfterRedaction = (sql: SqlClient) =>
   Effect.map(sql<{ busy: number; log: number; checkpointed: number }>`PRAGMA wal_checkpoint(TRUNCATE)`,
     (rows) => rows[0] !== undefined && rows[0].busy === 0)
-
-/**
- * The same checkpoint on a thread of its own (quick-check.ts), while the scope's connection is held
- * (holdingConnection): copying the WAL's frames into the file takes ~100 ms after a large
- * redaction, and on this thread no request would be read meanwhile. When the thread cannot run it,
- * the connection checkpoints itself.
- */
-export const checkpointOffThread = (sql: SqlClient, file: string) =>
-  holdingConnection(sql, Effect.map(pragmaOnThread(file, "wal_checkpoint(TRUNCATE)", { write: true }), (rows) => rows[0] === "0")).pipe(
-    Effect.catchAll((e) =>
-      Effect.zipRight(
-        Effect.logWarning("redaction checkpoint thread failed").pipe(Effect.annotateLogs({ cause: String(e) })),
-        checkpointAfterRedaction(sql)
-      ))
-  )
-
-/**
- * Runs `effect` (the apply) with the connection's automatic checkpoint off: otherwise the COMMIT of
- * a large redaction copies the WAL into the file itself, on this thread; checkpointOffThread
- * follows it. The setting the connection had comes back after.
- */
-export const withoutAutoCheckpoint = <A, E, R>(sql: SqlClient, effect: Effect.Effect<A, E, R>) =>
-  Effect.acquireUseRelease(
-    Effect.map(sql<{ wal_autocheckpoint: number }>`PRAGMA wal_autocheckpoint`, (rows) => rows[0]?.wal_autocheckpoint ?? 1000),
-    () => Effect.zipRight(sql`PRAGMA wal_autocheckpoint = 0`.raw, effect),
-    (pages) => Effect.orDie(sql.unsafe(`PRAGMA wal_autocheckpoint = ${Math.trunc(pages)}`).raw)
-  )

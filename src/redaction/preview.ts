@@ -60,13 +60,15 @@ export interface FindOptions {
   readonly tables?: ReadonlyArray<string>
   /** search_log's rows by rowid (apply: the rows written while it prepared) */
   readonly logRows?: RowidBound
+  /** turns of the event loop between statements (default true; false on a thread that answers no request) */
+  readonly turns?: boolean
 }
 
 /** The places of a normalized term in the target columns, and the identifier columns that hold it. */
 export const findPlaces = (sql: SqlClient, folded: string, options: FindOptions = {}) =>
   Effect.gen(function*() {
     const columns = yield* scopeColumns(sql)
-    const turn = eventLoopTurns()
+    const turn = options.turns === false ? Effect.void : eventLoopTurns()
     const places: Array<RedactionPlace> = []
     const kept: Array<{ table: string; column: string; count: number }> = []
     for (const c of columns) {

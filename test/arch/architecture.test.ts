@@ -249,7 +249,8 @@ describe("architecture (src/)", () => {
       const targets = (f: string) => graph.files.get(f)?.imports.map((e) => e.target ?? "") ?? []
       expect(targets("src/http/routes/redactions.ts")).toContain(REDACTION_OPERATION)
       expect(targets("src/approval/redactions-form.ts")).toContain(REDACTION_OPERATION)
-      expect(targets(REDACTION_OPERATION)).toEqual(expect.arrayContaining(["src/redaction/apply.ts", "src/redaction/preview.ts"]))
+      expect(targets(REDACTION_OPERATION)).toEqual(expect.arrayContaining(["src/redaction/apply-thread.ts", "src/redaction/preview.ts"]))
+      expect(targets("src/redaction/apply-thread.ts")).toContain("src/redaction/apply.ts")
       expect([createRedactionOp.right, previewRedactionOp.right]).toEqual(["redact", "redact"])
       expect(importClosure(graph, [...graph.files.keys()].filter((f) => f.startsWith("src/mcp/"))).has(REDACTION_OPERATION)).toBe(false)
     }

@@ -820,10 +820,10 @@ export const checkAT6Routes = (graph: SourceGraph): Array<Violation> => {
 export const REDACTION_OPERATION = "src/operations/redactions.ts"
 /** Its route file (the only route that may import it) and the pages of src/approval that may. */
 export const REDACTION_ROUTE = "src/http/routes/redactions.ts"
-/** The core's entrances that take a term: the preview and the apply. */
-export const REDACTION_ENTRANCES: ReadonlyArray<string> = ["src/redaction/preview.ts", "src/redaction/apply.ts"]
+/** The core's entrances that take a term: the preview and the apply (on its own thread, or on a connection). */
+export const REDACTION_ENTRANCES: ReadonlyArray<string> = ["src/redaction/preview.ts", "src/redaction/apply.ts", "src/redaction/apply-thread.ts"]
 /** Their exported names that take a term. */
-const TERM_ENTRANCE_NAME = /\b(?:previewRedaction|applyRedaction)\b/
+const TERM_ENTRANCE_NAME = /\b(?:previewRedaction|applyRedaction|applyOnThread)\b/
 
 /**
  * The redaction is reached only from the approval channel:
@@ -831,8 +831,9 @@ const TERM_ENTRANCE_NAME = /\b(?:previewRedaction|applyRedaction)\b/
  *    redaction operation, no redaction route and no redaction page (AT4, AT6);
  *  - the operation is imported only by its route file and src/approval/**, and no other file of
  *    src/http/routes imports src/redaction/** (no service route);
- *  - the core's term entrances (preview.ts, apply.ts) are imported only by src/redaction/** and the
- *    operation, and their names previewRedaction / applyRedaction appear nowhere else;
+ *  - the core's term entrances (preview.ts, apply.ts, apply-thread.ts) are imported only by
+ *    src/redaction/** and the operation, and their names previewRedaction / applyRedaction /
+ *    applyOnThread appear nowhere else;
  *  - the route file serves the approval channel only.
  */
 export const checkRedaction = (graph: SourceGraph, read: (file: string) => string): Array<Violation> => {
