@@ -7,9 +7,11 @@
  * - rule_version is append-only, so its rows after the last seen rowid are exactly the new
  *   versions: a rule's newer version takes its slot out until its vector exists (only current
  *   versions are searched), a rejected one removes the rule;
- * - vec_rule rows of the model after the last seen rowid are the new vectors (rows of this model
- *   are never deleted while the index lives; a deleted row of another model cannot bring rowids
- *   below one that still exists).
+ * - vec_rule rows of the model after the last seen rowid are the new vectors (a deleted row of
+ *   another model cannot bring rowids below one that still exists);
+ * - a redaction (gaps.md §12) deletes the vectors of the versions it touched: when the file's
+ *   newest redaction changed, every row whose vector is gone from the file leaves the matrix (its
+ *   bytes zeroed) and its current version waits for a new vector from the redacted text.
  *
  *   makeVectorIndex(model, dim, scorer?)          → Effect<VectorIndex>
  *   index.refresh(sql)                            → Effect<void, SqlError>   read the increments
@@ -25,7 +27,7 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { type KnnScorer, makeKnnScorer, topK } from "./knn.js"
-import { decodeVector, ruleVersionsSince, vectorsSince } from "./vectors.js"
+import { decodeVector, redactionsSeen, ruleVersionsSince, vectorKeys, vectorsSince } from "./vectors.js"
 
 export interface VectorHit {
   readonly seq: number
@@ -71,6 +73,7 @@ export const makeVectorIndex = (model: string, dim: number, scorer?: KnnScorer):
     let count = 0
     let versionMark = 0
     let vectorMark = 0
+    let redactionMark = 0
     let skippedRows = 0
 
     const removeSlot = (seq: number) => {
@@ -84,6 +87,8 @@ export const makeVectorIndex = (model: string, dim: number, scorer?: KnnScorer):
         matrix.copyWithin(slot * dim, last * dim, (last + 1) * dim)
         slotOf.set(moved, slot)
       }
+      // no copy of a vector stays behind the used rows (a redacted rule's among them)
+      matrix.fill(0, last * dim, (last + 1) * dim)
       slotOf.delete(seq)
       count--
     }
@@ -133,6 +138,17 @@ export const makeVectorIndex = (model: string, dim: number, scorer?: KnnScorer):
           vectorMark = Math.max(vectorMark, v.rowid)
           if (v.dim !== dim) skippedRows++
           else put(v.seq, v.version, decodeVector(v.vector))
+        }
+        const redactions = yield* redactionsSeen(sql)
+        if (redactions !== redactionMark) {
+          redactionMark = redactions
+          const stored = yield* vectorKeys(sql, model)
+          for (let slot = count - 1; slot >= 0; slot--) {
+            const seq = seqAt[slot] as number
+            if (stored.has(`${seq}:${versionAt[slot] as number}`)) continue
+            removeSlot(seq)
+            if (current.has(seq)) missing.add(seq)
+          }
         }
       }))
 

@@ -148,6 +148,14 @@ export const vectorsSince = (sql: SqlClient, model: string, rowid: number) =>
   sql<{ rowid: number; seq: number; version: number; dim: number; vector: Uint8Array }>`
     SELECT rowid, seq, version, dim, vector FROM vec_rule WHERE rowid > ${rowid} AND model = ${model} ORDER BY rowid`
 
+/** The newest redaction of the file (0 without one): a redaction deletes the vectors of the versions it touched. */
+export const redactionsSeen = (sql: SqlClient) =>
+  Effect.map(sql<{ n: number }>`SELECT coalesce(max(seq), 0) AS n FROM redaction`, (rows) => Number(rows[0]?.n ?? 0))
+
+/** The (seq, version) pairs that hold a vector of `model`, as `seq:version`. */
+export const vectorKeys = (sql: SqlClient, model: string) =>
+  Effect.map(sql<{ k: string }>`SELECT seq || ':' || version AS k FROM vec_rule WHERE model = ${model}`, (rows) => new Set(rows.map((r) => r.k)))
+
 export interface HeadRow {
   readonly seq: number
   readonly rule_id: string

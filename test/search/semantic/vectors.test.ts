@@ -11,6 +11,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import type { AppConfigShape } from "../../../src/config/config.js"
 import { triggerMessage } from "../../../src/db/errors.js"
 import { decide } from "../../../src/decision/decide.js"
+import { applyRedaction } from "../../../src/redaction/apply.js"
+import { previewRedaction } from "../../../src/redaction/preview.js"
 import { catchUpRound } from "../../../src/search/semantic/catch-up.js"
 import { type Embedder, openOnnxEmbedder } from "../../../src/search/semantic/embedder.js"
 import { jsScores } from "../../../src/search/semantic/knn.js"
@@ -94,6 +96,32 @@ describe("vec_rule (scope migration 0005-vectors)", () => {
       relations: JSON.stringify([{ kind: "supplier", name: "Müller GmbH", ref: null }]), quote: "  said in the hallway "
     })).toBe("Ask the supplier first\nLieferzeit, supplier\nsupplier: Müller GmbH\nsaid in the hallway")
     expect(ruleEmbeddingText({ statement: "Only a statement", keywords: "[]", relations: "[]", quote: "" })).toBe("Only a statement")
+  })
+})
+
+describe("a redaction reaches the running index (gaps.md §12)", () => {
+  it("the touched rule's vector leaves the matrix at the next refresh, its bytes gone; the catch-up embeds the redacted text", async () => {
+    const ids = await seed(config, RULES, "none")
+    const index = await newIndex()
+    await catchUpAll(index)
+    expect(index.progress()).toEqual({ total: 4, embedded: 4, pending: 0 })
+    const seq = seqOf(ids[2] ?? "")
+    const before = await withSql((sql) => sql<{ vector: Uint8Array }>`SELECT vector FROM vec_rule WHERE seq = ${seq}`)
+    const old = decodeVector(before[0]?.vector ?? new Uint8Array())
+    // the stored vector is the best hit of itself before the redaction
+    expect((await Effect.runPromise(index.search(old, 1)))[0]?.seq).toBe(seq)
+    await withSql((sql) => Effect.gen(function*() {
+      const p = yield* previewRedaction(sql, "sales", "hook rails")
+      yield* applyRedaction(sql, { scope: "sales", term: "hook rails", reason: "erasure request", preview: p.body.preview, requestedBy: "person:1", decidedBy: "dpo@example.com", at: "2026-11-20T10:00:00Z" })
+      yield* index.refresh(sql)
+    }))
+    expect(index.progress()).toEqual({ total: 4, embedded: 3, pending: 1 })
+    expect(index.pending(10)).toEqual([{ seq, version: 1 }])
+    expect((await Effect.runPromise(index.search(old, 4))).map((h) => h.seq)).not.toContain(seq)
+    await catchUpAll(index)
+    expect(index.progress()).toEqual({ total: 4, embedded: 4, pending: 0 })
+    const after = await withSql((sql) => sql<{ vector: Uint8Array }>`SELECT vector FROM vec_rule WHERE seq = ${seq}`)
+    expect(Array.from(decodeVector(after[0]?.vector ?? new Uint8Array()))).not.toEqual(Array.from(old))
   })
 })
 
