@@ -88,11 +88,7 @@ export const writeTransaction = (sql: SqlClient.SqlClient): WithWriteTransaction
   const known = writeTransactions.get(sql)
   if (known !== undefined) return known
   const inner = withWriteTransaction(sql)
-  const made: WithWriteTransaction = (effect) =>
-    Effect.suspend(() => {
-      writing.set(sql, (writing.get(sql) ?? 0) + 1)
-      return Effect.ensuring(inner(effect), Effect.sync(() => writing.set(sql, (writing.get(sql) ?? 1) - 1)))
-    })
+  const made: WithWriteTransaction = (effect) => countedWriting(sql, inner(effect))
   writeTransactions.set(sql, made)
   return made
 }
@@ -104,13 +100,17 @@ export const writeTransaction = (sql: SqlClient.SqlClient): WithWriteTransaction
  * whose wait for the lock (busy_timeout) would stop this thread.
  */
 export const holdingConnection = <A, E, R>(sql: SqlClient.SqlClient, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
-  Effect.scoped(Effect.suspend(() => {
-    writing.set(sql, (writing.get(sql) ?? 0) + 1)
-    return Effect.zipRight(sql.reserve, effect).pipe(Effect.ensuring(Effect.sync(() => writing.set(sql, (writing.get(sql) ?? 1) - 1))))
-  }))
+  Effect.scoped(countedWriting(sql, Effect.zipRight(sql.reserve, effect)))
 
 /** write transactions running on, or waiting for, each connection */
 const writing = new WeakMap<SqlClient.SqlClient, number>()
+
+/** `effect` counted as a write on the connection from its start to its end, whatever the outcome. */
+const countedWriting = <A, E, R>(sql: SqlClient.SqlClient, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.suspend(() => {
+    writing.set(sql, (writing.get(sql) ?? 0) + 1)
+    return Effect.ensuring(effect, Effect.sync(() => writing.set(sql, (writing.get(sql) ?? 1) - 1)))
+  })
 
 /**
  * Whether a write transaction holds the connection or waits for it: every other statement on it

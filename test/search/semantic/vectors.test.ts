@@ -110,11 +110,11 @@ describe("a redaction reaches the running index (gaps.md §12)", () => {
     const old = decodeVector(before[0]?.vector ?? new Uint8Array())
     // the stored vector is the best hit of itself before the redaction
     expect((await Effect.runPromise(index.search(old, 1)))[0]?.seq).toBe(seq)
-    await withSql((sql) => Effect.gen(function*() {
+    await run(config, Effect.flatMap(sqlOf("sales"), (sql) => Effect.gen(function*() {
       const p = yield* previewRedaction(sql, "sales", "hook rails")
       yield* applyRedaction(sql, { scope: "sales", term: "hook rails", reason: "erasure request", preview: p.body.preview, requestedBy: "person:1", decidedBy: "dpo@example.com", at: "2026-11-20T10:00:00Z" })
       yield* index.refresh(sql)
-    }))
+    })))
     expect(index.progress()).toEqual({ total: 4, embedded: 3, pending: 1 })
     expect(index.pending(10)).toEqual([{ seq, version: 1 }])
     expect((await Effect.runPromise(index.search(old, 4))).map((h) => h.seq)).not.toContain(seq)
