@@ -83,6 +83,10 @@ export const QUERY_CATEGORIES = [
 ] as const
 export type QueryCategory = (typeof QUERY_CATEGORIES)[number]
 
+/** Directions of a cross-language query: de-en = German query, English rule; en-de the reverse. */
+export const DIRECTIONS = ["de-en", "en-de"] as const
+export type Direction = (typeof DIRECTIONS)[number]
+
 export const CorpusQuery = Schema.Struct({
   id: NonEmpty,
   category: Schema.Literal(...QUERY_CATEGORIES),
@@ -93,6 +97,8 @@ export const CorpusQuery = Schema.Struct({
   relation: Schema.optional(Schema.String.pipe(Schema.pattern(RELATION_RE))),
   as_of: Schema.optional(Day),
   include_proposals: Schema.optional(Schema.Boolean),
+  /** cross-language only: the query's language → the answering rules' language (de-en: German query, English rule) */
+  direction: Schema.optional(Schema.Literal(...DIRECTIONS)),
   /** rule keys; empty = nothing in the corpus answers the query */
   relevant: Schema.Array(NonEmpty),
   note: Schema.optional(NonEmpty)
@@ -116,12 +122,39 @@ export const EVAL_DAY = "2026-11-16"
 
 const strict = { onExcessProperty: "error", errors: "all" } as const
 
-/** eval/corpus next to this file (eval/*.ts) or from dist/eval/*.js. */
-export const defaultCorpusDir = (): string => {
-  const here = dirname(fileURLToPath(import.meta.url))
-  const candidates = [join(here, "corpus"), join(here, "..", "..", "eval", "corpus")]
-  return candidates.find((d) => existsSync(join(d, QUERIES_FILE))) ?? candidates[0] ?? "eval/corpus"
+/** One corpus of the eval: a company and its domain, in its own directory under eval/. */
+export interface CorpusInfo {
+  /** what `--corpus` selects */
+  readonly name: string
+  readonly domain: string
+  /** directory name under eval/ */
+  readonly dir: string
 }
+
+/** The corpora in the order the eval runs and prints them (eval/README.md). */
+export const CORPORA: ReadonlyArray<CorpusInfo> = [
+  {
+    name: "ladenbau",
+    domain: "Ladenbau Nord GmbH, shop fitting: purchasing (einkauf, German) and sales (English) – suppliers, payment terms, delivery, discounts",
+    dir: "corpus"
+  },
+  {
+    name: "kunststoff",
+    domain: "Weser Kunststofftechnik GmbH, injection moulding plant: quality, maintenance, health and safety, environment " +
+      "(werk, German) and finance and controlling – travel expenses, invoice approval, budgets, capex (finance, English)",
+    dir: "corpus-kunststoff"
+  }
+]
+
+/** eval/<name> next to this file (eval/*.ts) or from dist/eval/*.js. */
+export const corpusDir = (name: string): string => {
+  const here = dirname(fileURLToPath(import.meta.url))
+  const candidates = [join(here, name), join(here, "..", "..", "eval", name)]
+  return candidates.find((d) => existsSync(join(d, QUERIES_FILE))) ?? candidates[0] ?? `eval/${name}`
+}
+
+/** eval/corpus: the first corpus (ladenbau). */
+export const defaultCorpusDir = (): string => corpusDir("corpus")
 
 /** Reads and shape-checks every *.json of the directory; throws naming the file on a bad shape. */
 export const readCorpus = (dir: string = defaultCorpusDir()): Corpus => {

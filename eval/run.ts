@@ -4,7 +4,10 @@
  * through the real writers and runs every query through search() with limit 10; the bm25
  * baseline runs straight over rule_fts of its own fresh data dir.
  *
- *   node dist/eval/run.js [--misses] [--only <name>,<name>…]
+ *   node dist/eval/run.js [--corpus <name>,<name>…] [--misses] [--only <name>,<name>…]
+ *
+ * Every corpus of CORPORA (eval/corpus.ts) runs with the same configurations and prints its own
+ * tables under its name and domain, the first corpus first; `--corpus` selects corpora by name.
  *
  * Time is fixed (EVAL_NOW) for the writers and the searches, so validity on "today" is stable.
  *
@@ -27,9 +30,23 @@ import { ServicesLive } from "../src/services.js"
 import { interleave, search } from "../src/search/search.js"
 import { SearchStages } from "../src/search/stage.js"
 import { baselineMatch, bm25Top } from "./baseline.js"
-import { type Corpus, type CorpusQuery, EVAL_NOW, parseRelation, QUERY_CATEGORIES, queryText, readCorpus, rulesOf, scopesOf } from "./corpus.js"
+import {
+  CORPORA,
+  type Corpus,
+  corpusDir,
+  type CorpusInfo,
+  type CorpusQuery,
+  type Direction,
+  EVAL_NOW,
+  parseRelation,
+  QUERY_CATEGORIES,
+  queryText,
+  readCorpus,
+  rulesOf,
+  scopesOf
+} from "./corpus.js"
 import { type Loaded, loadCorpus } from "./load.js"
-import { mean, ndcgAtK, type QueryOutcome, type Summary, summarize } from "./metrics.js"
+import { mean, ndcgAtK, type QueryOutcome, reciprocalRank, recallAtK, type Summary, summarize } from "./metrics.js"
 import { EVAL_MODEL, EVAL_MODEL_DIR, evalConfig, type Feature, fixedClock } from "./setup.js"
 
 const K = 10
@@ -104,6 +121,7 @@ interface Measured {
   readonly id: string
   readonly outcome: QueryOutcome
   readonly category: CorpusQuery["category"]
+  readonly direction?: Direction | undefined
   /** stage rows: how many of the queried stages did not run (failed, timeout, budget) */
   readonly notRan?: number
 }
@@ -115,6 +133,7 @@ const runStageA = (corpus: Corpus, loaded: Loaded, stages?: "b" | "bc") =>
     Effect.map(search(searchRequestOf(q), randomUUID()), ({ response }): Measured => ({
       id: q.id,
       category: q.category,
+      direction: q.direction,
       ...(stages === undefined ? {} : { notRan: (response.stages.b.state !== "ran" ? 1 : 0) + (stages === "bc" && response.stages.c.state !== "ran" ? 1 : 0) }),
       outcome: {
         ranked: response.bundles.map((b) => keyOf(loaded, parseRuleRef(b.head.ref)?.id ?? b.head.ref)),
@@ -135,15 +154,36 @@ const runBaseline = (corpus: Corpus, loaded: Loaded) =>
         return {
           id: q.id,
           category: q.category,
+          direction: q.direction,
           outcome: { ranked: interleave(perScope, K).map((id) => keyOf(loaded, id)), relevant: new Set(q.relevant), topCoverage: null }
         } satisfies Measured
       }))
   })
 
+/** A group of queries a table column reports: a category, or the cross-language queries of one direction. */
+interface Slice {
+  readonly name: string
+  readonly has: (m: Pick<Measured, "category" | "direction">) => boolean
+}
+
+const DIRECTION_NAMES: Record<Direction, string> = { "de-en": "xlang de→en", "en-de": "xlang en→de" }
+
+/** The categories with answerable queries, each direction of the cross-language queries right after them. */
+const slicesOf = (corpus: Corpus): ReadonlyArray<Slice> => {
+  const answerable = corpus.queries.filter((q) => q.relevant.length > 0)
+  return QUERY_CATEGORIES.filter((cat) => answerable.some((q) => q.category === cat)).flatMap((cat): Array<Slice> => {
+    const slice: Slice = { name: cat, has: (m) => m.category === cat }
+    if (cat !== "cross-language") return [slice]
+    const directions = (Object.keys(DIRECTION_NAMES) as Array<Direction>).filter((d) => answerable.some((q) => q.category === cat && q.direction === d))
+    return [slice, ...directions.map((d): Slice => ({ name: DIRECTION_NAMES[d], has: (m) => m.category === cat && m.direction === d }))]
+  })
+}
+
 interface Row {
   readonly configuration: Configuration
   readonly measured: ReadonlyArray<Measured & { readonly id: string }>
   readonly summary: Summary
+  /** nDCG@10 per slice name */
   readonly byCategory: ReadonlyMap<string, number>
   readonly msPerQuery: number
   readonly loadMs: number
@@ -162,9 +202,9 @@ const runConfiguration = (corpus: Corpus, c: Configuration) =>
       const notRan = measured.reduce((n, m: Measured) => n + (m.notRan ?? 0), 0)
       if (notRan > 0) console.error(`eval: ${c.name}: a stage did not run in ${notRan} query runs (see stages in the responses)`)
       const t2 = performance.now()
-      const byCategory = new Map(QUERY_CATEGORIES.map((cat) => {
-        const answerable = measured.filter((m) => m.category === cat && m.outcome.relevant.size > 0)
-        return [cat, mean(answerable.map((m) => ndcgAtK(m.outcome.ranked, m.outcome.relevant, K)))] as const
+      const byCategory = new Map(slicesOf(corpus).map((slice) => {
+        const answerable = measured.filter((m) => slice.has(m) && m.outcome.relevant.size > 0)
+        return [slice.name, mean(answerable.map((m) => ndcgAtK(m.outcome.ranked, m.outcome.relevant, K)))] as const
       }))
       return {
         configuration: c,
@@ -205,15 +245,42 @@ const table = (rows: ReadonlyArray<Row>): string => {
 }
 
 const categoryTable = (rows: ReadonlyArray<Row>, corpus: Corpus): string => {
-  const cats = QUERY_CATEGORIES.filter((cat) => corpus.queries.some((q) => q.category === cat && q.relevant.length > 0))
-  const width = (cat: string) => Math.max(cat.length, 5)
-  const head = [pad("nDCG@10 by category", 26, true), ...cats.map((cat) => pad(cat, width(cat)))]
+  const slices = slicesOf(corpus)
+  const width = (name: string) => Math.max(name.length, 5)
+  const head = [pad("nDCG@10 by category", 26, true), ...slices.map((s) => pad(s.name, width(s.name)))]
   const count = [pad("answerable queries", 26, true),
-    ...cats.map((cat) => pad(String(corpus.queries.filter((q) => q.category === cat && q.relevant.length > 0).length), width(cat)))]
+    ...slices.map((s) => pad(String(corpus.queries.filter((q) => s.has(q) && q.relevant.length > 0).length), width(s.name)))]
   const lines = [head.join(" | "), head.map((h) => "-".repeat(h.length)).join("-|-"), count.join(" | ")]
   for (const r of rows) {
-    lines.push([pad(r.configuration.name, 26, true), ...cats.map((cat) => pad(f3(r.byCategory.get(cat) ?? Number.NaN), width(cat)))].join(" | "))
+    lines.push([pad(r.configuration.name, 26, true), ...slices.map((s) => pad(f3(r.byCategory.get(s.name) ?? Number.NaN), width(s.name)))].join(" | "))
   }
+  return lines.join("\n")
+}
+
+/** The figures the search goals are stated in: recall@10 and MRR overall, of the synonyms, per cross-language direction, and the long mails' MRR. */
+const goalTable = (rows: ReadonlyArray<Row>, corpus: Corpus): string => {
+  const slices = slicesOf(corpus)
+  const bySlice = (name: string) => slices.find((s) => s.name === name)
+  const columns: ReadonlyArray<{ readonly head: string; readonly of: (r: Row) => number }> = [
+    { head: "recall@10", of: (r) => r.summary.recall },
+    { head: "MRR", of: (r) => r.summary.mrr },
+    ...[["synonym", "R@10"], [DIRECTION_NAMES["de-en"], "R@10"], [DIRECTION_NAMES["de-en"], "MRR"], [DIRECTION_NAMES["en-de"], "R@10"],
+      [DIRECTION_NAMES["en-de"], "MRR"], ["long-text", "MRR"]].flatMap(([name = "", metric]) => {
+      const slice = bySlice(name)
+      if (slice === undefined) return []
+      return [{
+        head: `${name} ${metric}`,
+        of: (r: Row) => {
+          const answerable = r.measured.filter((m) => slice.has(m) && m.outcome.relevant.size > 0).map((m) => m.outcome)
+          return mean(answerable.map((o) => metric === "MRR" ? reciprocalRank(o.ranked, o.relevant, K) : recallAtK(o.ranked, o.relevant, K)))
+        }
+      }]
+    })
+  ]
+  const width = (h: string) => Math.max(h.length, 5)
+  const head = [pad("goal figures", 26, true), ...columns.map((c) => pad(c.head, width(c.head)))]
+  const lines = [head.join(" | "), head.map((h) => "-".repeat(h.length)).join("-|-")]
+  for (const r of rows) lines.push([pad(r.configuration.name, 26, true), ...columns.map((c) => pad(f3(c.of(r)), width(c.head)))].join(" | "))
   return lines.join("\n")
 }
 
@@ -231,29 +298,50 @@ const missesOf = (rows: ReadonlyArray<Row>): string =>
     return [`misses of ${r.configuration.name}:`, ...lines].join("\n")
   }).join("\n")
 
+/** The corpora `--corpus <name>,…` names (all when absent); an unknown name stops the run. */
+const selectedCorpora = (args: ReadonlyArray<string>): ReadonlyArray<CorpusInfo> => {
+  const i = args.indexOf("--corpus")
+  if (i === -1) return CORPORA
+  const names = (args[i + 1] ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "")
+  const unknown = names.filter((n) => !CORPORA.some((c) => c.name === n))
+  if (names.length === 0 || unknown.length > 0) {
+    throw new Error(`--corpus: unknown corpus ${unknown.join(", ") || "(none given)"}; known: ${CORPORA.map((c) => c.name).join(", ")}`)
+  }
+  return CORPORA.filter((c) => names.includes(c.name))
+}
+
+/** One corpus's heading, sizes and tables, after every configuration ran on it. */
+const runCorpus = (info: CorpusInfo, configs: ReadonlyArray<Configuration>, misses: boolean) =>
+  Effect.gen(function*() {
+    const corpus = readCorpus(corpusDir(info.dir))
+    const rules = rulesOf(corpus)
+    const status = (s: string) => rules.filter((r) => (r.status ?? "confirmed") === s).length
+    const answerable = corpus.queries.filter((q) => q.relevant.length > 0).length
+    const rows: Array<Row> = []
+    for (const c of configs) {
+      console.error(`eval: ${info.name}: ${c.name} …`)
+      rows.push(yield* runConfiguration(corpus, c))
+    }
+    console.log(`\n=== corpus ${info.name}: ${info.domain}`)
+    console.log(`${rules.length} rules (${status("confirmed")} confirmed, ${rules.filter((r) => r.supersedes !== undefined).length} ` +
+      `of them superseding an earlier one; ${status("proposed")} proposed; ${status("rejected")} rejected) in ${scopesOf(corpus).join(", ")}; ` +
+      `${corpus.queries.length} queries (${answerable} answerable, ${corpus.queries.length - answerable} no-answer)\n`)
+    console.log(table(rows))
+    console.log(`\n${categoryTable(rows, corpus)}`)
+    console.log(`\n${goalTable(rows, corpus)}`)
+    if (misses) console.log(`\n${missesOf(rows)}`)
+  })
+
 const main = Effect.gen(function*() {
   const args = process.argv.slice(2)
   const onlyArg = args[args.indexOf("--only") + 1]
   const only = args.includes("--only") && onlyArg !== undefined ? onlyArg.split(",").map((s) => s.trim()) : null
-  const corpus = readCorpus()
-  const rules = rulesOf(corpus)
-  const status = (s: string) => rules.filter((r) => (r.status ?? "confirmed") === s).length
-  const answerable = corpus.queries.filter((q) => q.relevant.length > 0).length
+  const corpora = selectedCorpora(args)
   const configs = CONFIGURATIONS.filter((c) => only === null || only.some((o) => c.name.includes(o)))
-  const rows: Array<Row> = []
-  for (const c of configs) {
-    console.error(`eval: ${c.name} …`)
-    rows.push(yield* runConfiguration(corpus, c))
-  }
   console.log(`Groundnote eval — node ${process.version}, searches at ${EVAL_NOW}, limit ${K}, binary relevance`)
-  console.log(`corpus: ${rules.length} rules (${status("confirmed")} confirmed, ${rules.filter((r) => r.supersedes !== undefined).length} ` +
-    `of them superseding an earlier one; ${status("proposed")} proposed; ${status("rejected")} rejected) in ${scopesOf(corpus).join(", ")}; ` +
-    `${corpus.queries.length} queries (${answerable} answerable, ${corpus.queries.length - answerable} no-answer)`)
   console.log("recall@10, MRR, nDCG@10: mean over the answerable queries; no-answer: queries that returned no bundle / all, " +
-    "and the mean coverage of the first head (0 when empty)\n")
-  console.log(table(rows))
-  console.log(`\n${categoryTable(rows, corpus)}`)
-  if (args.includes("--misses")) console.log(`\n${missesOf(rows)}`)
+    "and the mean coverage of the first head (0 when empty); xlang de→en: German query, English rule")
+  for (const info of corpora) yield* runCorpus(info, configs, args.includes("--misses"))
 })
 
 Effect.runPromise(main.pipe(Effect.withClock(fixedClock(Date.parse(EVAL_NOW))), Logger.withMinimumLogLevel(LogLevel.Warning)))
