@@ -32,6 +32,7 @@ import { hygieneBench } from "./hygiene.js"
 import { intakeBench } from "./intake.js"
 import { loadBench } from "./load.js"
 import { mcpBench } from "./mcp.js"
+import { lexiconBench } from "./lexicon.js"
 import { searchBench } from "./search.js"
 import { backupBench } from "./backup.js"
 import { cliBench } from "./cli.js"
@@ -163,7 +164,7 @@ const main = Effect.gen(function*() {
  * recheck, goal ≤ 300 ms; BENCH_DIGEST_WAITING).
  * the part bulk (POST /v1/decisions of 100 rules and POST /v1/reviews of 100 entities, time per POST).
  */
-const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,search-http,approval,approval-waiting,digest,graph,mcp,secrets,stages,backup,intake,load,cli,redaction,hygiene,bulk,structure-adoption").split(",").map((s) => s.trim()))
+const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,lexicon,search-http,approval,approval-waiting,digest,graph,mcp,secrets,stages,backup,intake,load,cli,redaction,hygiene,bulk,structure-adoption").split(",").map((s) => s.trim()))
 const graphSizes = (process.env.BENCH_GRAPH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const backupSizes = (process.env.BENCH_BACKUP_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const searchSizes = (process.env.BENCH_SEARCH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
@@ -171,6 +172,7 @@ const parts: Array<() => Promise<void>> = [
   ...(only.has("proposals") ? [() => Effect.runPromise(main.pipe(Logger.withMinimumLogLevel(LogLevel.Warning)))] : []),
   ...(only.has("http") ? [httpBench] : []),
   ...(only.has("search") ? [() => searchBench(searchSizes.length > 0 ? searchSizes : undefined)] : []),
+  ...(only.has("lexicon") ? [lexiconBench] : []),
   ...(only.has("search-http") ? [searchHttpBench] : []),
   ...(only.has("approval") ? [approvalBench] : []),
   ...(only.has("approval-waiting") ? [approvalWaitingBench] : []),
