@@ -32,10 +32,11 @@ import { hygieneBench } from "./hygiene.js"
 import { intakeBench } from "./intake.js"
 import { loadBench } from "./load.js"
 import { mcpBench } from "./mcp.js"
-import { lexiconBench } from "./lexicon.js"
+import { lexiconLatencyBench } from "./lexicon-latency.js"
 import { searchBench } from "./search.js"
 import { backupBench } from "./backup.js"
 import { cliBench } from "./cli.js"
+import { lexiconBench } from "./lexicon.js"
 import { secretsBench } from "./secrets.js"
 import { searchHttpBench } from "./search-http.js"
 import { redactionBench } from "./redaction.js"
@@ -163,8 +164,11 @@ const main = Effect.gen(function*() {
  * the part digest (GET /approval/digest with 10,000 proposals waiting and 2,000 rules due for
  * recheck, goal ≤ 300 ms; BENCH_DIGEST_WAITING).
  * the part bulk (POST /v1/decisions of 100 rules and POST /v1/reviews of 100 entities, time per POST).
+ * the part lexicon (stage a's lexicon: bytes on disk, load time and RSS added in a fresh process,
+ * lookups per second); the part lexicon-latency (stage a on new words with and without the
+ * lexicon at BENCH_LEXICON_RULES rules, default 10k; goal ≤ 1.2×).
  */
-const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,lexicon,search-http,approval,approval-waiting,digest,graph,mcp,secrets,stages,backup,intake,load,cli,redaction,hygiene,bulk,structure-adoption").split(",").map((s) => s.trim()))
+const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,lexicon-latency,search-http,approval,approval-waiting,digest,graph,mcp,secrets,stages,backup,intake,load,cli,redaction,hygiene,bulk,structure-adoption,lexicon").split(",").map((s) => s.trim()))
 const graphSizes = (process.env.BENCH_GRAPH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const backupSizes = (process.env.BENCH_BACKUP_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const searchSizes = (process.env.BENCH_SEARCH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
@@ -172,7 +176,7 @@ const parts: Array<() => Promise<void>> = [
   ...(only.has("proposals") ? [() => Effect.runPromise(main.pipe(Logger.withMinimumLogLevel(LogLevel.Warning)))] : []),
   ...(only.has("http") ? [httpBench] : []),
   ...(only.has("search") ? [() => searchBench(searchSizes.length > 0 ? searchSizes : undefined)] : []),
-  ...(only.has("lexicon") ? [lexiconBench] : []),
+  ...(only.has("lexicon-latency") ? [lexiconLatencyBench] : []),
   ...(only.has("search-http") ? [searchHttpBench] : []),
   ...(only.has("approval") ? [approvalBench] : []),
   ...(only.has("approval-waiting") ? [approvalWaitingBench] : []),
@@ -188,7 +192,8 @@ const parts: Array<() => Promise<void>> = [
   ...(only.has("cli") ? [cliBench] : []),
   ...(only.has("redaction") ? [redactionBench] : []),
   ...(only.has("hygiene") ? [hygieneBench] : []),
-  ...(only.has("bulk") ? [bulkBench] : [])
+  ...(only.has("bulk") ? [bulkBench] : []),
+  ...(only.has("lexicon") ? [lexiconBench] : [])
 ]
 parts.reduce((done, part) => done.then(part), Promise.resolve()).catch((e: unknown) => {
   console.error(e)

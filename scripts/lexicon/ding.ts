@@ -7,8 +7,9 @@
  *
  * Each sub-entry becomes one group: its German alternatives and its English ones. Kept from an
  * alternative: its words without annotations and without the placeholders etw., jdn., sth., sb.
- * …; English verbs without their leading "to", German verbs without "sich". Dropped: alternatives
- * labelled vulgar, obsolete, archaic or dated.
+ * …; in a verb's entry, English terms without their leading "to" and German ones without their
+ * leading "sich". Dropped: alternatives labelled vulgar, obsolete, archaic or dated, and
+ * conjugated examples ("er/sie zahlt").
  */
 import type { LexiconGroup } from "../../src/search/lexical/lexicon.js"
 import { distinct, keepTerm } from "./terms.js"
@@ -65,14 +66,20 @@ export const stripAnnotations = (alt: string): string => {
 
 const PLACEHOLDER = /^(etw|jdn|jdm|jds|jd|sth|sb|so)\.('s)?$/i
 
-/** One alternative as a term of `lang`, or null when it is not kept. */
-export const dingTerm = (alt: string, lang: "de" | "en"): string | null => {
+/** Conjugated forms ("er/sie beeilt sich", "he/she hurries") are examples, not terms. */
+const CONJUGATED = /^(ich\/er\/sie|er\/sie|sie\/er|he\/she|i\/he\/she) /i
+
+/**
+ * One alternative as a term of `lang`, or null when it is not kept; `verb`: the entry is a verb
+ * (its first German sub-entry is marked {vt}, {vi}, {vr} or {v}).
+ */
+export const dingTerm = (alt: string, lang: "de" | "en", verb: boolean): string | null => {
   if (labelsOf(alt).some((l) => DROPPED_LABELS.has(l))) return null
-  const verb = /\{(vt|vi|vr|v)\}/.test(alt)
   let words = stripAnnotations(alt).split(/\s+/).filter((w) => w !== "" && !PLACEHOLDER.test(w))
-  if (lang === "en" && words[0] === "to" && words.length > 1) words = words.slice(1)
-  if (lang === "de" && verb) words = words.filter((w) => w !== "sich")
-  return keepTerm(words.join(" "))
+  if (verb && lang === "en" && words[0] === "to" && words.length > 1) words = words.slice(1)
+  if (verb && lang === "de" && words[0] === "sich" && words.length > 1) words = words.slice(1)
+  const term = words.join(" ")
+  return CONJUGATED.test(term) ? null : keepTerm(term)
 }
 
 /** The groups of one line of the file (none for a comment or a line it cannot pair up). */
@@ -84,16 +91,13 @@ export const dingGroups = (line: string): Array<LexiconGroup> => {
   const de = splitTop(sides[0] as string, "|")
   const en = splitTop(sides[1] as string, "|")
   if (de.length !== en.length) return []
-  const groups: Array<LexiconGroup> = []
-  de.forEach((deEntry, i) => {
-    const terms = (entry: string, lang: "de" | "en") =>
-      distinct(splitTop(entry, ";").flatMap((alt) => {
-        const t = dingTerm(alt, lang)
-        return t === null ? [] : [t]
-      }))
-    groups.push({ de: terms(deEntry, "de"), en: terms(en[i] as string, "en") })
-  })
-  return groups
+  const verb = /\{(vt|vi|vr|v)\}/.test(de[0] as string)
+  const terms = (entry: string, lang: "de" | "en") =>
+    distinct(splitTop(entry, ";").flatMap((alt) => {
+      const t = dingTerm(alt, lang, verb)
+      return t === null ? [] : [t]
+    }))
+  return de.map((deEntry, i) => ({ de: terms(deEntry, "de"), en: terms(en[i] as string, "en") }))
 }
 
 /** The Ding file's version line, e.g. "devel 2023-01-30". */

@@ -12,6 +12,7 @@ import { findLitestream, litestreamVersion } from "../../backup/litestream.js"
 import { identitiesIn, identityFileName, keyDirOf } from "../../keys/identity-file.js"
 import { recipientOf } from "../../keys/keypair.js"
 import { opsRequest, resolveOps } from "../ops-client.js"
+import { lexiconFilePath, readLexiconFile } from "../../search/lexical/lexicon.js"
 import type {
   ClockFacts,
   ConfigResult,
@@ -22,6 +23,7 @@ import type {
   Finding,
   LedgerFacts,
   KeyFacts,
+  LexiconFacts,
   LitestreamFacts,
   ScopeFileHygiene,
   ServiceFacts,
@@ -330,6 +332,14 @@ export const accessClock = (
     return offsetMs === null ? { unavailable: `${source} answered without a Date header` } : { offsetMs, source }
   })
 
+/** Stage a's lexicon as this installation reads it (the service reads the same file). */
+export const lexiconFacts = (path: string = lexiconFilePath()): LexiconFacts => {
+  const read = readLexiconFile(path)
+  return read.ok
+    ? { loaded: true, path, groups: read.lexicon.groups, terms: read.lexicon.terms }
+    : { loaded: false, path, why: read.why }
+}
+
 export interface GatherOptions {
   readonly env: Record<string, string | undefined>
   readonly cwd: string
@@ -366,6 +376,7 @@ export const gatherDoctorInput = (options: GatherOptions): Effect.Effect<DoctorI
       clock: options.clock ?? null,
       ledger: options.ledger ?? null,
       storage: options.storage ?? null,
-      keys: yield* serviceKeyFacts(env, options.cwd, options.config)
+      keys: yield* serviceKeyFacts(env, options.cwd, options.config),
+      lexicon: lexiconFacts()
     }
   })

@@ -373,6 +373,20 @@ const stageFinding = (id: "semantic-model" | "reranker-key" | "reranker-budget")
   return found ?? skip(id, "the stage checks did not run")
 }
 
+/**
+ * Stage a's lexicon (share/lexicon/lexicon.txt.gz) loads: how many groups (senses) and terms it
+ * has. Without it stage a still answers, with its query's own words and the curated vocabulary
+ * only, so an absent or damaged file is a warning.
+ */
+export const lexicon = (input: DoctorInput): Finding => {
+  const l = input.lexicon
+  if (l === undefined || l === null) return skip("lexicon", "the lexicon was not read")
+  return l.loaded
+    ? ok("lexicon", `${l.path} loaded: ${plural(l.groups, "group")} of synonyms and translations, ${plural(l.terms, "term")} (German and English)`)
+    : warn("lexicon", `stage a's lexicon did not load: ${l.why}; search runs without its synonyms and translations`,
+      "restore share/lexicon/lexicon.txt.gz from this version's release or checkout (git checkout -- share/lexicon), then restart the service")
+}
+
 export const semanticModel = stageFinding("semantic-model")
 export const rerankerKey = stageFinding("reranker-key")
 export const rerankerBudget = stageFinding("reranker-budget")

@@ -23,6 +23,7 @@ const FINDINGS: ReadonlyArray<readonly [FindingId, (input: DoctorInput) => Findi
   ["scope-keys", F.scopeKeys],
   ["copies-encrypted", F.copiesEncrypted],
   ["key-identity", F.keyIdentity],
+  ["lexicon", F.lexicon],
   ["semantic-model", F.semanticModel],
   ["reranker-key", F.rerankerKey],
   ["reranker-budget", F.rerankerBudget],

@@ -37,6 +37,7 @@ export const FINDING_IDS = [
   "scope-keys",
   "copies-encrypted",
   "key-identity",
+  "lexicon",
   "semantic-model",
   "reranker-key",
   "reranker-budget",
@@ -177,6 +178,11 @@ export interface KeyFacts {
   }>
 }
 
+/** Stage a's lexicon (share/lexicon) as this installation reads it. */
+export type LexiconFacts =
+  | { readonly loaded: true; readonly path: string; readonly groups: number; readonly terms: number }
+  | { readonly loaded: false; readonly path: string; readonly why: string }
+
 export interface DoctorInput {
   /** the CLI's clock, epoch ms */
   readonly now: number
@@ -203,4 +209,6 @@ export interface DoctorInput {
   readonly storage: ReadonlyArray<ScopeFileHygiene> | null
   /** keys of encrypted copies; null when the service did not answer GET /ops/keys */
   readonly keys?: KeyFacts | null
+  /** stage a's lexicon; null or absent when not gathered */
+  readonly lexicon?: LexiconFacts | null
 }

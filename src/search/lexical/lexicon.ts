@@ -92,11 +92,20 @@ export const installationRoot = (): string => {
  */
 export const lexiconFilePath = (): string => join(installationRoot(), "share", "lexicon", LEXICON_FILE_NAME)
 
+/**
+ * The unpacked bytes, in one output buffer sized by the gzip trailer's length field (unpacking
+ * into the default 16 KB chunks and joining them costs a third more).
+ */
+const gunzip = (packed: Buffer): Buffer => {
+  const size = packed.length >= 4 ? packed.readUInt32LE(packed.length - 4) : 0
+  return gunzipSync(packed, { chunkSize: Math.max(64 * 1024, size + 1) })
+}
+
 /** The lexicon of a data file, or why it cannot be read. */
 export const readLexiconFile = (path: string): { readonly ok: true; readonly lexicon: Lexicon } | { readonly ok: false; readonly why: string } => {
   let bytes: Buffer
   try {
-    bytes = gunzipSync(readFileSync(path))
+    bytes = gunzip(readFileSync(path))
   } catch (e) {
     const code = (e as { code?: unknown }).code
     return { ok: false, why: `${path} cannot be read (${typeof code === "string" ? code : "error"})` }

@@ -1,14 +1,16 @@
 /** Doctor's facts from a real host: data dir permissions, the mount table, litestream, and the ops socket up and down. */
-import { chmodSync, mkdirSync, realpathSync, writeFileSync } from "node:fs"
+import { chmodSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { join } from "node:path"
+import { gunzipSync, gzipSync } from "node:zlib"
 import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { runBackup } from "../../../src/backup/run.js"
 import { BackupLock } from "../../../src/backup/lock.js"
-import { accessClock, dataDirFacts, gatherDoctorInput, litestreamFacts, offsetFromDate, parseMountinfo, type SysBlock, volumeFacts } from "../../../src/ops/doctor/facts.js"
+import { accessClock, dataDirFacts, gatherDoctorInput, lexiconFacts, litestreamFacts, offsetFromDate, parseMountinfo, type SysBlock, volumeFacts } from "../../../src/ops/doctor/facts.js"
 import { runDoctor } from "../../../src/ops/doctor/index.js"
+import { lexiconFilePath } from "../../../src/search/lexical/lexicon.js"
 import { VERSION } from "../../../src/version.js"
 import { ScopeStore, scopeFile } from "../../../src/db/scope-store.js"
 import * as F from "../../../src/ops/doctor/findings.js"
@@ -129,9 +131,28 @@ describe("gathering with the service down and up", () => {
       expect(up["probe-age"]).toMatchObject({ status: "fail", message: "sales never probed" })
       expect(up["data-dir-permissions"]?.status).toBe("ok")
       expect(up["secrets-present"]?.status).toBe("ok")
+      expect(up["lexicon"]).toMatchObject({ status: "ok", message: expect.stringMatching(/lexicon\.txt\.gz loaded: \d+ groups of synonyms and translations, \d+ terms/) })
     } finally {
       await service.stop()
     }
+  })
+})
+
+describe("lexicon facts", () => {
+  it("reads the installation's lexicon with its counts; an absent, foreign or cut file says why", () => {
+    const shipped = lexiconFacts()
+    expect(shipped).toMatchObject({ loaded: true, path: lexiconFilePath() })
+    expect(shipped.loaded && shipped.groups > 100_000 && shipped.terms > shipped.groups).toBe(true)
+    const absent = join(dir, "lexicon.txt.gz")
+    expect(lexiconFacts(absent)).toEqual({ loaded: false, path: absent, why: `${absent} cannot be read (ENOENT)` })
+    writeFileSync(absent, gzipSync("groups\n"))
+    expect(lexiconFacts(absent)).toMatchObject({ loaded: false, why: expect.stringContaining("not a lexicon file") })
+    const whole = gunzipSync(readFileSync(lexiconFilePath()))
+    writeFileSync(absent, gzipSync(whole.subarray(0, whole.lastIndexOf(0x0a, whole.length - 2) + 1)))
+    expect(lexiconFacts(absent)).toMatchObject({ loaded: false, why: expect.stringContaining("truncated or edited?") })
+    writeFileSync(absent, whole)
+    expect(lexiconFacts(absent)).toMatchObject({ loaded: false, why: expect.stringContaining("cannot be read") })
+    expect(runDoctor({ ...inputOf([]), lexicon: lexiconFacts(absent) }).find((f) => f.id === "lexicon")?.status).toBe("warn")
   })
 })
 

@@ -308,6 +308,19 @@ describe("doctor findings", () => {
     expect(F.rerankerBudget(input({ stages, config: { ok: false, path: "g", code: "config-invalid", message: "x" } }))).toMatchObject({ status: "skip", message: "groundnote.json did not load (see config-valid)" })
   })
 
+  it("lexicon: ok with its groups and terms, a warning (no fail) when it did not load, skip when not read", () => {
+    const path = "/opt/groundnote/share/lexicon/lexicon.txt.gz"
+    expect(F.lexicon(input({ lexicon: { loaded: true, path, groups: 413_874, terms: 846_108 } }))).toEqual({
+      id: "lexicon", status: "ok", message: `${path} loaded: 413874 groups of synonyms and translations, 846108 terms (German and English)`, remedy: null
+    })
+    const absent = F.lexicon(input({ lexicon: { loaded: false, path, why: `${path} cannot be read (ENOENT)` } }))
+    expect(absent).toMatchObject({ status: "warn", message: `stage a's lexicon did not load: ${path} cannot be read (ENOENT); search runs without its synonyms and translations` })
+    expect(absent.remedy).toContain("share/lexicon/lexicon.txt.gz")
+    expect(doctorExitCode(runDoctor(input({ lexicon: { loaded: false, path, why: "x" } })))).toBe(0)
+    expect(F.lexicon(input())).toEqual({ id: "lexicon", status: "skip", message: "the lexicon was not read", remedy: null })
+    expect(F.lexicon(input({ lexicon: null })).status).toBe("skip")
+  })
+
   it("clock-skew", () => {
     expect(F.clockSkew(input()).status).toBe("skip")
     expect(F.clockSkew(input({ clock: { unavailable: "not in cloudflare-access mode: no Access token's time is checked" } }))).toMatchObject({

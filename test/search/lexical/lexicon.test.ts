@@ -87,6 +87,33 @@ describe("a data file", () => {
     expect(ask(file, "de", "payment term")).toEqual([])
   })
 
+  it("answers as lexiconOf over 20,000 generated groups: repeats across groups and languages, umlauts, phrases", () => {
+    let state = 7
+    const rand = (n: number) => {
+      state = (state * 1103515245 + 12345) % 2147483648
+      return state % n
+    }
+    const syllables = ["zah", "lung", "frist", "ur", "laub", "fe", "ri", "en", "schicht", "über", "stun", "dung", "pay", "ment", "term", "hol", "i", "day"]
+    const word = () => Array.from({ length: 1 + rand(3) }, () => syllables[rand(syllables.length)]).join("")
+    const term = () => Array.from({ length: 1 + (rand(5) === 0 ? 1 + rand(3) : 0) }, word).join(" ")
+    const groups: Array<LexiconGroup> = Array.from({ length: 20_000 }, () => ({
+      de: [...new Set(Array.from({ length: rand(4) }, term))],
+      en: [...new Set(Array.from({ length: rand(4) }, term))]
+    })).filter((g) => g.de.length + g.en.length >= 2)
+    const file = readOk(writeLexicon("generated.txt.gz", encodeLexiconFile(SOURCES, groups)))
+    const memory = lexiconOf(groups)
+    expect([file.groups, file.terms]).toEqual([memory.groups, memory.terms])
+    for (const g of groups.slice(0, 3000)) {
+      for (const lang of ["de", "en"] as const) {
+        for (const t of [...g.de, ...g.en]) expect(ask(file, lang, t)).toEqual(ask(memory, lang, t))
+      }
+    }
+    for (let i = 0; i < 2000; i++) {
+      const t = term()
+      expect(ask(file, "de", t)).toEqual(ask(memory, "de", t))
+    }
+  })
+
   it("is refused with its reason when absent, not a lexicon, truncated or miscounted", () => {
     const text = encodeLexiconFile(SOURCES, GROUPS)
     const why = (path: string) => {
