@@ -31,7 +31,6 @@ import { interleave, search } from "../src/search/search.js"
 import { SearchStages } from "../src/search/stage.js"
 import { baselineMatch, bm25Top } from "./baseline.js"
 import {
-  CORPORA,
   type Corpus,
   corpusDir,
   type CorpusInfo,
@@ -39,13 +38,13 @@ import {
   type Direction,
   EVAL_NOW,
   parseRelation,
-  QUERY_CATEGORIES,
   queryText,
   readCorpus,
   rulesOf,
   scopesOf
 } from "./corpus.js"
 import { type Loaded, loadCorpus } from "./load.js"
+import { DIRECTION_NAMES, selectCorpora, slicesOf } from "./slices.js"
 import { mean, ndcgAtK, type QueryOutcome, reciprocalRank, recallAtK, type Summary, summarize } from "./metrics.js"
 import { EVAL_MODEL, EVAL_MODEL_DIR, evalConfig, type Feature, fixedClock } from "./setup.js"
 
@@ -159,25 +158,6 @@ const runBaseline = (corpus: Corpus, loaded: Loaded) =>
         } satisfies Measured
       }))
   })
-
-/** A group of queries a table column reports: a category, or the cross-language queries of one direction. */
-interface Slice {
-  readonly name: string
-  readonly has: (m: Pick<Measured, "category" | "direction">) => boolean
-}
-
-const DIRECTION_NAMES: Record<Direction, string> = { "de-en": "xlang de→en", "en-de": "xlang en→de" }
-
-/** The categories with answerable queries, each direction of the cross-language queries right after them. */
-const slicesOf = (corpus: Corpus): ReadonlyArray<Slice> => {
-  const answerable = corpus.queries.filter((q) => q.relevant.length > 0)
-  return QUERY_CATEGORIES.filter((cat) => answerable.some((q) => q.category === cat)).flatMap((cat): Array<Slice> => {
-    const slice: Slice = { name: cat, has: (m) => m.category === cat }
-    if (cat !== "cross-language") return [slice]
-    const directions = (Object.keys(DIRECTION_NAMES) as Array<Direction>).filter((d) => answerable.some((q) => q.category === cat && q.direction === d))
-    return [slice, ...directions.map((d): Slice => ({ name: DIRECTION_NAMES[d], has: (m) => m.category === cat && m.direction === d }))]
-  })
-}
 
 interface Row {
   readonly configuration: Configuration
@@ -298,18 +278,6 @@ const missesOf = (rows: ReadonlyArray<Row>): string =>
     return [`misses of ${r.configuration.name}:`, ...lines].join("\n")
   }).join("\n")
 
-/** The corpora `--corpus <name>,…` names (all when absent); an unknown name stops the run. */
-const selectedCorpora = (args: ReadonlyArray<string>): ReadonlyArray<CorpusInfo> => {
-  const i = args.indexOf("--corpus")
-  if (i === -1) return CORPORA
-  const names = (args[i + 1] ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "")
-  const unknown = names.filter((n) => !CORPORA.some((c) => c.name === n))
-  if (names.length === 0 || unknown.length > 0) {
-    throw new Error(`--corpus: unknown corpus ${unknown.join(", ") || "(none given)"}; known: ${CORPORA.map((c) => c.name).join(", ")}`)
-  }
-  return CORPORA.filter((c) => names.includes(c.name))
-}
-
 /** One corpus's heading, sizes and tables, after every configuration ran on it. */
 const runCorpus = (info: CorpusInfo, configs: ReadonlyArray<Configuration>, misses: boolean) =>
   Effect.gen(function*() {
@@ -336,7 +304,7 @@ const main = Effect.gen(function*() {
   const args = process.argv.slice(2)
   const onlyArg = args[args.indexOf("--only") + 1]
   const only = args.includes("--only") && onlyArg !== undefined ? onlyArg.split(",").map((s) => s.trim()) : null
-  const corpora = selectedCorpora(args)
+  const corpora = selectCorpora(args)
   const configs = CONFIGURATIONS.filter((c) => only === null || only.some((o) => c.name.includes(o)))
   console.log(`Groundnote eval — node ${process.version}, searches at ${EVAL_NOW}, limit ${K}, binary relevance`)
   console.log("recall@10, MRR, nDCG@10: mean over the answerable queries; no-answer: queries that returned no bundle / all, " +
