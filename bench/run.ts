@@ -32,6 +32,7 @@ import { hygieneBench } from "./hygiene.js"
 import { intakeBench } from "./intake.js"
 import { loadBench } from "./load.js"
 import { mcpBench } from "./mcp.js"
+import { lexiconLatencyBench } from "./lexicon-latency.js"
 import { searchBench } from "./search.js"
 import { backupBench } from "./backup.js"
 import { cliBench } from "./cli.js"
@@ -164,9 +165,10 @@ const main = Effect.gen(function*() {
  * recheck, goal ≤ 300 ms; BENCH_DIGEST_WAITING).
  * the part bulk (POST /v1/decisions of 100 rules and POST /v1/reviews of 100 entities, time per POST).
  * the part lexicon (stage a's lexicon: bytes on disk, load time and RSS added in a fresh process,
- * lookups per second).
+ * lookups per second); the part lexicon-latency (stage a on new words with and without the
+ * lexicon at BENCH_LEXICON_RULES rules, default 10k; goal ≤ 1.2×).
  */
-const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,search-http,approval,approval-waiting,digest,graph,mcp,secrets,stages,backup,intake,load,cli,redaction,hygiene,bulk,structure-adoption,lexicon").split(",").map((s) => s.trim()))
+const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,lexicon-latency,search-http,approval,approval-waiting,digest,graph,mcp,secrets,stages,backup,intake,load,cli,redaction,hygiene,bulk,structure-adoption,lexicon").split(",").map((s) => s.trim()))
 const graphSizes = (process.env.BENCH_GRAPH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const backupSizes = (process.env.BENCH_BACKUP_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const searchSizes = (process.env.BENCH_SEARCH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
@@ -174,6 +176,7 @@ const parts: Array<() => Promise<void>> = [
   ...(only.has("proposals") ? [() => Effect.runPromise(main.pipe(Logger.withMinimumLogLevel(LogLevel.Warning)))] : []),
   ...(only.has("http") ? [httpBench] : []),
   ...(only.has("search") ? [() => searchBench(searchSizes.length > 0 ? searchSizes : undefined)] : []),
+  ...(only.has("lexicon-latency") ? [lexiconLatencyBench] : []),
   ...(only.has("search-http") ? [searchHttpBench] : []),
   ...(only.has("approval") ? [approvalBench] : []),
   ...(only.has("approval-waiting") ? [approvalWaitingBench] : []),

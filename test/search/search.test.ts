@@ -89,14 +89,16 @@ describe("search", () => {
   it("a followed successor: found_via names what matched the hit, coverage and matched_terms are what the head matches (§7.6, §7.6a)", async () => {
     // "hook rails" is in sales-0001's statement only; on 2026-07-15 its head is sales-0002
     const today = (await searchAt(req({ text: "hook rails" }))).response.bundles[0]?.head
-    expect(today).toMatchObject({ ref: "rule/sales-0001@3", found_via: ["hook", "rails"], coverage: 1, matched_terms: 2 })
+    // "haken": the lexicon's translation of "hook" (the rule's keyword Hakenleiste)
+    expect(today).toMatchObject({ ref: "rule/sales-0001@3", found_via: ["haken", "hook", "rails"], coverage: 1, matched_terms: 2 })
     const followed = (await searchAt(req({ text: "hook rails", as_of: "2026-07-15" }))).response.bundles[0]?.head
-    expect(followed).toMatchObject({ ref: "rule/sales-0002@2", found_via: ["hook", "rails"], coverage: 0, matched_terms: 0 })
-    // min_coverage reads the head's coverage: the successor matches none of the words and is dropped
-    const strict = await run(testConfig(dir, { search: { min_coverage: 0.5 } }),
+    // the successor says Haken (hook's translation) and neither hook nor rails: coverage 0.5
+    expect(followed).toMatchObject({ ref: "rule/sales-0002@2", found_via: ["haken", "hook", "rails"], coverage: 0.5, matched_terms: 1 })
+    // min_coverage reads the head's coverage: the successor matches half of the words and is dropped
+    const strict = await run(testConfig(dir, { search: { min_coverage: 0.6 } }),
       at(search(req({ text: "hook rails", as_of: "2026-07-15" }), "00000000-0000-4000-8000-000000000002")))
     expect(strict.response.bundles).toEqual([])
-    expect(strict.response.abstained).toEqual({ reason: "below-min-coverage", best_coverage: 0, min_coverage: 0.5 })
+    expect(strict.response.abstained).toEqual({ reason: "below-min-coverage", best_coverage: 0.5, min_coverage: 0.6 })
   })
   it("as_of before the first rule starts finds nothing: abstained no-candidate", async () => {
     const r = await searchAt(req({ text: "Lieferzeit", as_of: "2026-01-01" }))

@@ -181,11 +181,12 @@ describe("step 2: variants", () => {
     await seed(config, RULES)
     const de = await search(config, { text: "Lieferfrist" })
     expect(de.result.variants["~lieferfrist"]).toEqual(expect.arrayContaining(["lieferzeit", "delivery time"]))
-    expect(de.ids).toEqual(["sales-0001"])
+    // the lexicon may add weaker hits below it
+    expect(de.ids[0]).toBe("sales-0001")
     expect(de.explained["sales-0001"]).toEqual({ found_via: ["lieferzeit"], coverage: 1, matched_terms: 1 })
     const en = await search(config, { text: "delivery time" })
     expect(en.result.variants["~delivery time"]).toContain("lieferzeit")
-    expect(en.ids).toEqual(["sales-0001"])
+    expect(en.ids[0]).toBe("sales-0001")
     expect(en.explained["sales-0001"]).toEqual({ found_via: ["lieferzeit"], coverage: 1, matched_terms: 2 })
     expect((await search(lexConfig(dir, features({ synonyms: false })), { text: "Lieferfrist" })).ids).toEqual([])
     // configured groups, case-insensitive

@@ -49,7 +49,9 @@ const setup = async (o: StagesConfig & { withB?: boolean } = {}) => {
   cleanup = t.cleanup
   if (o.withB === true) writeTinyModelDir(join(t.dir, "models"), "bge-m3", { dim: 16 })
   const config = stagesConfig(t.dir, {
-    scopes: SCOPES, baseUrl: provider.url, semantic: o.withB === true ? {} : false,
+    scopes: SCOPES, baseUrl: provider.url, semantic: o.withB === true ? {} : false, 
+    // stage a finds the German rules through configured synonyms (the lexicon's translations off): its order is not the provider's
+    lexical: { features: { bilingual: false } }, synonyms: [["customer", "Kunde"], ["invoice", "Rechnung"]],
     ...o, reranker: { threshold: 0.2, ...(o.reranker === false ? {} : o.reranker) }
   })
   started = await startWithRules(config)

@@ -41,6 +41,10 @@ export interface StagesConfig {
   readonly minCoverage?: number
   readonly key?: boolean
   readonly baseUrl?: string
+  /** search.lexical (default: synonyms off) */
+  readonly lexical?: Record<string, unknown>
+  /** search.synonyms */
+  readonly synonyms?: ReadonlyArray<ReadonlyArray<string>>
 }
 
 export const stagesConfig = (dir: string, o: StagesConfig = {}): AppConfigShape => {
@@ -50,6 +54,9 @@ export const stagesConfig = (dir: string, o: StagesConfig = {}): AppConfigShape 
       { name: "ops", providers_allowed: [], reranker: true }
     ],
     search: {
+      // stage a by the query's own words (no synonyms, no lexicon): what stage b adds is then every rule sharing none
+      lexical: o.lexical ?? { features: { synonyms: false } },
+      ...(o.synonyms === undefined ? {} : { synonyms: o.synonyms }),
       semantic: o.semantic === false ? { enabled: false } : { enabled: true, model: "bge-m3", model_dir: `${dir}/models`, ...o.semantic },
       reranker: o.reranker === false || o.reranker === undefined ? { enabled: false } : { enabled: true, timeout_ms: 300, ...o.reranker },
       ...(o.minCoverage === undefined ? {} : { min_coverage: o.minCoverage })

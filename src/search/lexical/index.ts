@@ -20,6 +20,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer } from "effect"
 import { AppConfig } from "../../config/config.js"
 import { builtinBilingualLexicon } from "./crosslang.js"
+import { type Lexicon, shippedLexicon } from "./lexicon.js"
 import * as Doc from "./document.js"
 import { explain, explainMany, type Explanation } from "./explain.js"
 import { buildKey, type LexicalOptions, lexicalOptions } from "./options.js"
@@ -57,17 +58,22 @@ export class LexicalIndex extends Context.Tag("Groundnote/LexicalIndex")<Lexical
  * the vocabulary from the file on every search (the answers are the same; the test of the cache
  * compares both).
  */
-export const makeLexicalIndex = (options: LexicalOptions, { cache = true }: { readonly cache?: boolean } = {}): LexicalIndexShape => {
+export const makeLexicalIndex = (
+  options: LexicalOptions,
+  { cache = true, dictionary = shippedLexicon }: { readonly cache?: boolean; readonly dictionary?: () => Lexicon | null } = {}
+): LexicalIndexShape => {
   /** the cache of what only writes change, checked against the file's stamp (stamp-cache.ts) */
   const vocabulary = (sql: SqlClient): Effect.Effect<void, SqlError> =>
     cache ? refreshStampCache(sql) : Effect.sync(() => forgetStampCache(sql))
   const current = (sql: SqlClient): Effect.Effect<void, SqlError> => Effect.zipRight(Doc.ensureBuild(sql, options), vocabulary(sql))
   const groups = options.features.synonyms ? synonymGroups(options.synonyms) : []
   // the de↔en vocabulary rides on the syn sub-query and needs both languages
-  const lexicon = options.features.synonyms && options.features.bilingual &&
+  const pairs = options.features.synonyms && options.features.bilingual &&
       options.languages.includes("de") && options.languages.includes("en")
     ? builtinBilingualLexicon()
     : null
+  // the maintained lexicon (read once per process, on the first index that uses it)
+  const lexicon = options.features.synonyms ? dictionary() : null
   return {
     options,
     build: buildKey(options),
@@ -77,8 +83,8 @@ export const makeLexicalIndex = (options: LexicalOptions, { cache = true }: { re
     foundBuilt: (sql) => Doc.foundBuilt(sql, options),
     current,
     analyze: (sql, input) =>
-      Effect.zipRight(current(sql), analyze(sql, input, options, groups, lexicon)).pipe(Effect.withSpan("LexicalIndex.analyze")),
-    analyzeCurrent: (sql, input) => analyze(sql, input, options, groups, lexicon).pipe(Effect.withSpan("LexicalIndex.analyze")),
+      Effect.zipRight(current(sql), analyze(sql, input, options, groups, pairs, lexicon)).pipe(Effect.withSpan("LexicalIndex.analyze")),
+    analyzeCurrent: (sql, input) => analyze(sql, input, options, groups, pairs, lexicon).pipe(Effect.withSpan("LexicalIndex.analyze")),
     pool: (sql, analysis, opts) => pool(sql, analysis, options, opts).pipe(Effect.withSpan("LexicalIndex.pool")),
     // explain may run in a later transaction than the analysis (stage b's heads): stamp read again
     explain: (sql, analysis, seq) => Effect.zipRight(vocabulary(sql), explain(sql, analysis, options, seq)),
@@ -86,7 +92,10 @@ export const makeLexicalIndex = (options: LexicalOptions, { cache = true }: { re
   }
 }
 
-export const lexicalIndexLayer = (options: LexicalOptions, opts: { readonly cache?: boolean } = {}): Layer.Layer<LexicalIndex> =>
+export const lexicalIndexLayer = (
+  options: LexicalOptions,
+  opts: { readonly cache?: boolean; readonly dictionary?: () => Lexicon | null } = {}
+): Layer.Layer<LexicalIndex> =>
   Layer.succeed(LexicalIndex, makeLexicalIndex(options, opts))
 
 export const LexicalIndexLive: Layer.Layer<LexicalIndex, never, AppConfig> = Layer.effect(

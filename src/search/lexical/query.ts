@@ -10,6 +10,7 @@ import { type Alt, orExpr } from "./match.js"
 import type { LexicalOptions } from "./options.js"
 import { TOTAL_TERM_CAP } from "./options.js"
 import type { BilingualLexicon } from "./crosslang.js"
+import type { Lexicon } from "./lexicon.js"
 import { storesStems } from "./document.js"
 import type { SynonymGroup } from "./synonyms.js"
 import { givenTerms, type RawTerm, textTerms, type TextTerms } from "./terms.js"
@@ -61,7 +62,8 @@ export const analyze = (
   input: QueryInput,
   o: LexicalOptions,
   groups: ReadonlyArray<SynonymGroup>,
-  lexicon: BilingualLexicon | null = null
+  lexicon: BilingualLexicon | null = null,
+  dictionary: Lexicon | null = null
 ): Effect.Effect<Analysis, SqlError> =>
   Effect.gen(function*() {
     const docs = yield* documentCount(sql)
@@ -95,7 +97,7 @@ export const analyze = (
       fuzzyBudget -= fuzzyUsed
     }
     const segments = [...given.map((g) => g.tokens), ...fromText.segments]
-    const synonyms = yield* synonymExpansions(sql, terms, segments, groups, lexicon, o, seen)
+    const synonyms = yield* synonymExpansions(sql, terms, segments, groups, lexicon, o, seen, dictionary)
     return {
       terms, synonyms, docs, keyterms: fromText.keyterms,
       frequencies: { word: looked(lookups, df), stem: looked(stemLookups, sdf) }

@@ -50,10 +50,12 @@ export interface SubQuery {
   readonly fullPhrases?: ReadonlyArray<string>
   /** the match with every alternative, when `match` leaves common ones out */
   readonly full?: string
+  /** the share of the sub-query's weight its rows get (a syn tier of weaker lexicon expansions: below 1) */
+  readonly factor?: number
 }
 
-const subQuery = (name: SubQueryName, table: LexFtsTable, phrases: ReadonlyArray<string>): SubQuery =>
-  ({ name, table, phrases, match: phrases.join(" OR ") })
+const subQuery = (name: SubQueryName, table: LexFtsTable, phrases: ReadonlyArray<string>, factor?: number): SubQuery =>
+  ({ name, table, phrases, match: phrases.join(" OR "), ...(factor === undefined || factor === 1 ? {} : { factor }) })
 
 export { altExpr, orExpr } from "./match.js"
 
@@ -64,13 +66,33 @@ interface SubQueryAlts {
   readonly name: SubQueryName
   readonly table: LexFtsTable
   readonly alts: ReadonlyArray<Alt>
+  readonly factor?: number
+}
+
+/**
+ * The syn sub-query's tiers: expansions of weight ≥ STRONG_EXPANSION (the curated groups, the
+ * configured ones, a lexicon word of one dominant sense) search at the syn weight; the weaker
+ * lexicon expansions in a second sub-query at WEAK_FACTOR of it, so a rule found only through
+ * them ranks below one found through the query's own words or a sure synonym.
+ */
+export const STRONG_EXPANSION = 0.7
+export const WEAK_FACTOR = 0.5
+
+const synTiers = (a: Analysis): Array<SubQueryAlts> => {
+  const expansions = a.synonyms.flatMap((s) => s.expansions)
+  const strong = expansions.filter((e) => (e.weight ?? 1) >= STRONG_EXPANSION).flatMap((e) => e.alts)
+  const weak = expansions.filter((e) => (e.weight ?? 1) < STRONG_EXPANSION).flatMap((e) => e.alts)
+  return [
+    { name: "syn", table: "lex_word", alts: strong },
+    ...(weak.length > 0 ? [{ name: "syn" as const, table: "lex_word" as const, alts: weak, factor: WEAK_FACTOR }] : [])
+  ]
 }
 
 /** The alternatives of each sub-query of an analysis (prf comes later, from the first hits). */
 const subQueryAlts = (a: Analysis, o: LexicalOptions): Array<SubQueryAlts> => {
   const out: Array<SubQueryAlts> = [{ name: "word", table: "lex_word", alts: a.terms.flatMap((t) => t.word) }]
   if (storesStems(o)) out.push({ name: "stem", table: "lex_stem", alts: a.terms.flatMap((t) => [...t.stem, ...t.parts.flatMap((p) => p.alts)]) })
-  if (o.features.synonyms) out.push({ name: "syn", table: "lex_word", alts: a.synonyms.flatMap((s) => s.expansions.flatMap((e) => e.alts)) })
+  if (o.features.synonyms) out.push(...synTiers(a))
   if (o.features.fuzzy) out.push({ name: "fuzzy", table: "lex_word", alts: a.terms.flatMap((t) => t.corrections.flatMap((c) => c.alts)) })
   if (o.features.trigram) {
     out.push({ name: "tri", table: "lex_tri", alts: a.terms.flatMap((t) => t.tri.map((x) => ({ tokens: [x], prefix: false }))) })
@@ -84,12 +106,12 @@ const subQueryAlts = (a: Analysis, o: LexicalOptions): Array<SubQueryAlts> => {
  * `common` names first (`full` holds the match with all of them).
  */
 export const subQueries = (a: Analysis, o: LexicalOptions, common: CommonAlt = () => false): Array<SubQuery> =>
-  subQueryAlts(a, o).flatMap(({ name, table, alts }): Array<SubQuery> => {
+  subQueryAlts(a, o).flatMap(({ name, table, alts, factor }): Array<SubQuery> => {
     const full = orPhrases(alts)
     if (full.length === 0) return []
     const reduced = orPhrases(alts.filter((x) => !common(table, x)))
-    if (reduced.length === 0 || reduced.length === full.length) return [subQuery(name, table, full)]
-    return [{ ...subQuery(name, table, reduced), fullPhrases: full, full: full.join(" OR ") }]
+    if (reduced.length === 0 || reduced.length === full.length) return [subQuery(name, table, full, factor)]
+    return [{ ...subQuery(name, table, reduced, factor), fullPhrases: full, full: full.join(" OR ") }]
   })
 
 /**
@@ -227,7 +249,7 @@ export interface Fusion {
 let slotOf = new Int32Array(1024)
 
 /** score: Σ sub_weight × (−bm25 / best −bm25); one sub-query alone keeps −bm25. rrf: Σ sub_weight / (k + rank). */
-export const fuse = (results: ReadonlyArray<readonly [SubQueryName, ReadonlyArray<Row>]>, o: LexicalOptions): Fusion => {
+export const fuse = (results: ReadonlyArray<readonly [SubQueryName, ReadonlyArray<Row>, (number | undefined)?]>, o: LexicalOptions): Fusion => {
   let maxSeq = 0
   let total = 0
   for (const [, rows] of results) {
@@ -238,8 +260,8 @@ export const fuse = (results: ReadonlyArray<readonly [SubQueryName, ReadonlyArra
   const fusedRows: Array<Row> = []
   const values = new Float64Array(total)
   const single = results.length === 1
-  for (const [name, rows] of results) {
-    const w = o.subWeights[name]
+  for (const [name, rows, factor] of results) {
+    const w = o.subWeights[name] * (factor ?? 1)
     let best = 0
     for (const r of rows) if (-r.score > best) best = -r.score
     rows.forEach((r, i) => {
@@ -308,8 +330,8 @@ export const pool = (sql: SqlClient, a: Analysis, o: LexicalOptions, p: PoolOpti
   Effect.gen(function*() {
     if (a.terms.length === 0) return []
     const queries = yield* planSubQueries(sql, a, o)
-    const results: Array<readonly [SubQueryName, ReadonlyArray<Row>]> = []
-    for (const q of queries) results.push([q.name, yield* runSub(sql, q, o, p)])
+    const results: Array<readonly [SubQueryName, ReadonlyArray<Row>, (number | undefined)?]> = []
+    for (const q of queries) results.push([q.name, yield* runSub(sql, q, o, p), q.factor])
     let ranked = rank(fuse(results, o), o, p.targetDay, POOL_SIZE)
     if (o.features.prf) {
       const q = yield* prfQuery(sql, a, o, ranked.slice(0, PRF_DOCS).map((r) => r.row.seq))

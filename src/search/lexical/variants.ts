@@ -11,6 +11,8 @@ import type { Alt } from "./match.js"
 import type { LexicalOptions } from "./options.js"
 import { storesTails } from "./options.js"
 import { type BilingualLexicon, crossLanguageExpansions, matchBilingual } from "./crosslang.js"
+import type { Lexicon } from "./lexicon.js"
+import { lexiconExpansions, matchLexicon } from "./lexicon-expand.js"
 import { isStopword } from "./stopwords.js"
 import { matchSynonyms, type SynonymGroup } from "./synonyms.js"
 import type { RawTerm } from "./terms.js"
@@ -30,6 +32,8 @@ import { nearWords } from "./vocab.js"
 export interface Expansion {
   readonly text: string
   readonly alts: ReadonlyArray<Alt>
+  /** below 1: a lexicon expansion, weighted by the share of the word's senses that hold it (syn sub-query tiers) */
+  readonly weight?: number
 }
 
 export interface AnalyzedTerm {
@@ -329,7 +333,8 @@ export const synonymExpansions = (
   groups: ReadonlyArray<SynonymGroup>,
   lexicon: BilingualLexicon | null,
   o: LexicalOptions,
-  seen: ReadonlySet<string>
+  seen: ReadonlySet<string>,
+  dictionary: Lexicon | null = null
 ): Effect.Effect<Array<SynonymExpansion>, SqlError> =>
   Effect.gen(function*() {
     const synonyms: Array<SynonymExpansion> = []
@@ -358,6 +363,24 @@ export const synonymExpansions = (
     if (bilingual.length > 0) {
       const listed = new Set(synonyms.flatMap((s) => s.expansions.map((e) => e.text)))
       const found = yield* crossLanguageExpansions(sql, bilingual, o.languages, expansionOf, (text) => seen.has(text) || listed.has(text))
+      for (const m of found) {
+        const key = `~${m.surface}`
+        const at = synonyms.findIndex((s) => s.key === key)
+        const same = synonyms[at]
+        if (same === undefined) synonyms.push({ key, terms: termsOf([m.surface]), expansions: m.expansions })
+        else synonyms[at] = { ...same, expansions: [...same.expansions, ...m.expansions] }
+      }
+    }
+    // the lexicon: synonyms (and with bilingual, translations) of the query's words and phrases,
+    // weighted by sense, capped per word, only where the scope holds their words
+    const translations = o.features.bilingual && o.languages.includes("de") && o.languages.includes("en")
+    const hits = o.features.synonyms && dictionary !== null
+      ? matchLexicon(segments, dictionary, { synonyms: true, translations, languages: o.languages })
+      : []
+    if (hits.length > 0) {
+      const listed = new Set(synonyms.flatMap((s) => s.expansions.map((e) => e.text)))
+      const weighted = (tokens: ReadonlyArray<string>, weight: number): Expansion => ({ ...expansionOf(tokens), weight })
+      const found = yield* lexiconExpansions(sql, hits, o.languages, weighted, (text) => seen.has(text) || listed.has(text))
       for (const m of found) {
         const key = `~${m.surface}`
         const at = synonyms.findIndex((s) => s.key === key)

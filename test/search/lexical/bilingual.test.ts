@@ -16,11 +16,10 @@ const deTokens = new Set(BILINGUAL_PAIRS.flatMap(([de]) => tokenize(de).map((t) 
 const enTokens = new Set(BILINGUAL_PAIRS.flatMap(([, en]) => tokenize(en).map((t) => spellingOut(fold(t)))))
 
 describe("the de↔en vocabulary", () => {
-  it("has at least 400 pairs over the business domains, each domain with at least 40", () => {
-    expect(BILINGUAL_PAIRS.length).toBeGreaterThanOrEqual(400)
+  it("has pairs in every business domain (the curated layer: what the lexicon lacks, see curated.test.ts)", () => {
     const domains: ReadonlyArray<Domain> = ["trade", "purchasing", "sales", "logistics", "finance", "hr", "warranty", "office"]
     expect(Object.keys(BILINGUAL_VOCABULARY).sort()).toEqual([...domains].sort())
-    for (const d of domains) expect(BILINGUAL_VOCABULARY[d].length, d).toBeGreaterThanOrEqual(40)
+    for (const d of domains) expect(BILINGUAL_VOCABULARY[d].length, d).toBeGreaterThan(0)
   })
 
   it("has two non-empty sides per pair, each with a word that is not a stopword or a single letter", () => {

@@ -53,7 +53,8 @@ describe("the pair index", () => {
 
   it("indexes the built-in vocabulary once", () => {
     expect(builtinBilingualLexicon()).toBe(builtinBilingualLexicon())
-    expect(matchBilingual([["freight"]], builtinBilingualLexicon(), LANGS)[0]?.others).toContainEqual(["fracht"])
+    // a curated pair (one the lexicon lacks)
+    expect(matchBilingual([["retail"]], builtinBilingualLexicon(), LANGS)[0]?.others).toContainEqual(["einzelhandel"])
   })
 })
 
@@ -77,7 +78,7 @@ describe("expansion in a scope", () => {
     const r = await search(config, { text: "How do I hand in a leave request?" })
     expect(r.result.variants["~leave request"]).toEqual(["urlaubsantrag"])
     expect(r.ids[0]).toBe(ids[0])
-    expect(r.explained[ids[0] ?? ""]?.found_via).toEqual(["urlaubsantrag"])
+    expect(r.explained[ids[0] ?? ""]?.found_via).toContain("urlaubsantrag")
     // the expansion counts for the words it translates (leave, request), not for "hand"
     expect(r.explained[ids[0] ?? ""]?.matched_terms).toBe(2)
 

@@ -134,7 +134,8 @@ describe("synonyms", () => {
     expect(sameWord("lieferzeiten", "lieferzeit")).toBe(true)
     expect(sameWord("invoices", "invoice")).toBe(true)
     expect(sameWord("lage", "lager")).toBe(false)
-    const groups = synonymGroups([])
+    // a built-in group and a configured one
+    const groups = synonymGroups([["Kunde", "customer"]])
     const touched = matchSynonyms([["terms", "of", "payment", "for", "customers"]], groups, ["de", "en"])
     const members = touched.map((m) => m.surfaces)
     expect(members).toEqual(expect.arrayContaining([["terms of payment"], ["customers"]]))

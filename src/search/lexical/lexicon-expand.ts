@@ -1,0 +1,240 @@
+/**
+ * Stage a's expansions from the lexicon (lexicon.ts: Ding, OpenThesaurus, WordNet): the query's
+ * words and phrases of up to three words are looked up in German and English; their
+ * same-language synonyms and (bilingual on) their translations become expansions of the syn
+ * sub-query. Each expansion carries a weight below the query's own words: the share of the
+ * word's senses that hold it, damped (a word with one sense gives full weight, a word with many
+ * gives little to each); each word keeps at most MAX_PER_WORD of them, and only those whose
+ * words the scope's vocabulary holds (one vocabulary read for the whole query).
+ */
+import type { SqlClient } from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect } from "effect"
+import type { Lexicon, LexiconGroup, LexiconLang } from "./lexicon.js"
+import type { Alt } from "./match.js"
+import type { Language } from "./options.js"
+import { isStopword } from "./stopwords.js"
+import { sameWord } from "./synonyms.js"
+import { fold, inflectionStrips, isAlpha, spellingIn, spellingOut, tokenize } from "./text.js"
+import { vocabularyHas } from "./vocab.js"
+
+/** The longest query phrase looked up (Ding's multi-word terms: "terms of payment"). */
+export const MAX_PHRASE = 3
+/** Expansions one query word or phrase keeps at most (the best weighted that the scope holds). */
+export const MAX_PER_WORD = 6
+/** Candidates of one word checked against the vocabulary at most (the best weighted). */
+const MAX_CANDIDATES = 40
+/** Expansions of the lexicon in one query at most. */
+export const MAX_PER_QUERY = 48
+/** Below this weight an expansion is left out. */
+export const MIN_WEIGHT = 0.1
+
+/** What the lexicon may bring: same-language synonyms, translations, in which languages. */
+export interface LexiconUse {
+  readonly synonyms: boolean
+  readonly translations: boolean
+  readonly languages: ReadonlyArray<Language>
+}
+
+export interface LexiconCandidate {
+  /** the expansion's tokens (as the index tokenizes it) and their text */
+  readonly tokens: ReadonlyArray<string>
+  readonly text: string
+  /** 0–1: the share of the word's senses that hold it, damped */
+  readonly weight: number
+}
+
+export interface LexiconHit {
+  /** the query words that were looked up, as the query spells them */
+  readonly surface: string
+  /** how many groups hold the word in the language it was found in (the largest) */
+  readonly senses: number
+  /** best weighted first */
+  readonly candidates: ReadonlyArray<LexiconCandidate>
+  /** a word inside a phrase the lexicon holds: expanded only when none of the phrase's expansions occurs in the scope */
+  readonly inside?: ReadonlyArray<string>
+}
+
+/**
+ * The weight of an expansion held by `holding` of the word's `senses` groups: the share, its
+ * square root (two senses of equal standing give each 0.71, not 0.5), and 1 for a single sense.
+ */
+export const senseWeight = (holding: number, senses: number): number =>
+  senses <= 0 ? 0 : Math.min(1, Math.sqrt(holding / senses))
+
+const LANGS: ReadonlyArray<LexiconLang> = ["de", "en"]
+
+/** The forms a query phrase is looked up as: itself, its last word one inflection shorter, the umlaut spellings. */
+const lookupForms = (tokens: ReadonlyArray<string>, lang: LexiconLang): Array<string> => {
+  const head = tokens.slice(0, -1)
+  const last = tokens[tokens.length - 1] ?? ""
+  const lasts = [last, ...inflectionStrips(last, [lang]), ...(lang === "de" ? spellingIn(last) : [])]
+  return [...new Set(lasts.map((l) => [...head, l].join(" ")))]
+}
+
+/** The groups of the first form the lexicon holds, with that form. */
+const groupsFor = (lexicon: Lexicon, tokens: ReadonlyArray<string>, lang: LexiconLang) => {
+  for (const form of lookupForms(tokens, lang)) {
+    const groups = lexicon.groupsOf(lang, form)
+    if (groups.length > 0) return { form, groups }
+  }
+  return null
+}
+
+const other = (lang: LexiconLang): LexiconLang => (lang === "de" ? "en" : "de")
+
+/** A term as the index compares it (folded, umlauts spelled out). */
+const keyOf = (tokens: ReadonlyArray<string>): string => tokens.map((t) => spellingOut(fold(t))).join(" ")
+
+/** The candidates of one query phrase from the lexicon, best weighted first; null when the lexicon does not hold it. */
+const candidatesOf = (lexicon: Lexicon, tokens: ReadonlyArray<string>, use: LexiconUse): { senses: number; list: Array<LexiconCandidate> } | null => {
+  const weights = new Map<string, { tokens: ReadonlyArray<string>; weight: number }>()
+  const own = keyOf(tokens)
+  let senses = 0
+  let found = false
+  for (const lang of LANGS) {
+    if (!use.languages.includes(lang)) continue
+    const hit = groupsFor(lexicon, tokens, lang)
+    if (hit === null) continue
+    found = true
+    const k = hit.groups.length
+    senses = Math.max(senses, k)
+    const holding = new Map<string, number>()
+    const count = (g: LexiconGroup, side: LexiconLang) => {
+      for (const term of g[side]) if (term !== hit.form) holding.set(`${side}\u0000${term}`, (holding.get(`${side}\u0000${term}`) ?? 0) + 1)
+    }
+    for (const g of hit.groups) {
+      if (use.synonyms) count(g, lang)
+      if (use.translations && use.languages.includes(other(lang))) count(g, other(lang))
+    }
+    for (const [key, n] of holding) {
+      const term = key.slice(3)
+      const toks = tokenize(term)
+      if (toks.length === 0 || keyOf(toks) === own) continue
+      // an inflection of the query's own words is the word sub-query's
+      if (toks.length === tokens.length && toks.every((t, j) => sameWord(t, tokens[j] ?? ""))) continue
+      const w = senseWeight(n, k)
+      const was = weights.get(term)
+      if (was === undefined || was.weight < w) weights.set(term, { tokens: toks, weight: w })
+    }
+  }
+  if (!found) return null
+  const list = [...weights.entries()]
+    .map(([text, v]) => ({ text, tokens: v.tokens, weight: v.weight }))
+    .filter((c) => c.weight >= MIN_WEIGHT)
+    .sort((a, b) => b.weight - a.weight || a.tokens.length - b.tokens.length || (a.text < b.text ? -1 : a.text > b.text ? 1 : 0))
+  return { senses, list: list.slice(0, MAX_CANDIDATES) }
+}
+
+/**
+ * The query's words and phrases the lexicon holds: the longest phrases first (up to MAX_PHRASE
+ * words, within a segment, starting and ending with a content word); a shorter window inside a
+ * phrase the lexicon holds is marked `inside` it (lexiconExpansions uses it only when the phrase
+ * brings nothing the scope holds); a single word is looked up unless it is a stopword, not
+ * alphabetic or shorter than 3 letters.
+ */
+export const matchLexicon = (
+  segments: ReadonlyArray<ReadonlyArray<string>>,
+  lexicon: Lexicon,
+  use: LexiconUse
+): Array<LexiconHit> => {
+  const out = new Map<string, LexiconHit>()
+  for (const seg of segments) {
+    /** per token: the phrases the lexicon holds that contain it */
+    const covered: Array<Array<string>> = seg.map(() => [])
+    for (let n = Math.min(MAX_PHRASE, seg.length); n >= 1; n--) {
+      for (let i = 0; i + n <= seg.length; i++) {
+        const window = seg.slice(i, i + n)
+        const inside = [...new Set(covered.slice(i, i + n).flat())]
+        if (!window.every(isAlpha)) continue
+        if (n === 1 && ((window[0] ?? "").length < 3 || isStopword(window[0] ?? "", use.languages))) continue
+        // a phrase starts and ends with a content word
+        if (n > 1 && (isStopword(window[0] ?? "", use.languages) || isStopword(window[n - 1] ?? "", use.languages))) continue
+        const surface = window.join(" ")
+        const known = out.get(surface)
+        const found = known === undefined ? candidatesOf(lexicon, window, use) : { senses: known.senses, list: known.candidates }
+        if (found === null) continue
+        if (n > 1) for (let j = i; j < i + n; j++) covered[j]?.push(surface)
+        if (known !== undefined) {
+          // a window found before alone stays alone; one found inside phrases gathers them
+          if (known.inside !== undefined) out.set(surface, inside.length === 0 ? { surface, senses: known.senses, candidates: known.candidates } : { ...known, inside: [...new Set([...known.inside, ...inside])] })
+          continue
+        }
+        if (found.list.length > 0) out.set(surface, { surface, senses: found.senses, candidates: found.list, ...(inside.length > 0 ? { inside } : {}) })
+      }
+    }
+  }
+  return [...out.values()]
+}
+
+/** The content words of an alternative and how it searches them (the last one maybe as a prefix). */
+export const probesOf = (alt: Alt, languages: ReadonlyArray<Language>): Array<{ readonly word: string; readonly prefix: boolean }> =>
+  alt.tokens.flatMap((t, i) =>
+    isStopword(t, languages) ? [] : [{ word: fold(t), prefix: alt.prefix && i === alt.tokens.length - 1 }])
+
+/**
+ * The expansions of the hits whose words occur in the scope (each content word of one of its
+ * alternatives in lex_word_vocab, a prefix alternative's last word as the start of one), at most
+ * MAX_PER_WORD per hit and MAX_PER_QUERY in all, best weighted first. `expansionOf` builds an
+ * expansion as the synonym groups do; `skip` drops texts the query already searches. One
+ * vocabulary read, none when nothing matched.
+ */
+export const lexiconExpansions = <E extends { readonly text: string; readonly alts: ReadonlyArray<Alt> }>(
+  sql: SqlClient,
+  hits: ReadonlyArray<LexiconHit>,
+  languages: ReadonlyArray<Language>,
+  expansionOf: (tokens: ReadonlyArray<string>, weight: number) => E,
+  skip: (text: string) => boolean
+): Effect.Effect<Array<{ readonly surface: string; readonly expansions: ReadonlyArray<E> }>, SqlError> =>
+  Effect.gen(function*() {
+    const wanted = hits.map((h) => ({
+      surface: h.surface,
+      expansions: h.candidates.filter((c) => !skip(c.text)).map((c) => expansionOf(c.tokens, c.weight))
+    })).filter((h) => h.expansions.length > 0)
+    if (wanted.length === 0) return []
+    const probes = wanted.flatMap((h) => h.expansions.flatMap((e) => e.alts.flatMap((a) => probesOf(a, languages))))
+    const has = yield* vocabularyHas(sql, probes.filter((p) => !p.prefix).map((p) => p.word), probes.filter((p) => p.prefix).map((p) => p.word))
+    const occurs = (a: Alt): boolean => {
+      const ps = probesOf(a, languages)
+      return ps.length > 0 && ps.every((p) => (p.prefix ? has.prefixes : has.exact).has(p.word))
+    }
+    const taken = new Set<string>()
+    let total = 0
+    const out: Array<{ readonly surface: string; readonly expansions: ReadonlyArray<E> }> = []
+    const expanded = new Set<string>()
+    for (const h of wanted) {
+      const hit = hits.find((x) => x.surface === h.surface)
+      if (hit?.inside !== undefined && hit.inside.some((p) => expanded.has(p))) continue
+      const kept: Array<E> = []
+      for (const e of h.expansions) {
+        if (kept.length >= MAX_PER_WORD || total >= MAX_PER_QUERY) break
+        if (taken.has(e.text) || !e.alts.some(occurs)) continue
+        taken.add(e.text)
+        kept.push(e)
+        total++
+      }
+      if (kept.length > 0) {
+        expanded.add(h.surface)
+        out.push({ surface: h.surface, expansions: kept })
+      }
+    }
+    return out
+  })
+
+/**
+ * Whether the lexicon already relates two terms (synonyms or translations): a group that holds
+ * one of them (in either language, looked up as a query phrase is) holds the other as well. The
+ * curated layer keeps only what the lexicon does not relate (test/search/lexical/curated.test.ts).
+ */
+export const lexiconRelates = (lexicon: Lexicon, a: string, b: string): boolean => {
+  const holds = (from: string, to: string): boolean => {
+    const tokens = tokenize(from)
+    const target = tokenize(to).join(" ")
+    if (tokens.length === 0 || target === "") return false
+    return LANGS.some((lang) => {
+      const hit = groupsFor(lexicon, tokens, lang)
+      return hit !== null && hit.groups.some((g) => g.de.some((t) => tokenize(t).join(" ") === target) || g.en.some((t) => tokenize(t).join(" ") === target))
+    })
+  }
+  return holds(a, b) || holds(b, a)
+}

@@ -1,0 +1,126 @@
+/**
+ * Stage a with the lexicon (lexicon-expand.ts): the matching and weighting on small lexicons in
+ * memory, and search on real scope files with the shipped lexicon — a rule found through a
+ * same-language synonym and through a Ding translation of a phrase, the query's own word ranked
+ * above a synonym-only match, a word of many senses capped, the switches of
+ * search.lexical.features.
+ */
+import { Effect } from "effect"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { lexiconOf } from "../../../src/search/lexical/lexicon.js"
+import { MAX_PER_WORD, matchLexicon, senseWeight } from "../../../src/search/lexical/lexicon-expand.js"
+import { planSubQueries, WEAK_FACTOR } from "../../../src/search/lexical/rank.js"
+import { LexicalIndex } from "../../../src/search/lexical/index.js"
+import { tempDir } from "../../support/env.js"
+import { run, sqlOf } from "../../support/run.js"
+import { lexConfig, ruleReq, search, seed } from "./support.js"
+
+let dir: string
+let cleanup: () => void
+beforeEach(() => {
+  ;({ dir, cleanup } = tempDir())
+})
+afterEach(() => cleanup())
+
+const BOTH = { synonyms: true, translations: true, languages: ["de", "en"] } as const
+
+describe("matching the lexicon", () => {
+  const lexicon = lexiconOf([
+    { de: ["Zahlungsfrist", "Zahlungsziel"], en: ["payment term", "period of payment"] },
+    { de: ["Zahlungsfristen"], en: ["payment terms"] },
+    { de: ["Bank"], en: ["bank"] },
+    { de: ["Bank", "Sitzbank"], en: ["bench"] },
+    { de: ["Bank", "Geldinstitut"], en: [] },
+    { de: ["Bank"], en: ["bank", "sandbank"] }
+  ])
+
+  it("matches a multi-word entry as a phrase, its plural too, and gives synonyms and translations at full weight for one sense", () => {
+    const hits = matchLexicon([["who", "sets", "the", "payment", "terms"]], lexicon, BOTH)
+    expect(hits.map((h) => h.surface)).toEqual(["payment terms"])
+    expect(hits[0]?.candidates.map((c) => [c.text, c.weight])).toEqual([["zahlungsfristen", 1]])
+    const one = matchLexicon([["zahlungsfrist"]], lexicon, BOTH)[0]
+    expect(one?.candidates.map((c) => c.text).sort()).toEqual(["payment term", "period of payment", "zahlungsziel"])
+    expect(one?.candidates.every((c) => c.weight === 1)).toBe(true)
+    // words apart are no phrase
+    expect(matchLexicon([["payment", "of", "terms"]], lexicon, BOTH).map((h) => h.surface)).not.toContain("payment terms")
+  })
+
+  it("weights by the share of the word's senses that hold an expansion", () => {
+    expect(senseWeight(1, 1)).toBe(1)
+    expect(senseWeight(1, 4)).toBe(0.5)
+    expect(senseWeight(2, 4)).toBeCloseTo(0.707, 3)
+    const bank = matchLexicon([["bank"]], lexicon, BOTH).map((h) => h.candidates.map((c) => [c.text, Math.round(c.weight * 1000) / 1000]))
+    // de: Bank has 4 senses, each expansion in one of them; en: bank has 2, sandbank in one of them
+    expect(bank).toEqual([[["sandbank", 0.707], ["bench", 0.5], ["geldinstitut", 0.5], ["sitzbank", 0.5]]])
+  })
+
+  it("gives only synonyms without translations, and nothing for a stopword or a word the lexicon lacks", () => {
+    const hits = matchLexicon([["zahlungsfrist"]], lexicon, { ...BOTH, translations: false })
+    expect(hits[0]?.candidates.map((c) => c.text)).toEqual(["zahlungsziel"])
+    expect(matchLexicon([["the"], ["hakenleiste"]], lexicon, BOTH)).toEqual([])
+  })
+})
+
+const GERMAN = [
+  ruleReq("Urlaub für den Sommer bis Ende März beim Teamleiter beantragen", ["Urlaub"]),
+  ruleReq("In den Ferien der Berufsschule arbeiten Auszubildende ganztags", ["Auszubildende"]),
+  ruleReq("Feuerlöscher werden jedes Jahr von der Haustechnik geprüft", ["Brandschutz"]),
+  ruleReq("Hakenleisten werden in Kartons zu 20 Stück verpackt", ["Verpackung"])
+]
+
+describe("search with the shipped lexicon", () => {
+  it("finds a German rule through a same-language synonym (Urlaub ~ Ferien) and ranks the query's own word above it", async () => {
+    const config = lexConfig(dir)
+    const ids = await seed(config, GERMAN)
+    const r = await search(config, { text: "Urlaub" })
+    expect(r.result.variants["~urlaub"]).toContain("ferien")
+    // the rule with the word itself first, the synonym-only rule after it
+    expect(r.ids[0]).toBe(ids[0])
+    expect(r.ids).toContain(ids[1])
+    expect(r.explained[ids[1] ?? ""]?.found_via).toEqual(["ferien"])
+  })
+
+  it("finds a German rule through a Ding translation of an English phrase (fire extinguisher → Feuerlöscher)", async () => {
+    const config = lexConfig(dir)
+    const ids = await seed(config, GERMAN)
+    const r = await search(config, { text: "Who checks the fire extinguisher?" })
+    expect(r.result.variants["~fire extinguisher"]).toContain("feuerlöscher")
+    expect(r.ids[0]).toBe(ids[2])
+    expect(r.explained[ids[2] ?? ""]?.found_via).toContain("feuerlöscher")
+  })
+
+  it("caps the expansions of a word of many senses (shift: 40) to the best weighted the scope holds, searched as the weaker syn tier", async () => {
+    const config = lexConfig(dir, { languages: ["en"] })
+    const words = ["displacement", "fault", "switch", "break", "move", "transfer", "transformation", "thrust"]
+    const ids = await seed(config, [
+      ruleReq("Every shift starts with a safety briefing", ["shift"]),
+      ...words.map((w) => ruleReq(`A ${w} is logged in the maintenance book`, [w]))
+    ])
+    const r = await search(config, { text: "shift" })
+    const expansions = r.result.variants["~shift"] ?? []
+    expect(expansions).toHaveLength(MAX_PER_WORD)
+    expect(words).toEqual(expect.arrayContaining(expansions))
+    expect(r.ids[0]).toBe(ids[0])
+    // a word of 40 senses gives each expansion little weight: they run in the weak tier
+    const subs = await run(config, Effect.gen(function*() {
+      const sql = yield* sqlOf("sales")
+      const lex = yield* LexicalIndex
+      return yield* planSubQueries(sql, yield* lex.analyze(sql, { text: "shift" }), lex.options)
+    }))
+    expect(subs.filter((q) => q.name === "syn").map((q) => q.factor)).toEqual([WEAK_FACTOR])
+  })
+
+  it("is off with features.synonyms false; features.bilingual false keeps same-language synonyms and drops translations", async () => {
+    const on = lexConfig(dir)
+    const ids = await seed(on, GERMAN)
+    const noBilingual = lexConfig(dir, { lexical: { features: { bilingual: false } } })
+    const noSynonyms = lexConfig(dir, { lexical: { features: { synonyms: false } } })
+    const fire = { text: "Who checks the fire extinguisher?" }
+    expect((await search(noBilingual, fire)).result.variants["~fire extinguisher"]).toBeUndefined()
+    expect((await search(noBilingual, fire)).ids).not.toContain(ids[2])
+    expect((await search(noBilingual, { text: "Urlaub" })).result.variants["~urlaub"]).toContain("ferien")
+    const off = await search(noSynonyms, { text: "Urlaub" })
+    expect(Object.keys(off.result.variants).filter((k) => k.startsWith("~"))).toEqual([])
+    expect(off.ids).toEqual([ids[0]])
+  })
+})
