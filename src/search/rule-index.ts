@@ -8,7 +8,7 @@ import { Effect, Layer } from "effect"
 import { ruleRef, scopeOfRuleId } from "../contracts/ids.js"
 import { RuleIndex, type RuleIndexShape } from "../domain/rule-index.js"
 import { LexicalIndex, type LexicalIndexShape } from "./lexical/index.js"
-import { explainHits, runStageA } from "./stage-a.js"
+import { explainOwnWords, runStageA } from "./stage-a.js"
 import { SearchStages } from "./stage.js"
 
 /**
@@ -28,7 +28,7 @@ export const ruleIndexOf = (lex: LexicalIndexShape, wake?: (scope: string) => Ef
     Effect.gen(function*() {
       const result = yield* runStageA(sql, { text: query.statement, terms: query.keywords }, { includeProposals: true, targetDay, excludeSeq })
       const top = result.pool.slice(0, 3)
-      const explained = yield* explainHits(sql, result, top.map((h) => h.seq))
+      const explained = yield* explainOwnWords(sql, result, top.map((h) => h.seq))
       return top.map((h) => ({ ref: ruleRef(h.rule_id, h.version), coverage: explained.get(h.seq)?.coverage ?? 0 }))
     }).pipe(Effect.provideService(LexicalIndex, lex))
 })

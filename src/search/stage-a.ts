@@ -196,6 +196,27 @@ export const explainHit = (
   })
 
 /**
+ * The coverage of the duplicate check (architecture.md §6.3, src/domain/near-duplicate.ts): the
+ * hits explained by the query's own words, their forms and the configured synonyms only, without
+ * the lexicon's expansions (near duplicate means nearly the same words; its thresholds were
+ * measured so). Not cached: the search's own explanations keep the expansions.
+ */
+export const explainOwnWords = (
+  sql: SqlClient,
+  result: StageAResult,
+  seqs: ReadonlyArray<number>
+): Effect.Effect<Map<number, Explained>, SqlError, LexicalIndex> =>
+  Effect.gen(function*() {
+    const b = yield* behindOf(sql, result)
+    const synonyms = b.analysis.synonyms
+      .map((s) => ({ ...s, expansions: s.expansions.filter((e) => e.weight === undefined) }))
+      .filter((s) => s.expansions.length > 0)
+    const lex = yield* LexicalIndex
+    const explained = yield* lex.explainMany(sql, { ...b.analysis, synonyms }, [...new Set(seqs)])
+    return new Map(seqs.map((s) => [s, copyOf(explained.get(s) ?? NOT_INDEXED)] as const))
+  })
+
+/**
  * explainHit for several seqs at once, in one read per table (search explains its first 50 heads
  * so; the heads only stage b found are not in the pool). Same cache, same answers.
  */

@@ -92,8 +92,11 @@ describe("search", () => {
     // "haken": the lexicon's translation of "hook" (the rule's keyword Hakenleiste)
     expect(today).toMatchObject({ ref: "rule/sales-0001@3", found_via: ["haken", "hook", "rails"], coverage: 1, matched_terms: 2 })
     const followed = (await searchAt(req({ text: "hook rails", as_of: "2026-07-15" }))).response.bundles[0]?.head
-    // the successor says Haken (hook's translation) and neither hook nor rails: coverage 0.5
-    expect(followed).toMatchObject({ ref: "rule/sales-0002@2", found_via: ["haken", "hook", "rails"], coverage: 0.5, matched_terms: 1 })
+    // the successor says Haken (hook's translation) and neither hook nor rails: "hook" counts only for the
+    // translation's weight (one of hook's many senses), so the coverage stays well below half
+    expect(followed).toMatchObject({ ref: "rule/sales-0002@2", found_via: ["haken", "hook", "rails"], matched_terms: 1 })
+    expect(followed?.coverage).toBeGreaterThan(0)
+    expect(followed?.coverage).toBeLessThan(0.5)
     // min_coverage reads the head's coverage: the successor matches half of the words and is dropped
     const strict = await run(testConfig(dir, { search: { min_coverage: 0.6 } }),
       at(search(req({ text: "hook rails", as_of: "2026-07-15" }), "00000000-0000-4000-8000-000000000002")))

@@ -171,7 +171,9 @@ const explainRow = (
     const hits = matched(s.expansions, words)
     if (hits.length === 0) continue
     hits.forEach((e) => found.add(e.text))
-    for (const i of s.terms) share[i] = 1
+    // a lexicon expansion counts for its weight (the share of the word's senses that hold it), never above the word itself
+    const credit = Math.max(...hits.map((e) => e.weight ?? 1))
+    for (const i of s.terms) share[i] = Math.max(share[i] ?? 0, credit)
   }
   const total = weights.reduce((sum, w) => sum + w, 0)
   const got = weights.reduce((sum, w, i) => sum + w * (share[i] ?? 0), 0)
