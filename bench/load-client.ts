@@ -26,7 +26,23 @@ export interface SearchJob {
   readonly newInputs?: boolean
   /** what the new inputs are padded with (default a space; the load's warm-up pads with tabs, so its inputs are not the run's) */
   readonly pad?: string
+  /** each query with one new word: newWordWith(query, from), newWordWith(…, from + 1), … in turn (after `count` the first again) */
+  readonly newWords?: { readonly from: number; readonly count: number }
 }
+
+const SYL = ["ka", "ri", "mo", "te", "lu", "ser", "an", "dor", "vi", "pel", "gu", "nes", "tra", "bo", "lin", "ex"]
+
+/** The k-th (0…65,535) word of four syllables, k's base-16 digits. */
+export const fourSyllables = (k: number): string => [k & 15, (k >> 4) & 15, (k >> 8) & 15, (k >> 12) & 15].map((d) => SYL[d]).join("")
+
+/** How many new words newWordWith has. */
+export const NEW_WORDS = 65_536
+
+/**
+ * A query with its i-th new word (i < NEW_WORDS): a word of four syllables no other i gives (an odd
+ * multiplier permutes 0…65,535), so the text and its analysis were never asked before.
+ */
+export const newWordWith = (query: string, i: number): string => `${query} ${fourSyllables((i * 40_503 + 12_345) & 0xffff)}`
 
 export interface ProbeJob {
   readonly mode: "probe"
@@ -114,7 +130,9 @@ export const runSearch = async (job: SearchJob): Promise<SearchReport> => {
       const query = job.queries[q % job.queries.length] ?? ""
       const n = Math.floor(q / job.queries.length)
       const pad = job.pad ?? " "
-      const text = job.newInputs === true ? `${pad.repeat(n % 40)}${query}${pad.repeat(Math.floor(n / 40) % 40)}` : query
+      const text = job.newWords !== undefined
+        ? newWordWith(query, job.newWords.from + (q % job.newWords.count))
+        : job.newInputs === true ? `${pad.repeat(n % 40)}${query}${pad.repeat(Math.floor(n / 40) % 40)}` : query
       q++
       const body = JSON.stringify({ scopes: [job.scope], text })
       const start = performance.now()

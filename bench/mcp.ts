@@ -4,7 +4,10 @@
  * the ratio is the cost of the MCP framing (JSON-RPC, a fresh server per request) and the model
  * rendering (compact form, its binary search over the rendered size, annotateForeign). Also
  * search_rules with detail "full" (framing and rendering without the compact cap).
- * Load: C concurrent clients in this process for D seconds per endpoint.
+ * Load: C concurrent clients in this process for D seconds per endpoint. Every call asks new words:
+ * one of the queries and a word of the scope's vocabulary no call asked before (each endpoint a
+ * third of the texts, in turn; a call past its third asks its first again, and the table says how
+ * many did).
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -40,6 +43,17 @@ const rand = seededRandom(11).int
 const word = () => (rand(4) === 0 ? WORDS[rand(WORDS.length)] : [rand(16), rand(16), rand(16)].map((k) => SYLLABLES[k]).join("")) ?? "x"
 const sentence = (n: number) => Array.from({ length: n }, word).join(" ")
 const QUERIES = ["Lieferzeit Hakenleiste", "Rechnung Skonto", "delivery time supplier", "Zahlungsziel Kunde", "invoice payment order"]
+/**
+ * The new words' texts: a query and a made-up word of the scope's vocabulary no other text holds
+ * (an odd multiplier permutes the 4,096 words of three syllables); a third for each endpoint.
+ */
+const TEXT_COUNT = 4_095
+const THIRD = Math.floor(TEXT_COUNT / 3)
+const textOf = (i: number): string => {
+  const k = (i * 1_597 + 7) & 4_095
+  return `${QUERIES[i % QUERIES.length] ?? ""} ${[k & 15, (k >> 4) & 15, (k >> 8) & 15].map((d) => SYLLABLES[d]).join("")}`
+}
+const textsOf = (part: 0 | 1 | 2) => Array.from({ length: THIRD }, (_, i) => textOf(part * THIRD + i))
 
 /** Confirmed rules in bulk (version 1 proposed, version 2 confirmed), then the lexical index. */
 const seedRules = (sql: SqlClient, n: number) =>
@@ -53,7 +67,7 @@ const seedRules = (sql: SqlClient, n: number) =>
     yield* Effect.flatMap(LexicalIndex, (lex) => lex.rebuild(sql))
   }))
 
-interface Result { readonly perSecond: number; readonly p50: number; readonly p99: number; readonly errors: number; readonly chars: number }
+interface Result { readonly perSecond: number; readonly p50: number; readonly p99: number; readonly errors: number; readonly chars: number; readonly repeated: number }
 
 const load = async (call: (i: number) => Promise<{ ok: boolean; chars: number }>): Promise<Result> => {
   const latencies: Array<number> = []
@@ -72,7 +86,7 @@ const load = async (call: (i: number) => Promise<{ ok: boolean; chars: number }>
   }))
   latencies.sort((a, b) => a - b)
   const at = (q: number) => percentile(latencies, q)
-  return { perSecond: latencies.length / SECONDS, p50: at(0.5), p99: at(0.99), errors, chars: chars / Math.max(1, latencies.length) }
+  return { perSecond: latencies.length / SECONDS, p50: at(0.5), p99: at(0.99), errors, chars: chars / Math.max(1, latencies.length), repeated: Math.max(0, i - THIRD) }
 }
 
 export const mcpBench = async (): Promise<void> => {
@@ -97,26 +111,27 @@ export const mcpBench = async (): Promise<void> => {
       await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${MCP_TOKEN}` } } }))
       clients.push(client)
     }
-    const tool = (detail: "compact" | "full") => async (i: number) => {
-      const r = await clients[i % CONCURRENCY]?.callTool({ name: "search_rules", arguments: { scopes: ["bench"], text: QUERIES[i % QUERIES.length], detail } })
+    const tool = (detail: "compact" | "full", texts: ReadonlyArray<string>) => async (i: number) => {
+      const r = await clients[i % CONCURRENCY]?.callTool({ name: "search_rules", arguments: { scopes: ["bench"], text: texts[i % texts.length], detail } })
       const first = (r?.content as Array<{ type: string; text?: string }> | undefined)?.[0]
       return { ok: r !== undefined && r.isError !== true, chars: first?.text?.length ?? 0 }
     }
+    const v1Texts = textsOf(0)
     const api = async (i: number) => {
       const res = await fetch(`${url}/v1/search`, {
         method: "POST", headers: { authorization: `Bearer ${API_TOKEN}`, "content-type": "application/json" },
-        body: JSON.stringify({ scopes: ["bench"], text: QUERIES[i % QUERIES.length] })
+        body: JSON.stringify({ scopes: ["bench"], text: v1Texts[i % v1Texts.length] })
       })
       const text = await res.text()
       return { ok: res.ok, chars: text.length }
     }
-    const v1 = await api(0).then(() => load(api))
-    const compact = await load(tool("compact"))
-    const full = await load(tool("full"))
-    console.log(`\nMCP search_rules over the SDK client on loopback, ${RULES} confirmed rules, ${CONCURRENCY} concurrent clients, ${SECONDS} s each`)
-    console.log("call                          | req/s  | p50 ms | p99 ms | errors | answer chars | POST /v1/search ÷ call")
+    const v1 = await load(api)
+    const compact = await load(tool("compact", textsOf(1)))
+    const full = await load(tool("full", textsOf(2)))
+    console.log(`\nMCP search_rules over the SDK client on loopback, ${RULES} confirmed rules, ${CONCURRENCY} concurrent clients, ${SECONDS} s each, new words (${THIRD} texts each)`)
+    console.log("call                          | req/s  | p50 ms | p99 ms | errors | answer chars | POST /v1/search ÷ call | texts asked again")
     for (const [name, r] of [["POST /v1/search", v1], ["search_rules compact (MCP)", compact], ["search_rules full (MCP)", full]] as const) {
-      console.log(`${name.padEnd(29)} | ${r.perSecond.toFixed(0).padStart(6)} | ${r.p50.toFixed(2).padStart(6)} | ${r.p99.toFixed(2).padStart(6)} | ${String(r.errors).padStart(6)} | ${r.chars.toFixed(0).padStart(12)} | ${(v1.perSecond / r.perSecond).toFixed(2).padStart(22)}`)
+      console.log(`${name.padEnd(29)} | ${r.perSecond.toFixed(0).padStart(6)} | ${r.p50.toFixed(2).padStart(6)} | ${r.p99.toFixed(2).padStart(6)} | ${String(r.errors).padStart(6)} | ${r.chars.toFixed(0).padStart(12)} | ${(v1.perSecond / r.perSecond).toFixed(2).padStart(22)} | ${String(r.repeated).padStart(17)}`)
     }
   } finally {
     for (const c of clients) await c.close()

@@ -66,6 +66,29 @@ export const zipfWords = (vocab: ReadonlyArray<string>, rand: SeededRandom): (()
   }
 }
 
+/**
+ * Texts of new words: each call gives `n` words `word` draws that no call gave before and that
+ * `asked` does not hold (compared case-folded), so nothing of a text's analysis was seen before
+ * (the goal lines' "new words"). Draws again on a word already used; after 10,000 draws in a row
+ * without a new one it throws (the vocabulary is used up).
+ */
+export const newWordsOf = (word: () => string, asked: Iterable<string> = []): ((n: number) => string) => {
+  const used = new Set([...asked].flatMap((t) => t.toLowerCase().split(/\s+/)).filter((w) => w.length > 0))
+  return (n) => {
+    const out: Array<string> = []
+    while (out.length < n) {
+      let w = word()
+      for (let tries = 0; used.has(w.toLowerCase()); tries++) {
+        if (tries >= 10_000) throw new Error("newWordsOf: the vocabulary is used up")
+        w = word()
+      }
+      used.add(w.toLowerCase())
+      out.push(w)
+    }
+    return out.join(" ")
+  }
+}
+
 /** n words of `word` joined by spaces. */
 export const sentenceOf = (word: () => string) => (n: number): string => Array.from({ length: n }, word).join(" ")
 
