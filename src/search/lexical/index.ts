@@ -27,7 +27,15 @@ import { buildKey, type LexicalOptions, lexicalOptions } from "./options.js"
 import { analyze, type Analysis, type QueryInput } from "./query.js"
 import { pool, type PoolHit, type PoolOptions } from "./rank.js"
 import { synonymGroups } from "./synonyms.js"
-import { forgetStampCache, refreshStampCache } from "./stamp-cache.js"
+import {
+  buildOfIndexStamp,
+  forgetStampCache,
+  noteIndexChange,
+  readIndexStamp,
+  refreshStampCache,
+  seqOfIndexStamp
+} from "./stamp-cache.js"
+import { fold } from "./text.js"
 
 export interface LexicalIndexShape {
   readonly options: LexicalOptions
@@ -50,6 +58,37 @@ export interface LexicalIndexShape {
   /** explain for several hits with one read per table */
   readonly explainMany: (sql: SqlClient, analysis: Analysis, seqs: ReadonlyArray<number>) => Effect.Effect<Map<number, Explanation>, SqlError>
 }
+
+/** The folded tokens of one rule's rows in lex_word and lex_stem (every letter/digit run of their texts). */
+const rowTokens = (sql: SqlClient, seq: number) =>
+  Effect.gen(function*() {
+    const of = (rows: ReadonlyArray<Record<string, string | null>>) =>
+      rows.flatMap((r) => Object.values(r).flatMap((text) => (text ?? "").split(/[^\p{L}\p{N}_]+/u))).filter((t) => t.length > 0).map(fold)
+    const words = of(yield* sql<Record<string, string | null>>`SELECT keywords, statement, relations, quote FROM lex_word WHERE rowid = ${seq}`)
+    const stems = of(yield* sql<Record<string, string | null>>`SELECT keywords, statement, relations, quote FROM lex_stem WHERE rowid = ${seq}`)
+    return { words, stems }
+  })
+
+/**
+ * Doc.reindexRule, noting the tokens of the rule's rows before and after it with the index stamps
+ * around it (stamp-cache.ts noteIndexChange), so the connections' vocabularies are carried through
+ * the write. Noted only when the stamp moved by the rule's own rows (≤ 2 changes of lex_doc, the
+ * same build).
+ */
+const reindexNoted = (sql: SqlClient, ruleId: string, options: LexicalOptions) =>
+  Effect.gen(function*() {
+    const from = yield* readIndexStamp(sql)
+    const seq = (yield* sql<{ seq: number }>`SELECT seq FROM rule WHERE id = ${ruleId}`)[0]?.seq
+    const before = seq === undefined || from === undefined ? undefined : yield* rowTokens(sql, seq)
+    yield* Doc.reindexRule(sql, ruleId, options)
+    if (seq === undefined || from === undefined || before === undefined) return
+    const to = yield* readIndexStamp(sql)
+    if (to === undefined || to === from || buildOfIndexStamp(to) !== buildOfIndexStamp(from)) return
+    const moved = seqOfIndexStamp(to) - seqOfIndexStamp(from)
+    if (moved < 1 || moved > 2) return
+    const after = yield* rowTokens(sql, seq)
+    noteIndexChange(from, to, { words: [...new Set([...before.words, ...after.words])], stems: [...new Set([...before.stems, ...after.stems])] })
+  })
 
 export class LexicalIndex extends Context.Tag("Groundnote/LexicalIndex")<LexicalIndex, LexicalIndexShape>() {}
 
@@ -77,7 +116,8 @@ export const makeLexicalIndex = (
   return {
     options,
     build: buildKey(options),
-    reindexRule: (sql, ruleId) => Doc.reindexRule(sql, ruleId, options).pipe(Effect.withSpan("LexicalIndex.reindexRule")),
+    reindexRule: (sql, ruleId) =>
+      reindexNoted(sql, ruleId, options).pipe(Effect.withSpan("LexicalIndex.reindexRule")),
     ensureBuild: (sql) => Doc.ensureBuild(sql, options),
     rebuild: (sql) => Doc.rebuild(sql, options),
     foundBuilt: (sql) => Doc.foundBuilt(sql, options),

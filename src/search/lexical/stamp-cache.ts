@@ -9,7 +9,16 @@
  * (content_stamp, migration 0007: bumped by every write of the tables an answer reads), read in
  * the same statement; they start empty when either stamp differs.
  * A connection without a cache (forgetStampCache) reads everything from the file.
+ *
+ * A write of one rule's lexical rows (index.ts reindexRule) notes which tokens it changed between
+ * the stamp before and after it (noteIndexChange), on this thread and, through a BroadcastChannel,
+ * on the others of the process (the read pool's workers, the redaction's apply thread). A cache
+ * whose stamp leads by noted changes to the file's stamp is carried: each part with a carrier
+ * (carryPart: the vocabulary) keeps what those tokens cannot have changed; every other part starts
+ * empty. Without the chain of notes (another process, a rebuild, a note not arrived yet) the cache
+ * starts empty as before.
  */
+import { BroadcastChannel } from "node:worker_threads"
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
@@ -23,6 +32,87 @@ interface StampCache {
 }
 
 const caches = new WeakMap<SqlClient, StampCache>()
+
+/** The folded tokens one change of the lexical index touched in lex_word and lex_stem, before and after it. */
+export interface IndexChange {
+  readonly words: ReadonlyArray<string>
+  readonly stems: ReadonlyArray<string>
+}
+
+interface Note {
+  readonly to: string
+  readonly change: IndexChange
+}
+
+/** Noted changes by the index stamp they start from; the oldest go past MAX_NOTES. */
+const notes = new Map<string, Note>()
+const MAX_NOTES = 4_096
+/** the longest chain of notes a cache is carried along */
+const MAX_HOPS = 256
+const CHANNEL = "groundnote-index-changes"
+let channel: BroadcastChannel | undefined
+
+const remember = (from: string, note: Note): void => {
+  notes.delete(from)
+  notes.set(from, note)
+  if (notes.size > MAX_NOTES) {
+    const oldest = notes.keys().next().value
+    if (oldest !== undefined) notes.delete(oldest)
+  }
+}
+
+/** This thread's end of the channel (opened on first use; it keeps no thread alive). */
+const channelOf = (): BroadcastChannel => {
+  if (channel === undefined) {
+    const c = new BroadcastChannel(CHANNEL)
+    c.unref()
+    c.onmessage = (m: unknown) => {
+      const d = (m as { readonly data?: { readonly from?: unknown; readonly to?: unknown; readonly change?: IndexChange } }).data
+      if (typeof d?.from === "string" && typeof d.to === "string" && d.change !== undefined) remember(d.from, { to: d.to, change: d.change })
+    }
+    channel = c
+  }
+  return channel
+}
+
+/**
+ * A committed or uncommitted write moved the index stamp from `from` to `to` (stampOfIndex) and
+ * changed only the rows of `change`'s tokens. A rolled-back write's `to` never shows in the file
+ * (its nonce is new), so its note is never followed.
+ */
+export const noteIndexChange = (from: string, to: string, change: IndexChange): void => {
+  remember(from, { to, change })
+  channelOf().postMessage({ from, to, change })
+}
+
+/** How a part of the cache is kept through noted changes: what is left of it, or undefined to start it empty. */
+export type Carrier = (part: unknown, changes: ReadonlyArray<IndexChange>) => unknown
+
+const carriers = new Map<string, Carrier>()
+
+/** Registers the carrier of the part `name` (each user of a part that can be kept registers its own). */
+export const carryPart = (name: string, carrier: Carrier): void => {
+  carriers.set(name, carrier)
+}
+
+/** The parts of `c` carried to the stamp `to` along the noted changes; undefined without a chain. */
+const carried = (c: StampCache, to: string): Map<string, unknown> | undefined => {
+  const changes: Array<IndexChange> = []
+  let at = c.stamp
+  for (let hop = 0; at !== to; hop++) {
+    const note = notes.get(at)
+    if (note === undefined || hop >= MAX_HOPS) return undefined
+    changes.push(note.change)
+    at = note.to
+  }
+  const parts = new Map<string, unknown>()
+  for (const [name, part] of c.parts) {
+    const carrier = carriers.get(name)
+    const kept = carrier === undefined ? undefined : carrier(part, changes)
+    if (kept !== undefined) parts.set(name, kept)
+  }
+  return parts
+}
 
 interface Stamps {
   /** index_stamp's seq and nonce and lex_meta.build */
@@ -44,6 +134,16 @@ const readStamps = (sql: SqlClient): Effect.Effect<Stamps | undefined, SqlError>
   )
 
 const joined = (s: Stamps): string => `${s.stamp}|${s.content}`
+
+/** The index stamp of the file (seq, nonce, build) as the carried notes name it; undefined for a file without it. */
+export const readIndexStamp = (sql: SqlClient): Effect.Effect<string | undefined, SqlError> =>
+  Effect.map(readStamps(sql), (s) => s?.stamp)
+
+/** The seq of an index stamp string (readIndexStamp). */
+export const seqOfIndexStamp = (stamp: string): number => Number(stamp.slice(0, stamp.indexOf(":")))
+
+/** The build of an index stamp string (readIndexStamp). */
+export const buildOfIndexStamp = (stamp: string): string => stamp.slice(stamp.indexOf(":", stamp.indexOf(":") + 1) + 1)
 
 /** Both stamps of the file as one string (compare with stampOf); undefined for a file without them. */
 export const readStamp = (sql: SqlClient): Effect.Effect<string | undefined, SqlError> =>
@@ -69,7 +169,11 @@ export const refreshStampCache = (sql: SqlClient): Effect.Effect<void, SqlError>
       return
     }
     const c = caches.get(sql)
-    if (c?.stamp !== read.stamp) caches.set(sql, { stamp: read.stamp, parts: new Map(), content: read.content, contentParts: new Map() })
+    if (c?.stamp !== read.stamp) {
+      channelOf()
+      const parts = c === undefined ? undefined : carried(c, read.stamp)
+      caches.set(sql, { stamp: read.stamp, parts: parts ?? new Map(), content: read.content, contentParts: new Map() })
+    }
     else if (c.content !== read.content) {
       c.content = read.content
       c.contentParts = new Map()

@@ -6,12 +6,14 @@
  * stamp cache (stamp-cache.ts): the number of indexed rules, document frequencies (a word the
  * vocabulary lacks as 0), the typo candidates of a first letter and length range, which words the
  * vocabulary holds (the de↔en expansions) and the rule counts of term weights. Without a cache
- * every read goes to the file.
+ * every read goes to the file. Through a write of this process that changed some rules' rows the
+ * vocabulary is carried (stamp-cache.ts carryPart): everything the changed tokens cannot have
+ * changed is kept, the rest read again when asked.
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
-import { boundedPart } from "./stamp-cache.js"
+import { boundedPart, carryPart, type IndexChange } from "./stamp-cache.js"
 import { editDistance, fold, hasDigit } from "./text.js"
 
 export type VocabTable = "lex_word_vocab" | "lex_stem_vocab"
@@ -38,6 +40,49 @@ const emptyVocab = (): ScopeVocab => ({
 
 /** The connection's vocabulary under the file's stamp, or undefined when it has no cache (uncached reads). */
 const cacheOf = (sql: SqlClient): ScopeVocab | undefined => boundedPart(sql, PART, emptyVocab, (c) => c.entries, MAX_ENTRIES)
+
+/** The quoted tokens of a MATCH expression (match.ts altExpr: each token an FTS5 literal, a prefix marked " *"). */
+const tokensOfMatch = (match: string): Array<{ readonly token: string; readonly prefix: boolean }> =>
+  [...match.matchAll(/"((?:[^"]|"")*)"(\s*\*)?/g)].map((m) => ({ token: fold((m[1] ?? "").replaceAll("\"\"", "\"")), prefix: m[2] !== undefined }))
+
+/**
+ * The vocabulary kept through changes of the rows of some rules: the frequencies, known words and
+ * prefixes of the tokens they touched are dropped, and so are the typo candidates of the first
+ * letters they start with, the rule counts of expressions that name one of them, and the number of
+ * indexed rules; everything else still holds.
+ */
+const carry = (part: unknown, changes: ReadonlyArray<IndexChange>): ScopeVocab => {
+  const v = part as ScopeVocab
+  const words = new Set(changes.flatMap((c) => c.words))
+  const stems = new Set(changes.flatMap((c) => c.stems))
+  const firsts = new Set([...words].map((w) => String.fromCodePoint(w.codePointAt(0) ?? 0)))
+  for (const w of words) {
+    v.df.lex_word_vocab.delete(w)
+    v.has.exact.delete(w)
+  }
+  for (const t of stems) v.df.lex_stem_vocab.delete(t)
+  const anyStarts = (set: ReadonlySet<string>, prefix: string) => {
+    for (const w of set) if (w.startsWith(prefix)) return true
+    return false
+  }
+  for (const p of [...v.has.prefixes.keys()]) if (anyStarts(words, p)) v.has.prefixes.delete(p)
+  for (const key of [...v.starting.keys()]) if (firsts.has(key.slice(0, key.indexOf("\u0000")))) v.starting.delete(key)
+  for (const key of [...v.near.keys()]) if (firsts.has(String.fromCodePoint(key.codePointAt(0) ?? 0))) v.near.delete(key)
+  for (const key of [...v.counts.keys()]) {
+    const at = key.indexOf("\u0000")
+    const changed = key.slice(0, at) === "lex_word" ? words : stems
+    const named = tokensOfMatch(key.slice(at + 1)).some((t) => (t.prefix ? anyStarts(changed, t.token) : changed.has(t.token)))
+    if (named) v.counts.delete(key)
+  }
+  v.docs = undefined
+  v.entries = v.df.lex_word_vocab.size + v.df.lex_stem_vocab.size + v.has.exact.size + v.has.prefixes.size + v.counts.size +
+    [...v.starting.values()].reduce((n, l) => n + l.length + 1, 0) + [...v.near.values()].reduce((n, l) => n + l.length + 1, 0)
+  return v
+}
+carryPart(PART, carry)
+
+/** The document frequency the connection's cache holds for a folded token, without reading (undefined: not held). */
+export const heldFrequency = (sql: SqlClient, table: VocabTable, token: string): number | undefined => cacheOf(sql)?.df[table].get(fold(token))
 
 /** Document frequency per (folded) token; absent tokens are not in the map. */
 export const documentFrequencies = (

@@ -1,0 +1,131 @@
+/**
+ * The vocabulary carried through a write (src/search/lexical/stamp-cache.ts noteIndexChange and
+ * carryPart, vocab.ts): a write of this process that changes some rules' rows keeps on every
+ * connection what the changed words cannot have changed and drops the rest. A word the write
+ * brings is found by the next search, a word it removes is gone from it, and every answer equals
+ * one read wholly from the file; a word the write did not touch is still held, not read again.
+ */
+import { Effect, type Layer, ManagedRuntime, TestClock, TestContext } from "effect"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { ScopeStore } from "../../src/db/scope-store.js"
+import { decide } from "../../src/decision/decide.js"
+import type { SearchRequest } from "../../src/domain/search-schemas.js"
+import { propose } from "../../src/domain/proposals.js"
+import { storeSource } from "../../src/domain/sources.js"
+import { lexicalIndexLayer } from "../../src/search/lexical/index.js"
+import { lexicalOptions } from "../../src/search/lexical/options.js"
+import { refreshStampCache } from "../../src/search/lexical/stamp-cache.js"
+import { heldFrequency } from "../../src/search/lexical/vocab.js"
+import { search } from "../../src/search/search.js"
+import { storeLayer, tempDir, testConfig } from "../support/env.js"
+import { mailSource, manualProposal } from "../support/fixtures.js"
+import { run, type Stores, sqlOf } from "../support/run.js"
+
+let dir: string
+let cleanup: () => void
+let config: ReturnType<typeof testConfig>
+let service: ManagedRuntime.ManagedRuntime<Stores, unknown>
+const agent = { grantId: "person:1", channel: "mcp" as const }
+const person = { grantId: "person:2", identity: "anna@example.com" }
+
+const at = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    yield* TestClock.setTime(Date.UTC(2026, 5, 15, 12))
+    return yield* effect
+  }).pipe(Effect.provide(TestContext.TestContext))
+
+const STATEMENTS = [
+  ["Rechnungen mit Skonto werden innerhalb von zehn Tagen bezahlt", ["Rechnung", "Skonto"]],
+  ["Die Lieferzeit für Hakenleisten erfragt der Einkauf beim Lieferanten", ["Lieferzeit", "Hakenleiste"]],
+  ["Zahlungsziele für Neukunden betragen dreißig Tage netto", ["Zahlungsziel", "Kunde"]]
+] as const
+
+const req = (over: Partial<SearchRequest>): SearchRequest => ({
+  scopes: ["sales"], cross_scope: false, as_of: null, include_proposals: true, limit: 10, ...over
+})
+
+/** The answer without what differs from run to run (durations). */
+const answerOf = (r: { response: { stages: unknown } & Record<string, unknown> }) => ({ ...r.response, stages: null })
+
+beforeEach(async () => {
+  ;({ dir, cleanup } = tempDir())
+  config = testConfig(dir)
+  await run(config, at(Effect.gen(function*() {
+    yield* (yield* ScopeStore).create("sales")
+    yield* storeSource(mailSource(), "service:1")
+    for (const [i, [statement, keywords]] of STATEMENTS.entries()) {
+      yield* propose(manualProposal(statement, { keywords: [...keywords], relations: [] }), agent)
+      yield* decide(`sales-${String(i + 1).padStart(4, "0")}`, { decision: "confirm", version: 1 }, person)
+    }
+  })))
+  // one service: its writes and its searches share the scope's connection, as the running service's main thread does
+  service = ManagedRuntime.make(storeLayer(config) as Layer.Layer<Stores, unknown>)
+})
+afterEach(async () => {
+  await service.dispose()
+  cleanup()
+})
+
+const find = async (text: string) => {
+  const r = await service.runPromise(at(search(req({ text }), "00000000-0000-4000-8000-000000000000")))
+  return { heads: r.response.bundles.map((b) => b.head.ref), answer: answerOf(r) }
+}
+/** the answer of a search that reads everything from the file (no cache) */
+const fresh = async (text: string) =>
+  answerOf(await run(config, at(search(req({ text }), "00000000-0000-4000-8000-000000000000")).pipe(
+    Effect.provide(lexicalIndexLayer(lexicalOptions(config.file.search), { cache: false }))
+  )))
+/** What the connection holds of each word after it read the file's stamp (nothing else read). */
+const held = (...words: ReadonlyArray<string>) =>
+  service.runPromise(Effect.gen(function*() {
+    const sql = yield* sqlOf("sales")
+    yield* sql.withTransaction(refreshStampCache(sql))
+    return words.map((w) => heldFrequency(sql, "lex_word_vocab", w))
+  }))
+
+describe("the vocabulary through a write of this process", () => {
+  it("a new word is found and a removed one is gone; the words the write did not touch stay held", async () => {
+    const before = await find("Zaunpfahl Rechnung")
+    expect(before.heads).toContain("rule/sales-0001@2")
+    const [rechnung] = await held("rechnung", "zaunpfahl")
+    expect(rechnung).toBe(1)
+    expect(await held("zaunpfahl")).toEqual([0])
+
+    // a proposal with the new word, on the same connection
+    await service.runPromise(at(propose(manualProposal("Zaunpfähle liefert der Hersteller frei Baustelle", { keywords: ["Zaunpfahl"], relations: [] }), agent)))
+    // carried: the untouched word is still held; the new word's 0 is gone (dropped, or read again by the proposal's duplicate check)
+    const [stillHeld, added0] = await held("rechnung", "zaunpfahl")
+    expect(stillHeld).toBe(1)
+    expect(added0).not.toBe(0)
+    const added = await find("Zaunpfahl Rechnung")
+    expect(added.heads).toContain("rule/sales-0004@1")
+    expect(added.answer).toEqual(await fresh("Zaunpfahl Rechnung"))
+    expect(await held("zaunpfahl")).toEqual([1])
+
+    // rejected: its rows leave the index, and the word with them
+    await service.runPromise(at(decide("sales-0004", { decision: "reject", version: 1, reason: "not a rule" }, person)))
+    const [heldAfter, removed1] = await held("rechnung", "zaunpfahl")
+    expect(heldAfter).toBe(1)
+    expect(removed1).not.toBe(1)
+    const removed = await find("Zaunpfahl Rechnung")
+    expect(removed.heads).not.toContain("rule/sales-0004@1")
+    expect(removed.answer).toEqual(await fresh("Zaunpfahl Rechnung"))
+    expect(removed.answer).toEqual(before.answer)
+    expect(await held("zaunpfahl")).toEqual([0])
+  })
+
+  it("a word the write takes out of a rule that stays indexed is gone from the next answer", async () => {
+    expect((await find("Skonto")).heads).toContain("rule/sales-0001@2")
+    expect(await held("skonto")).toEqual([1])
+    // a successor without the word supersedes rule 1 from today on
+    await service.runPromise(at(Effect.gen(function*() {
+      yield* propose(manualProposal("Rechnungen werden innerhalb von zehn Tagen bezahlt", {
+        keywords: ["Rechnung"], relations: [], supersedes: "sales-0001"
+      }), agent)
+      yield* decide("sales-0004", { decision: "confirm", version: 1 }, person)
+    })))
+    const after = await find("Skonto")
+    expect(after.answer).toEqual(await fresh("Skonto"))
+    expect(after.heads).not.toContain("rule/sales-0001@2")
+  })
+})
