@@ -147,8 +147,10 @@ const main = Effect.gen(function*() {
  * the part secrets (the secret scan over 5 MB), the part stages (stage b: embedding time, exact
  * neighbours at BENCH_KNN_SIZES, default 10k and 100k; BENCH_MODEL_DIR / BENCH_MODEL for a real model)
  * and the part backup (run, probe, verify seconds; BENCH_BACKUP_SIZES, default 1k, 10k, 100k rules);
- * the part intake (propose with the secret scan and the classification against without, at
- * BENCH_INTAKE_RULES rules, default 10k); the part search-http (POST /v1/search one at a time on
+ * the part intake (POST /v1/proposals from 4 clients at 1k, 3k and 10k confirmed rules with its goal
+ * lines, BENCH_INTAKE_HTTP_SIZES, BENCH_INTAKE_SECONDS, BENCH_INTAKE_HTTP_ONLY=1 for that alone; then
+ * propose with the secret scan and the classification against without, at BENCH_INTAKE_RULES rules,
+ * default 10k); the part search-http (POST /v1/search one at a time on
  * BENCH_SEARCH_HTTP_RULES confirmed rules loaded through /v1, default 3,000, against the raw FTS5
  * query on the same file); the part load (POST /v1/search from 16 and 200 keep-alive
  * clients with /healthz and the ops socket probed, before and after the read pool and the
