@@ -5,22 +5,37 @@
  * its row) against propose() (the checks and insert only), interleaved in rounds on the same file
  * so drift hits both alike; then intake in mode A, where each proposal is also adopted (version 2,
  * decision, FTS and index rows again). Figures printed, never asserted.
+ *
+ * Then POST /v1/proposals over HTTP as feeders send them: a scope of 1k, 3k and 10k confirmed
+ * rules (BENCH_INTAKE_HTTP_SIZES; seeded by SQL, the lexical index rebuilt), 4 keep-alive clients
+ * in a process of their own (bench/intake-client.ts) sending new proposals of a mail for
+ * BENCH_INTAKE_SECONDS (default 8) after 2 s of warm-up (and a whole run not counted before the first
+ * size: the process's first proposals load the lexicon); every proposal runs the secret scan, the
+ * quote check, the duplicate check and the classification. Goals: ≥ 100/s at every size, and the
+ * rate at 10k ≥ 0.8× the rate at 1k (printed as goal lines).
  */
+import { fork } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { SqlClient } from "@effect/sql/SqlClient"
-import { Effect, Logger, LogLevel } from "effect"
+import { Effect, Layer, Logger, LogLevel, ManagedRuntime } from "effect"
 import { formatRuleId } from "../src/contracts/ids.js"
+import { OpsStore } from "../src/db/ops-store.js"
 import { ScopeStore } from "../src/db/scope-store.js"
 import { intake } from "../src/domain/intake.js"
 import type { ProposalRequest } from "../src/domain/proposal-schemas.js"
 import { propose } from "../src/domain/proposals.js"
 import { storeSource } from "../src/domain/sources.js"
+import { publicListener } from "../src/http/server.js"
 import { LexicalIndex } from "../src/search/lexical/index.js"
 import { ServicesLive } from "../src/services.js"
 import { benchConfig } from "./config.js"
-import { seededRandom, stats, SYLLABLES, timed } from "./support.js"
+import type { IntakeJob, IntakeReport } from "./intake-client.js"
+import {
+  BUSINESS_WORDS, freePort, goalLine, percentile, seedConfirmedRules, seedManualSource, seededRandom, sentenceOf, stats, SYLLABLES, syllableWords, timed,
+  zipfWords
+} from "./support.js"
 
 const WORDS = [
   "Lager", "Palette", "Halle", "Muster", "Inventur", "Protokoll", "Teamordner", "Gabelstapler", "Tor", "Keller",
@@ -89,11 +104,116 @@ const runAt = (existing: number, mode: "manual" | "autonomous", rounds: number, 
   })
 
 export const intakeBench = async (): Promise<void> => {
+  await intakeHttpBench()
+  if (process.env.BENCH_INTAKE_HTTP_ONLY === "1") return
   const existing = Number(process.env.BENCH_INTAKE_RULES ?? 10_000)
   console.log(`\nintake: propose with the secret scan and the classification (intake) against propose without them, at ${existing} rules`)
   console.log("mode       | propose ms | intake ms | ratio intake/propose | adopted")
   for (const mode of ["manual", "autonomous"] as const) {
     const r = await Effect.runPromise(runAt(existing, mode, 5, 100).pipe(Logger.withMinimumLogLevel(LogLevel.Warning)))
     console.log(`${mode.padEnd(10)} | ${r.before.toFixed(2).padStart(10)} | ${r.after.toFixed(2).padStart(9)} | ${(r.after / r.before).toFixed(2).padStart(20)} | ${r.adopted}`)
+  }
+}
+
+// ---- POST /v1/proposals over HTTP, 4 clients ----------------------------------------------------
+
+const HTTP_CLIENTS = 4
+const httpWord = zipfWords([...BUSINESS_WORDS, ...syllableWords(5_000, 3)], seededRandom(31))
+const httpSentence = sentenceOf(httpWord)
+const HTTP_LINES = Array.from({ length: 200 }, (_, i) => `Zeile ${i}: ${httpSentence(12)}.`)
+const HTTP_MAIL = "mail:<intake-http@acme.example>"
+
+/** A new proposal of the mail: a statement of 10–14 words of the scope's vocabulary. */
+const httpProposal = (i: number) => ({
+  scope: "bench", kind: "rule", statement: `${httpSentence(10 + (i % 5))} (${i})`,
+  source: { kind: "mail", id: HTTP_MAIL, quote: (HTTP_LINES[i % HTTP_LINES.length] ?? "").slice(9, 80), link: null },
+  speaker: "Maria", relations: [{ kind: "supplier", name: httpSentence(2), ref: null }], keywords: [httpWord(), httpWord()]
+})
+
+interface HttpRate { readonly rules: number; readonly perSecond: number; readonly p50: number; readonly p99: number; readonly other: string }
+
+const httpAt = async (rules: number, seconds: number): Promise<HttpRate> => {
+  const dir = mkdtempSync(join(tmpdir(), "gn-bench-intake-http-"))
+  const port = await freePort()
+  const config = benchConfig(dir, {
+    public_url: `http://127.0.0.1:${port}`, limits: { requests_per_minute: 100_000 },
+    approval: { default_mode: "manual", own_domains: ["acme.example"] }
+  }, port)
+  const runtime = ManagedRuntime.make(publicListener("127.0.0.1", port).pipe(
+    Layer.provideMerge(ServicesLive(config)),
+    Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+  ))
+  try {
+    const token = await runtime.runPromise(Effect.gen(function*() {
+      const store = yield* ScopeStore
+      yield* store.create("bench")
+      const { sql } = yield* store.use("bench")
+      yield* sql.withTransaction(Effect.gen(function*() {
+        yield* seedManualSource(sql)
+        yield* seedConfirmedRules(sql, 1, rules, (seq) => ({
+          statement: `${httpSentence(10 + (seq % 5))} (${seq})`, keywords: [httpWord(), httpWord()],
+          relations: [{ kind: "supplier", name: httpSentence(2), ref: null }], quote: HTTP_LINES[seq % HTTP_LINES.length] ?? ""
+        }))
+        yield* Effect.flatMap(LexicalIndex, (lex) => lex.rebuild(sql))
+      }))
+      const grant = yield* Effect.flatMap(OpsStore, (ops) =>
+        ops.createGrant({ kind: "service", auth: "bearer", scopes: ["bench"], rights: ["read", "propose"] }))
+      yield* storeSource({
+        scope: "bench", attachments: [], text: HTTP_LINES.join("\n"),
+        source: { kind: "mail", id: HTTP_MAIL, title: "Regeln", occurred_at: "2026-03-12T09:15:00Z", sender: "maria@acme.example", thread: null, link: null }
+      }, grant.id)
+      return "token" in grant ? grant.token ?? "" : ""
+    }))
+    const bodies = Array.from({ length: 400 * (seconds + 2) }, (_, i) => JSON.stringify(httpProposal(rules + i)))
+    const job: IntakeJob = { url: `http://127.0.0.1:${port}`, token, clients: HTTP_CLIENTS, warmSeconds: 2, seconds, bodies }
+    const report = await new Promise<IntakeReport>((resolve, reject) => {
+      const p = fork(new URL("./intake-client.js", import.meta.url), [], { stdio: ["ignore", "inherit", "inherit", "ipc"] })
+      let got: IntakeReport | undefined
+      p.on("message", (m) => {
+        got = m as IntakeReport
+      })
+      p.on("exit", (code) => (got !== undefined ? resolve(got) : reject(new Error(`intake client exited with ${code}`))))
+      p.send(job)
+    })
+    if (report.sent >= bodies.length) throw new Error("the intake client ran out of proposals: raise the bodies' count")
+    const sorted = [...report.ok].sort((a, b) => a - b)
+    const other = Object.entries(report.otherStatus).map(([k, v]) => `${k} × ${v}`).join(", ")
+    return {
+      rules, perSecond: report.ok.length / report.seconds, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99),
+      other: other === "" ? "" : `${other}: ${report.sample ?? ""}`
+    }
+  } finally {
+    await runtime.dispose()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+export const intakeHttpBench = async (): Promise<void> => {
+  const sizes = (process.env.BENCH_INTAKE_HTTP_SIZES ?? "1000,3000,10000").split(",").map((x) => Number(x.trim())).filter((n) => n > 0)
+  const seconds = Number(process.env.BENCH_INTAKE_SECONDS ?? 8)
+  console.log(`
+POST /v1/proposals over HTTP: ${HTTP_CLIENTS} keep-alive clients in a process of their own, ${seconds} s counted after 2 s of warm-up, ` +
+    "each a new proposal of a mail (secret scan, quote check, duplicate check, classification), mode manual")
+  // the process's first proposals load the lexicon and warm the JIT: a run not counted first, so the
+  // first size does not pay them (it would flatter the 10k/1k ratio)
+  const warm = await httpAt(sizes[0] ?? 1000, 3)
+  console.log(`warm-up, not counted: ${warm.rules} rules, 3 s: ${warm.perSecond.toFixed(1)} proposals/s`)
+  console.log("confirmed rules | proposals/s | p50 ms | p99 ms | other answers")
+  const rates: Array<HttpRate> = []
+  for (const rules of sizes) {
+    const r = await httpAt(rules, seconds)
+    rates.push(r)
+    console.log(`${String(rules).padStart(15)} | ${r.perSecond.toFixed(1).padStart(11)} | ${r.p50.toFixed(1).padStart(6)} | ${r.p99.toFixed(1).padStart(6)} | ${r.other}`)
+  }
+  for (const r of rates) {
+    console.log(goalLine(`POST /v1/proposals ≥ 100/s (${HTTP_CLIENTS} clients, ${r.rules} confirmed rules)`, r.perSecond >= 100,
+      `${r.perSecond.toFixed(1)}/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms`))
+  }
+  const first = rates[0]
+  const last = rates[rates.length - 1]
+  if (first !== undefined && last !== undefined && first !== last) {
+    const ratio = last.perSecond / first.perSecond
+    console.log(goalLine(`POST /v1/proposals rate at ${last.rules} rules ≥ 0.8× the rate at ${first.rules}`, ratio >= 0.8,
+      `${last.perSecond.toFixed(1)} against ${first.perSecond.toFixed(1)}/s, ×${ratio.toFixed(2)}`))
   }
 }

@@ -31,6 +31,7 @@ import { httpBench } from "./http.js"
 import { hygieneBench } from "./hygiene.js"
 import { intakeBench } from "./intake.js"
 import { loadBench } from "./load.js"
+import { overloadBench } from "./overload.js"
 import { mcpBench } from "./mcp.js"
 import { lexiconLatencyBench } from "./lexicon-latency.js"
 import { searchBench } from "./search.js"
@@ -147,12 +148,17 @@ const main = Effect.gen(function*() {
  * the part secrets (the secret scan over 5 MB), the part stages (stage b: embedding time, exact
  * neighbours at BENCH_KNN_SIZES, default 10k and 100k; BENCH_MODEL_DIR / BENCH_MODEL for a real model)
  * and the part backup (run, probe, verify seconds; BENCH_BACKUP_SIZES, default 1k, 10k, 100k rules);
- * the part intake (propose with the secret scan and the classification against without, at
- * BENCH_INTAKE_RULES rules, default 10k); the part search-http (POST /v1/search one at a time on
+ * the part intake (POST /v1/proposals from 4 clients at 1k, 3k and 10k confirmed rules with its goal
+ * lines, BENCH_INTAKE_HTTP_SIZES, BENCH_INTAKE_SECONDS, BENCH_INTAKE_HTTP_ONLY=1 for that alone; then
+ * propose with the secret scan and the classification against without, at BENCH_INTAKE_RULES rules,
+ * default 10k); the part search-http (POST /v1/search one at a time on
  * BENCH_SEARCH_HTTP_RULES confirmed rules loaded through /v1, default 3,000, against the raw FTS5
  * query on the same file); the part load (POST /v1/search from 16 and 200 keep-alive
  * clients with /healthz and the ops socket probed, before and after the read pool and the
  * admission gate; BENCH_LOAD_BIG, BENCH_LOAD_SMALL, BENCH_LOAD_SECONDS, BENCH_LOAD_DIR, BENCH_LOAD_SEED);
+ * the part overload (POST /v1/search with new words from 20 and from 200 clients that honour Retry-After,
+ * BENCH_OVERLOAD_RULES confirmed rules, default 10k, BENCH_OVERLOAD_SECONDS; goal: 200 clients ≥ 50 % of
+ * the answers/s of 20, and what a 503 costs against a search);
  * the part cli (the built CLI's start per command, median of 10 runs, against its goal line);
  * the part redaction (preview and apply of a term with 1,000 places in a 10k-rule scope, search
  * p99 while it applies; BENCH_REDACTION_RULES);
@@ -168,7 +174,7 @@ const main = Effect.gen(function*() {
  * lookups per second); the part lexicon-latency (stage a on new words with and without the
  * lexicon at BENCH_LEXICON_RULES rules, default 10k; goal ≤ 1.2×).
  */
-const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,lexicon-latency,search-http,approval,approval-waiting,digest,graph,mcp,secrets,stages,backup,intake,load,cli,redaction,hygiene,bulk,structure-adoption,lexicon").split(",").map((s) => s.trim()))
+const only = new Set((process.env.BENCH_ONLY ?? "proposals,http,search,lexicon-latency,search-http,approval,approval-waiting,digest,graph,mcp,secrets,stages,backup,intake,load,overload,cli,redaction,hygiene,bulk,structure-adoption,lexicon").split(",").map((s) => s.trim()))
 const graphSizes = (process.env.BENCH_GRAPH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const backupSizes = (process.env.BENCH_BACKUP_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
 const searchSizes = (process.env.BENCH_SEARCH_SIZES ?? "").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0)
@@ -189,6 +195,7 @@ const parts: Array<() => Promise<void>> = [
   ...(only.has("backup") ? [() => backupBench(backupSizes.length > 0 ? backupSizes : undefined)] : []),
   ...(only.has("intake") ? [intakeBench] : []),
   ...(only.has("load") ? [loadBench] : []),
+  ...(only.has("overload") ? [overloadBench] : []),
   ...(only.has("cli") ? [cliBench] : []),
   ...(only.has("redaction") ? [redactionBench] : []),
   ...(only.has("hygiene") ? [hygieneBench] : []),

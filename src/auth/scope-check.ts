@@ -165,7 +165,7 @@ export const runCall = <I, RP, R>(call: Call<I, R>, parse: Effect.Effect<I, Doma
       }), (entry) => writeSearchLog(sql, entry))).pipe(Effect.catchAll((e) => Effect.logError("search_log write failed").pipe(Effect.annotateLogs({ scope, cause: String(e) }))))
     })
     const busy = (yield* Effect.forEach(logged, (s) => Effect.option(store.use(s)))).some((h) => Option.isSome(h) && isWriting(h.value.sql))
-    yield* writeLogRows(rows, busy)
+    yield* writeLogRows(store, rows, busy)
     if (result._tag === "Left") return refusal(call.name, result.left, requestId)
     return { _tag: "Done", outcome: result.right, requestId } satisfies CallResult
   }).pipe(
@@ -177,11 +177,11 @@ export const runCall = <I, RP, R>(call: Call<I, R>, parse: Effect.Effect<I, Doma
  * The search_log rows of an answer, written before it goes out, unless a write holds (or waits
  * for) one of the scopes' writer connection: a long write (a redaction's apply, seconds) must not
  * hold every search answered meanwhile (gaps.md §12). Then the answer goes out and the rows are
- * written when the writer is free; each reads the redactions at its own write, so a term redacted
- * meanwhile is logged as the marker.
+ * written when the writer is free (the store closes only after them); each reads the redactions at
+ * its own write, so a term redacted meanwhile is logged as the marker.
  */
-const writeLogRows = (rows: ReadonlyArray<Effect.Effect<void>>, busy: boolean) =>
-  busy ? Effect.asVoid(Effect.forkDaemon(Effect.all(rows, { discard: true }))) : Effect.all(rows, { discard: true })
+const writeLogRows = (store: ScopeStore, rows: ReadonlyArray<Effect.Effect<void>>, busy: boolean) =>
+  busy ? store.inBackground(Effect.all(rows, { discard: true })) : Effect.all(rows, { discard: true })
 
 /** Steps 2–6 for an operation with its raw input (the value a door assembled from its request). */
 export const runOperation = <I, R>(op: Operation<I, R>, raw: unknown, requestText: string | null) =>

@@ -9,7 +9,7 @@ import { existsSync, readdirSync } from "node:fs"
 import { join } from "node:path"
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Cause, Effect, Exit, Option, Scope, ExecutionStrategy } from "effect"
+import { Cause, Effect, ExecutionStrategy, Exit, Fiber, Option, Scope } from "effect"
 import { AppConfig } from "../config/config.js"
 import { ScopeExists, ScopeLocked, ValidationFailed } from "../contracts/errors.js"
 import { nowInstant } from "../contracts/time.js"
@@ -45,6 +45,11 @@ export class ScopeStore extends Effect.Service<ScopeStore>()("Groundnote/ScopeSt
     const ops = yield* OpsStore
     const openCheck = yield* ScopeOpenCheck
     const storeScope = yield* Effect.scope
+    // every scope's connection lives in this child scope, closed after the work in the background
+    // (inBackground) has ended: a finalizer added later runs first
+    const connections = yield* Scope.fork(storeScope, ExecutionStrategy.sequential)
+    const background = new Set<Fiber.RuntimeFiber<void>>()
+    yield* Effect.addFinalizer(() => Effect.forEach([...background], Fiber.await, { discard: true }))
     const dataDir = config.env.dataDir
     const scopesDir = join(dataDir, "scopes")
     const configured = config.file.scopes.map((s) => s.name)
@@ -95,7 +100,7 @@ export class ScopeStore extends Effect.Service<ScopeStore>()("Groundnote/ScopeSt
     const checkAndOpen = (scope: string, file: string) =>
       Effect.gen(function*() {
         if (!looksLikeSqlite(file)) return yield* new StoreOpenError({ file, reason: "not a SQLite file" })
-        const child = yield* Scope.fork(storeScope, ExecutionStrategy.sequential)
+        const child = yield* Scope.fork(connections, ExecutionStrategy.sequential)
         const exit = yield* Effect.exit(Effect.gen(function*() {
           const sql = yield* openConnection(file).pipe(Scope.extend(child))
           // on a thread of its own: it reads every page, and this thread serves every request meanwhile
@@ -207,6 +212,18 @@ export class ScopeStore extends Effect.Service<ScopeStore>()("Groundnote/ScopeSt
      */
     const append = <A, E, R>(scope: string, f: (h: ScopeHandle) => Effect.Effect<A, E, R>) => Effect.flatMap(use(scope), f)
 
+    /**
+     * Runs `effect` (log rows written once a long write has freed the connection) in the
+     * background: the caller answers meanwhile, and the store closes its connections only after
+     * it has ended, so a service stopping right after a redaction's apply still writes every row.
+     */
+    const inBackground = (effect: Effect.Effect<void>): Effect.Effect<void> =>
+      Effect.gen(function*() {
+        const fiber = yield* Effect.forkDaemon(effect)
+        background.add(fiber)
+        fiber.addObserver(() => background.delete(fiber))
+      })
+
     /** Runs `f` on the scope's connection in one read transaction (one snapshot). */
     const read = <A, E, R>(scope: string, f: (h: ScopeHandle) => Effect.Effect<A, E, R>) =>
       Effect.flatMap(use(scope), (h) => h.sql.withTransaction(f(h)))
@@ -230,7 +247,7 @@ export class ScopeStore extends Effect.Service<ScopeStore>()("Groundnote/ScopeSt
         }
         ensurePrivateDir(scopesDir)
         createPrivateFile(file)
-        const child = yield* Scope.fork(storeScope, ExecutionStrategy.sequential)
+        const child = yield* Scope.fork(connections, ExecutionStrategy.sequential)
         const sql = yield* openConnection(file).pipe(Scope.extend(child), Effect.orDie)
         yield* migrate(sql, file, SCOPE_MIGRATIONS, { scope, now: yield* nowInstant }).pipe(Effect.orDie)
         yield* ops.ensureBackupState(scope).pipe(Effect.orDie)
@@ -252,7 +269,7 @@ export class ScopeStore extends Effect.Service<ScopeStore>()("Groundnote/ScopeSt
       }))
     )
 
-    return { use, write, append, read, create, states, configured } as const
+    return { use, write, append, inBackground, read, create, states, configured } as const
   }),
   dependencies: [OpsStore.Default]
 }) {}

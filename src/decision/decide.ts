@@ -190,7 +190,11 @@ const decideIn = (sql: SqlClient, w: Writing, ruleId: string, req: DecisionReque
       if (cur === undefined) return yield* notFound
       const current = ruleRef(ruleId, cur.version)
       if (cur.status === "rejected" || cur.status === "superseded") {
-        return yield* new AlreadyDecided({ message: `rule ${ruleId} is ${cur.status}`, current })
+        // a revoke stores "superseded" without a successor: the person reads what happened to the rule
+        const what = cur.status === "rejected" ? "rejected"
+          : cur.superseded_by === null ? `revoked (valid until ${cur.valid_until ?? "its end"})`
+          : `superseded by ${cur.superseded_by}`
+        return yield* new AlreadyDecided({ message: `rule ${ruleId} is ${what}`, current })
       }
       if (req.version !== cur.version) {
         return yield* new VersionOutdated({ message: `version ${req.version} is not the current version ${cur.version}`, current })

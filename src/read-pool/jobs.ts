@@ -12,7 +12,7 @@
  *            thread's instant (so a TestClock there drives the answer here too); the answer
  *            comes back rendered as JSON text (rendered.ts)
  *   export   buildExport + exportArchive of one scope file (the .tar.gz bytes)
- *   ping     the worker is up (the pool counts it ready)
+ *   ping     the worker is up (the pool counts it ready); it says where its lexicon came from
  *
  * A connection stays open in its worker between jobs (reads only; no transaction outlives a
  * job), so its prepared statements are reused. Every read is a new read transaction: it sees
@@ -29,6 +29,7 @@ import type { SearchRequest, StageState } from "../domain/search-schemas.js"
 import { exportArchive } from "../export/archive.js"
 import { buildExport } from "../export/build.js"
 import { LexicalIndex, makeLexicalIndex } from "../search/lexical/index.js"
+import { shippedLexiconFrom } from "../search/lexical/lexicon.js"
 import { lexicalOptions } from "../search/lexical/options.js"
 import { search } from "../search/search.js"
 import { OFF, SearchStages } from "../search/stage.js"
@@ -42,6 +43,8 @@ export interface WorkerInit {
   readonly env: PlainEnv
   /** the worker thread's nice value (Linux: per thread), so the main thread's listeners come first */
   readonly nice: number
+  /** the main thread's shipped lexicon in shared memory (lexicon.ts), null when the search does not use it */
+  readonly lexicon: SharedArrayBuffer | null
 }
 
 export const plainEnv = (env: Env): PlainEnv => {
@@ -66,7 +69,7 @@ export type PoolJob =
 
 export type JobValue<J extends PoolJob> = J extends { readonly kind: "search" } ? RenderedSearch
   : J extends { readonly kind: "export" } ? Uint8Array
-  : { readonly threadId: number }
+  : { readonly threadId: number; readonly lexicon: "file" | "shared" | "unread" }
 
 export type PoolReply =
   | { readonly id: number; readonly ok: true; readonly value: unknown }
@@ -127,7 +130,7 @@ export const makeJobRunner = (init: WorkerInit) => {
   const run = (job: PoolJob): Effect.Effect<unknown, unknown> => {
     switch (job.kind) {
       case "ping":
-        return Effect.succeed({ threadId: 0 })
+        return Effect.sync(() => ({ threadId: 0, lexicon: shippedLexiconFrom() }))
       case "search": {
         const stageOf = <N extends "b" | "c">(name: N, states: Readonly<Record<string, StageState>>) =>
           ({ name, availability: (s: string) => states[s] ?? OFF })

@@ -35,9 +35,13 @@
  * committed; its read transaction starts later, and WAL gives it every committed write.
  *
  * Layers: ReadPoolLive (workers: readPoolLayer({ size })), ReadPoolInThread (everything on the
- * calling thread: what the service did before the pool; a test or a bench swaps it in). Workers
- * start on first use, one more whenever a job has to wait and the pool is not full; until the
- * first worker is up, jobs run on the calling thread (nothing waits for a worker to boot). Run from
+ * calling thread: what the service did before the pool; a test or a bench swaps it in). The first
+ * search starts every worker in the background, each searching that search's scopes once (its
+ * connection opened, its caches read), so that the searches that need one later (under load,
+ * during a redaction's apply) find it up; one more starts whenever a job has to wait and the pool is
+ * not full; until the first worker is up, jobs run on the calling thread (nothing waits for a
+ * worker to boot). A worker looks words up in this thread's lexicon (shared memory, lexicon.ts)
+ * instead of reading and building a copy of its own. Run from
  * TypeScript source (vitest), where each worker transpiles the search code first (seconds of CPU),
  * they start only once `warm` asked for them: the other test files search on the main thread. A job
  * that fails in a worker is a SqlError (500 internal, like any failure of our own storage); a worker
@@ -56,6 +60,8 @@ import type { SearchRequest, StageState } from "../domain/search-schemas.js"
 import { exportArchive as archiveOf } from "../export/archive.js"
 import { buildExport } from "../export/build.js"
 import { LexicalIndex } from "../search/lexical/index.js"
+import { shippedLexiconImage } from "../search/lexical/lexicon.js"
+import { lexicalOptions } from "../search/lexical/options.js"
 import { search } from "../search/search.js"
 import { availabilityOf, SearchStages, stageNamed } from "../search/stage.js"
 import { dayIn } from "../contracts/time.js"
@@ -90,6 +96,8 @@ export interface ReadPoolStats {
   readonly held: number
   /** jobs waiting for a worker now */
   readonly waiting: number
+  /** workers that look words up in this thread's lexicon (shared memory) instead of a copy of their own */
+  readonly lexiconShared: number
 }
 
 export interface ReadPoolShape {
@@ -126,7 +134,7 @@ export const ReadPoolInThread: Layer.Layer<ReadPool> = Layer.sync(ReadPool, () =
   return {
     search: (req, searchId) => Effect.zipRight(Effect.sync(() => inThread++), renderedHere(req, searchId)),
     exportArchive: (scope, opts) => Effect.zipRight(Effect.sync(() => inThread++), exportInThread(scope, opts)),
-    stats: Effect.sync((): ReadPoolStats => ({ kind: "in-thread", size: 0, ready: 0, inWorker: 0, inThread, held: 0, waiting: 0 })),
+    stats: Effect.sync((): ReadPoolStats => ({ kind: "in-thread", size: 0, ready: 0, inWorker: 0, inThread, held: 0, waiting: 0, lexiconShared: 0 })),
     warm: Effect.void,
     startWorkers: () => Effect.void
   }
@@ -154,6 +162,11 @@ export interface ReadPoolOptions {
   readonly loneInThread?: boolean
   /** how long after two searches overlapped a lone search still goes to a worker (default LONE_QUIET_MS) */
   readonly loneQuietMs?: number
+  /**
+   * Workers start on use: the first search starts them all (default: built, yes; from TypeScript
+   * source, only once `warm` asked for them: each worker transpiles the search code first)
+   */
+  readonly startOnUse?: boolean
 }
 
 /**
@@ -173,6 +186,8 @@ interface Task {
 interface Slot {
   readonly worker: Worker
   ready: boolean
+  /** where its lexicon came from (its first answer says) */
+  lexicon: string
   dead: boolean
   busy: { readonly id: number; readonly task: Task } | null
 }
@@ -193,7 +208,13 @@ export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPo
     const config = yield* AppConfig
     const inFlight = yield* InFlight
     const size = Math.max(1, options.size ?? DEFAULT_POOL_SIZE)
-    const init: WorkerInit = { file: config.file, env: plainEnv(config.env), nice: options.nice ?? DEFAULT_WORKER_NICE }
+    const init: WorkerInit = {
+      file: config.file,
+      env: plainEnv(config.env),
+      nice: options.nice ?? DEFAULT_WORKER_NICE,
+      // read (once per process) only when the search uses it: the workers share this thread's
+      lexicon: lexicalOptions(config.file.search).features.synonyms ? shippedLexiconImage() : null
+    }
     const slots: Array<Slot> = []
     const queue: Array<Task> = []
     const readyWaiters: Array<() => void> = []
@@ -202,7 +223,7 @@ export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPo
     let inThread = 0
     let closed = false
     /** workers start on first use; from source (vitest) only once warm asked for them: each worker transpiles the search code first */
-    let startOnUse = !FROM_SOURCE
+    let startOnUse = options.startOnUse ?? !FROM_SOURCE
     const loneInThread = options.loneInThread ?? true
     const loneQuietMs = options.loneQuietMs ?? LONE_QUIET_MS
     /** searches in flight (in a worker, queued, or on this thread) */
@@ -234,11 +255,12 @@ export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPo
       const entry = entryOf()
       const worker = new Worker(entry.url, { execArgv: entry.execArgv, workerData: init, stdout: false, stderr: false })
       worker.unref()
-      const slot: Slot = { worker, ready: false, dead: false, busy: null }
+      const slot: Slot = { worker, ready: false, lexicon: "unread", dead: false, busy: null }
       slots.push(slot)
       worker.on("message", (reply: PoolReply & { readonly id: number }) => {
         if (reply.id === 0) {
           slot.ready = true
+          if (reply.ok) slot.lexicon = (reply.value as JobValue<{ readonly kind: "ping" }>).lexicon
           for (const w of readyWaiters.splice(0)) w()
           dispatch()
           return
@@ -396,17 +418,18 @@ export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPo
       }).pipe(Effect.flatMap((out) =>
         out !== null ? Effect.succeed(out) : onThisThread(req, searchId)))
 
-    const startWorkers = (scopes: ReadonlyArray<string>, text: string = PRIMING_TEXT): Effect.Effect<void, never, SearchNeeds> =>
+    /** starts the workers not yet started, each searching `scopes` once; `onlyForWorkers`: not when a stage keeps these searches here */
+    const startPrimed = (scopes: ReadonlyArray<string>, text: string, onlyForWorkers: boolean): Effect.Effect<void, never, SearchNeeds> =>
       Effect.gen(function*() {
-        if (!startOnUse || closed) return
+        if (!startOnUse || closed || slots.length >= size) return
+        const req: SearchRequest = { scopes: [...scopes], cross_scope: scopes.length > 1, text, as_of: null, include_proposals: false, limit: 10 }
+        const place = scopes.length === 0 ? null : yield* placed(req)
+        if (place === null && onlyForWorkers) return
         const before = slots.length
         while (slots.length < size) start()
         // workers up already have read what searches read
         const started = slots.length - before
-        if (started === 0) return
-        const req: SearchRequest = { scopes: [...scopes], cross_scope: scopes.length > 1, text, as_of: null, include_proposals: false, limit: 10 }
-        const place = yield* placed(req)
-        if (place === null || scopes.length === 0) return
+        if (started === 0 || place === null) return
         const nowMs = yield* Clock.currentTimeMillis
         // one job per new worker: a starting worker takes the next one when it is up
         for (let i = 0; i < started; i++) {
@@ -414,6 +437,22 @@ export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPo
           if (job !== null) yield* Effect.forkDaemon(Effect.ignore(job))
         }
       }).pipe(Effect.ignore)
+
+    const startWorkers = (scopes: ReadonlyArray<string>, text: string = PRIMING_TEXT) => startPrimed(scopes, text, false)
+
+    /**
+     * The first search starts the workers in the background (nothing waits for them): a worker
+     * takes 1.5–3 s to load its modules and the lexicon, and the searches that need one (under
+     * load, or while a write holds the connection) should find it up and its caches read.
+     */
+    let started = false
+    const startOnFirstSearch = (req: SearchRequest): Effect.Effect<void, never, SearchNeeds> =>
+      started || !startOnUse ? Effect.void : Effect.zipRight(
+        Effect.sync(() => {
+          started = true
+        }),
+        Effect.asVoid(Effect.forkDaemon(startPrimed([...new Set(req.scopes)], PRIMING_TEXT, true)))
+      )
 
     /** whether a write transaction holds (or waits for) the connection of one of the scopes */
     const writerBusy = (scopes: ReadonlyArray<string>) =>
@@ -425,7 +464,7 @@ export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPo
      * redaction's apply takes seconds, and searches keep being answered meanwhile (gaps.md §12).
      */
     const searchIn = (req: SearchRequest, searchId: string): Effect.Effect<RenderedSearch, SearchFailure, SearchNeeds> =>
-      Effect.flatMap(writerBusy(req.scopes), (busy) =>
+      Effect.flatMap(Effect.zipRight(startOnFirstSearch(req), writerBusy(req.scopes)), (busy) =>
         Effect.suspend(() => {
           const lone = alone() && loneInThread && !busy
           searching++
@@ -459,7 +498,7 @@ export const readPoolLayer = (options: ReadPoolOptions = {}): Layer.Layer<ReadPo
       search: searchIn,
       exportArchive: exportIn,
       startWorkers,
-      stats: Effect.sync((): ReadPoolStats => ({ kind: "workers", size, ready: slots.filter((s) => s.ready).length, inWorker, inThread, held: answeredHeld, waiting: queue.length })),
+      stats: Effect.sync((): ReadPoolStats => ({ kind: "workers", size, ready: slots.filter((s) => s.ready).length, inWorker, inThread, held: answeredHeld, waiting: queue.length, lexiconShared: slots.filter((s) => s.lexicon === "shared").length })),
       warm
     } satisfies ReadPoolShape
   }))

@@ -1,6 +1,7 @@
 import { closeSync, copyFileSync, existsSync, openSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs"
 import { join } from "node:path"
-import { Effect, Fiber, Option } from "effect"
+import { Deferred, Effect, Fiber, Option } from "effect"
+import { holdingConnection } from "../../src/db/connection.js"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { OpsStore } from "../../src/db/ops-store.js"
 import { ScopeStore, scopeFile } from "../../src/db/scope-store.js"
@@ -72,6 +73,35 @@ describe("creating a scope", () => {
       return [a, b, c]
     }))
     expect(counts).toEqual([Option.some(0), Option.some(1), Option.some(2)])
+  })
+})
+
+describe("work in the background (log rows written after a long write)", () => {
+  it("is waited for when the store closes: the rows that waited for a write are in the file though the service stopped right after the write", async () => {
+    await run(config, Effect.flatMap(ScopeStore, (s) => s.create("sales")))
+    // the rows of the searches answered during the write (hundreds in a redaction's apply)
+    const rows = Array.from({ length: 300 }, (_, i) => ({
+      id: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`, at: "2026-12-01T16:00:00.000Z", grantId: "service:1", channel: "api" as const,
+      operation: "search" as const, outcome: 200, crossScope: false, refs: [], terms: [], variants: {}, stages: {}, inputSha256: null
+    }))
+    await run(config, Effect.gen(function*() {
+      const store = yield* ScopeStore
+      const { sql } = yield* store.use("sales")
+      // a long write holds the connection (a redaction's apply); the row waits for it in the background
+      const release = yield* Deferred.make<void>()
+      const holding = yield* Effect.fork(holdingConnection(sql, Deferred.await(release)))
+      yield* Effect.yieldNow()
+      // (each row yields a moment first, as rows behind other work do)
+      yield* store.inBackground(Effect.orDie(Effect.forEach(rows, (row) =>
+        Effect.zipRight(Effect.sleep("1 millis"), store.append("sales", (h) => writeSearchLog(h.sql, row))), { discard: true })))
+      yield* Effect.sleep("20 millis")
+      expect((yield* sql<{ n: number }>`SELECT count(*) AS n FROM search_log`.pipe(Effect.timeoutOption("1 millis")))._tag).toBe("None")
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(holding)
+      // the services close here, at once
+    }))
+    const ids = await run(config, Effect.flatMap(use("sales"), ({ sql }) => sql<{ id: string }>`SELECT id FROM search_log ORDER BY id`))
+    expect(ids.map((r) => r.id)).toEqual(rows.map((r) => r.id))
   })
 })
 

@@ -62,7 +62,7 @@ describe("every connection runs secure_delete = ON and temp_store = MEMORY", () 
   })
 
   it("the read pool worker's own connection (its job runner)", async () => {
-    const runner = makeJobRunner({ file: config().file, env: plainEnv(config().env), nice: 0 })
+    const runner = makeJobRunner({ file: config().file, env: plainEnv(config().env), nice: 0, lexicon: null })
     try {
       const got = await Effect.runPromise(Effect.flatMap(runner.connection(scopeFile(dir, "sales")), hygieneOf))
       expect(got).toEqual(R1)

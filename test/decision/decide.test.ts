@@ -112,6 +112,9 @@ describe("reject, revoke, review", () => {
     await run(config, decide("sales-0001", { decision: "revoke", version: 2, reason: "outdated", valid_until: "2026-06-30" }, person))
     expect((await run(config, versions("sales-0001")))[2]).toMatchObject({ status: "superseded", valid_until: "2026-06-30", superseded_by: null, reason: "outdated" })
     expect((await run(config, fts("rule_fts"))).length).toBe(1)
+    // a decision on it afterwards names what happened to it: revoked, not "superseded" by a rule it does not have
+    const again = await runFail(config, decide("sales-0001", { decision: "review", version: 3 }, person))
+    expect(again).toMatchObject({ _tag: "AlreadyDecided", message: "rule sales-0001 is revoked (valid until 2026-06-30)" })
   })
 
   it("review: without a change only a decision row; with new keywords a new version and FTS; last_reviewed_at follows", async () => {

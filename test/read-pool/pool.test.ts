@@ -94,6 +94,20 @@ describe("the read pool", () => {
     expect(pooled.query).toEqual(local.response.query)
   })
 
+  it("workers look words up in the main thread's lexicon (shared memory, not a copy each): a question only the lexicon links answers as on the main thread", async () => {
+    const before = await stats()
+    expect(before.lexiconShared).toBe(before.size)
+    // "Frachtführer" is nowhere in the scope: only the lexicon's "carrier" finds the proposals
+    const request = { scopes: ["sales"], text: "Frachtführer", include_proposals: true, limit: 10 }
+    const r = await post("/v1/search", request)
+    expect(r.status).toBe(200)
+    expect((await stats()).inWorker).toBe(before.inWorker + 1)
+    const pooled = r.json as unknown as Answer
+    expect(pooled.bundles.length).toBeGreaterThan(0)
+    const local = await server.run(search({ ...request, cross_scope: false, as_of: null }, "00000000-0000-4000-8000-000000000000"))
+    expect(pooled.bundles).toEqual(local.response.bundles)
+  })
+
   it("hands the search back from the worker as the bytes of its JSON with its heads in order, the body POST /v1/search sends", async () => {
     const before = await stats()
     // not the first test's request (its answer is held on this thread now: below)

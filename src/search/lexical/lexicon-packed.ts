@@ -9,6 +9,10 @@
  * partition, the third builds each partition's table on its own. A partition's table fits the
  * processor's cache, so the build does not wait on memory for each of the million occurrences
  * as one big table would (bench/lexicon.ts measures the load).
+ *
+ * The tables and the body are then copied into one SharedArrayBuffer (the image), and lookups
+ * read that: the read pool's workers get the image and share the main thread's memory instead
+ * of each building its own copy.
  */
 import type { Lexicon, LexiconGroup, LexiconLang } from "./lexicon.js"
 
@@ -46,7 +50,7 @@ const EMPTY: ReadonlyArray<LexiconGroup> = Object.freeze([])
  * sizes the term tables (the header's count; a wrong count only costs a resize). The result says
  * how many lines it read, so the caller can hold it against the header.
  */
-export const packedLexicon = (body: Buffer, expectedTerms: number): { readonly lexicon: Lexicon; readonly lines: number } => {
+export const packedLexicon = (body: Buffer, expectedTerms: number): { readonly lexicon: Lexicon; readonly lines: number; readonly image: SharedArrayBuffer } => {
   const n = body.length
   // pass 1: occurrences per partition, lines (the two scans are written out: a callback per
   // term costs as much as the scan itself)
@@ -189,6 +193,66 @@ export const packedLexicon = (body: Buffer, expectedTerms: number): { readonly l
     regionStart[p + 1] = base + size
   }
 
+  const image = imageOf(body, lines, terms, {
+    bounds,
+    regionStart,
+    slots: slots.subarray(0, regionStart[PARTITIONS] as number),
+    termStart: termStart.subarray(0, terms),
+    termKey: termKey.subarray(0, terms),
+    termHash: termHash.subarray(0, terms),
+    termHead: termHead.subarray(0, terms),
+    occNext,
+    occGroup
+  })
+  return { lexicon: lexiconOverImage(image), lines, image }
+}
+
+/** The tables a lookup reads, in the order the image holds them. */
+const TABLES = ["bounds", "regionStart", "slots", "termStart", "termKey", "termHash", "termHead", "occNext", "occGroup"] as const
+type Tables = { readonly [K in (typeof TABLES)[number]]: Int32Array }
+
+/** the image's head: groups, terms, the body's length, then each table's length (Int32 each) */
+const HEAD = 3 + TABLES.length
+
+/**
+ * The built lexicon as one SharedArrayBuffer: the head, the tables, the body's bytes. A worker
+ * thread given it (workerData) looks terms up in the same memory, without reading the file or
+ * building the tables again (lexiconOverImage).
+ */
+const imageOf = (body: Buffer, groups: number, terms: number, tables: Tables): SharedArrayBuffer => {
+  const ints = TABLES.reduce((n, name) => n + tables[name].length, 0)
+  const image = new SharedArrayBuffer((HEAD + ints) * 4 + body.length)
+  const all = new Int32Array(image, 0, HEAD + ints)
+  all[0] = groups
+  all[1] = terms
+  all[2] = body.length
+  let at = HEAD
+  TABLES.forEach((name, i) => {
+    all[3 + i] = tables[name].length
+    all.set(tables[name], at)
+    at += tables[name].length
+  })
+  new Uint8Array(image, at * 4, body.length).set(body)
+  return image
+}
+
+/** A lexicon over an image (imageOf): its tables and its body are views of the shared memory. */
+export const lexiconOverImage = (image: SharedArrayBuffer): Lexicon => {
+  const head = new Int32Array(image, 0, HEAD)
+  const groups = head[0] as number
+  const terms = head[1] as number
+  let at = HEAD
+  const view = (i: number): Int32Array => {
+    const length = head[3 + i] as number
+    const v = new Int32Array(image, at * 4, length)
+    at += length
+    return v
+  }
+  const [bounds, regionStart, slots, termStart, termKey, termHash, termHead, occNext, occGroup] = TABLES.map((_, i) => view(i)) as [
+    Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array
+  ]
+  const body = Buffer.from(image, at * 4, head[2] as number)
+
   const decode = (g: number): LexiconGroup => {
     const line = body.toString("utf8", bounds[g] as number, (bounds[g + 1] as number) - 1)
     const tab = line.indexOf("\t")
@@ -208,8 +272,8 @@ export const packedLexicon = (body: Buffer, expectedTerms: number): { readonly l
     let s = slotOf(h, size)
     for (let t = slots[base + s] as number; t !== -1; t = slots[base + s] as number) {
       if (termHash[t] === h && termKey[t] === key) {
-        const at = termStart[t] as number
-        if (body.compare(bytes, 0, bytes.length, at, at + bytes.length) === 0) return t
+        const start = termStart[t] as number
+        if (body.compare(bytes, 0, bytes.length, start, start + bytes.length) === 0) return t
       }
       s = s + 1 === size ? 0 : s + 1
     }
@@ -225,5 +289,5 @@ export const packedLexicon = (body: Buffer, expectedTerms: number): { readonly l
     return out
   }
 
-  return { lexicon: { groups: lines, terms, groupsOf }, lines }
+  return { groups, terms, groupsOf }
 }

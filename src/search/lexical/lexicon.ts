@@ -12,7 +12,7 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { gunzipSync } from "node:zlib"
 import { splitLexiconFile } from "./lexicon-file.js"
-import { packedLexicon } from "./lexicon-packed.js"
+import { lexiconOverImage, packedLexicon } from "./lexicon-packed.js"
 
 export type LexiconLang = "de" | "en"
 
@@ -101,8 +101,8 @@ const gunzip = (packed: Buffer): Buffer => {
   return gunzipSync(packed, { chunkSize: Math.max(64 * 1024, size + 1) })
 }
 
-/** The lexicon of a data file, or why it cannot be read. */
-export const readLexiconFile = (path: string): { readonly ok: true; readonly lexicon: Lexicon } | { readonly ok: false; readonly why: string } => {
+/** The lexicon of a data file and its shared image (lexicon-packed.ts), or why it cannot be read. */
+export const readLexiconFile = (path: string): { readonly ok: true; readonly lexicon: Lexicon; readonly image: SharedArrayBuffer } | { readonly ok: false; readonly why: string } => {
   let bytes: Buffer
   try {
     bytes = gunzip(readFileSync(path))
@@ -116,16 +116,32 @@ export const readLexiconFile = (path: string): { readonly ok: true; readonly lex
   if (packed.lines !== split.header.groups || packed.lexicon.terms !== split.header.terms) {
     return { ok: false, why: `${path}: the header says ${split.header.groups} groups and ${split.header.terms} terms, the file holds ${packed.lines} and ${packed.lexicon.terms} (truncated or edited?)` }
   }
-  return { ok: true, lexicon: packed.lexicon }
+  return { ok: true, lexicon: packed.lexicon, image: packed.image }
 }
 
-let shipped: { readonly lexicon: Lexicon | null } | undefined
+let shipped: { readonly lexicon: Lexicon | null; readonly image: SharedArrayBuffer | null; readonly from: "file" | "shared" } | undefined
 
-/** The shipped lexicon, read once per process from the committed data file; null when absent/unreadable. */
-export const shippedLexicon = (): Lexicon | null => {
+const loadShipped = () => {
   if (shipped === undefined) {
     const read = readLexiconFile(lexiconFilePath())
-    shipped = { lexicon: read.ok ? read.lexicon : null }
+    shipped = read.ok ? { lexicon: read.lexicon, image: read.image, from: "file" } : { lexicon: null, image: null, from: "file" }
   }
-  return shipped.lexicon
+  return shipped
 }
+
+/** The shipped lexicon, read once per process from the committed data file; null when absent/unreadable. */
+export const shippedLexicon = (): Lexicon | null => loadShipped().lexicon
+
+/** The shipped lexicon's shared image (read once per process, as shippedLexicon), for a worker thread; null when absent. */
+export const shippedLexiconImage = (): SharedArrayBuffer | null => loadShipped().image
+
+/**
+ * In a worker thread: the shipped lexicon is the one `image` holds (the main thread's, in shared
+ * memory), not read from the file again. Nothing when this thread has its own already.
+ */
+export const adoptShippedLexicon = (image: SharedArrayBuffer): void => {
+  shipped ??= { lexicon: lexiconOverImage(image), image, from: "shared" }
+}
+
+/** Where this thread's shipped lexicon came from: its own read of the file, another thread's image, or not yet asked for. */
+export const shippedLexiconFrom = (): "file" | "shared" | "unread" => shipped?.from ?? "unread"

@@ -5,11 +5,13 @@
  */
 import { copyFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { Worker } from "node:worker_threads"
 import { gzipSync } from "node:zlib"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { lexiconFilePath, lexiconOf, normalizeTerm, readLexiconFile, shippedLexicon } from "../../../src/search/lexical/lexicon.js"
+import { lexiconFilePath, lexiconOf, normalizeTerm, readLexiconFile, shippedLexicon, shippedLexiconFrom, shippedLexiconImage } from "../../../src/search/lexical/lexicon.js"
 import type { Lexicon, LexiconGroup, LexiconLang } from "../../../src/search/lexical/lexicon.js"
 import { encodeLexiconFile } from "../../../src/search/lexical/lexicon-file.js"
+import { typeScriptExecArgv } from "../../../src/backup/worker-loader.js"
 import { tempDir } from "../../support/env.js"
 
 let dir: string
@@ -139,6 +141,30 @@ describe("the committed lexicon", () => {
     expect(shippedLexicon()).toBe(lexicon)
     expect(lexicon?.groups).toBeGreaterThan(100_000)
     expect(lexicon?.terms).toBeGreaterThan(lexicon?.groups ?? 0)
+  })
+
+  it("is held in one shared image another thread looks up in without reading the file: the same groups for every term", async () => {
+    const image = shippedLexiconImage()
+    expect(image).toBeInstanceOf(SharedArrayBuffer)
+    expect(shippedLexiconFrom()).toBe("file")
+    // a worker thread, given the image, answers every lookup as this thread does
+    const probes: Array<readonly [LexiconLang, string]> = [
+      ["de", "zahlungsfrist"], ["en", "payment term"], ["de", "urlaub"], ["en", "vacation"], ["de", "gefahrgut"],
+      ["en", "carrier"], ["de", "lieferzeit"], ["de", "kein solches wort"], ["en", ""]
+    ]
+    const worker = new Worker(new URL("../../support/lexicon-worker.ts", import.meta.url), { execArgv: [...typeScriptExecArgv()], workerData: { image, probes } })
+    try {
+      const got = await new Promise<{ groups: number; terms: number; found: unknown }>((resolve, reject) => {
+        worker.once("message", resolve)
+        worker.once("error", reject)
+      })
+      expect(got.groups).toBe(lexicon?.groups)
+      expect(got.terms).toBe(lexicon?.terms)
+      expect(got.found).toEqual(probes.map(([l, t]) => lexicon?.groupsOf(l, t)))
+      expect((got.found as Array<Array<unknown>>).filter((g) => g.length > 0).length).toBe(7)
+    } finally {
+      await worker.terminate()
+    }
   })
 
   it("translates, and knows synonyms in each language", () => {
