@@ -61,6 +61,28 @@ describe("matching the lexicon", () => {
   })
 })
 
+describe("a word's expansions, computed once", () => {
+  it("looks a phrase up in the lexicon once: a later question with the same word gets the same candidates without a lookup", () => {
+    const inner = lexiconOf([
+      { de: ["Urlaub", "Ferien"], en: ["vacation", "holiday"] },
+      { de: ["Schicht"], en: ["shift", "layer"] }
+    ])
+    const asked: Array<string> = []
+    const counting = { ...inner, groupsOf: (lang: "de" | "en", term: string) => (asked.push(`${lang}:${term}`), inner.groupsOf(lang, term)) }
+    const first = matchLexicon([["urlaub", "schicht"]], counting, BOTH)
+    expect(first.map((h) => h.surface).sort()).toEqual(["schicht", "urlaub"])
+    expect(asked.length).toBeGreaterThan(0)
+    asked.length = 0
+    // another question holding the same words (and a word the lexicon lacks, asked before too)
+    const again = matchLexicon([["schicht"], ["urlaub"]], counting, BOTH)
+    expect(asked).toEqual([])
+    expect(again.find((h) => h.surface === "urlaub")?.candidates).toEqual(first.find((h) => h.surface === "urlaub")?.candidates)
+    // what the lexicon may bring is part of the key: without translations it is looked up anew
+    matchLexicon([["urlaub"]], counting, { ...BOTH, translations: false })
+    expect(asked.length).toBeGreaterThan(0)
+  })
+})
+
 const GERMAN = [
   ruleReq("Urlaub für den Sommer bis Ende März beim Teamleiter beantragen", ["Urlaub"]),
   ruleReq("In den Ferien der Berufsschule arbeiten Auszubildende ganztags", ["Auszubildende"]),
