@@ -81,12 +81,17 @@ export const STRONG_EXPANSION = 0.7
 export const WEAK_FACTOR = 0.5
 
 /**
- * Whether the scope holds none of the words a synonym entry was matched on (every token of its
- * terms has document frequency 0 in lex_word_vocab): then no rule holds the word itself, and its
- * expansions stand for it.
+ * Whether the scope holds none of the words a synonym entry was matched on, in any of their
+ * forms (every token of every variant of its terms — the word, its spellings and inflection
+ * strips — read by the analysis with document frequency 0 in lex_word_vocab): then no rule holds
+ * the word itself, and its expansions stand for it. A form the analysis did not read counts as held.
  */
 const wordAbsent = (a: Analysis, s: Analysis["synonyms"][number]): boolean =>
-  s.terms.length > 0 && s.terms.every((i) => (a.terms[i]?.tokens ?? []).every((t) => (a.frequencies.word.get(fold(t)) ?? 0) === 0))
+  s.terms.length > 0 && s.terms.every((i) => {
+    const t = a.terms[i]
+    if (t === undefined) return false
+    return [t.text, ...t.variants].every((v) => v.split(" ").every((tok) => a.frequencies.word.get(fold(tok)) === 0))
+  })
 
 const synTiers = (a: Analysis, o: LexicalOptions): Array<SubQueryAlts> => {
   const strong: Array<Alt> = []

@@ -161,6 +161,9 @@ describe("search with the shipped lexicon", () => {
     await seed(holding, [stapler, ruleReq("Forklift keys stay in the shift office", ["forklift"])])
     const present = await synOf(holding, "forklift")
     expect(present.syn).toContainEqual([expect.stringContaining("\"gabelstapler\""), 1])
+    // the plural: the scope holds the word in another form (its inflection strip), so it is no stand-in either
+    const plural = await synOf(holding, "forklifts")
+    expect(plural.syn).toContainEqual([expect.stringContaining("\"gabelstapler\""), 1])
   })
 
   it("is off with features.synonyms false; features.bilingual false keeps same-language synonyms and drops translations", async () => {
