@@ -22,12 +22,8 @@ import { vocabularyHas } from "./vocab.js"
 export const MAX_PHRASE = 3
 /** Expansions one query word or phrase keeps at most (the best weighted that the scope holds). */
 export const MAX_PER_WORD = 6
-/**
- * Candidates of one word checked against the vocabulary at most (the best weighted): past them
- * come the word's rarer senses, which fill its MAX_PER_WORD places with noise when its better
- * ones are not in the scope (measured 8/16/24/40: docs in the decisions of stage a).
- */
-export const MAX_CANDIDATES = 16
+/** Candidates of one word checked against the vocabulary at most (the best weighted). */
+const MAX_CANDIDATES = 40
 /** Expansions of the lexicon in one query at most. */
 export const MAX_PER_QUERY = 48
 /** Below this weight an expansion is left out. */
