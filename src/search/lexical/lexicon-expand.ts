@@ -86,8 +86,30 @@ const other = (lang: LexiconLang): LexiconLang => (lang === "de" ? "en" : "de")
 /** A term as the index compares it (folded, umlauts spelled out). */
 const keyOf = (tokens: ReadonlyArray<string>): string => tokens.map((t) => spellingOut(fold(t))).join(" ")
 
+type Candidates = { readonly senses: number; readonly list: ReadonlyArray<LexiconCandidate> } | null
+
+/**
+ * The candidates of each phrase looked up so far, per lexicon: a phrase's candidates follow from
+ * the lexicon and what it may bring alone, not from the question, so each is computed once and
+ * kept (a phrase the lexicon lacks as null). At most MAX_KEPT phrases, then they start again.
+ */
+const keptPhrases = new WeakMap<Lexicon, Map<string, Candidates>>()
+export const MAX_KEPT = 20_000
+
 /** The candidates of one query phrase from the lexicon, best weighted first; null when the lexicon does not hold it. */
-const candidatesOf = (lexicon: Lexicon, tokens: ReadonlyArray<string>, use: LexiconUse): { senses: number; list: Array<LexiconCandidate> } | null => {
+const candidatesOf = (lexicon: Lexicon, tokens: ReadonlyArray<string>, use: LexiconUse): Candidates => {
+  let known = keptPhrases.get(lexicon)
+  if (known === undefined) keptPhrases.set(lexicon, known = new Map())
+  const key = `${use.synonyms ? 1 : 0}${use.translations ? 1 : 0}${use.languages.join(",")}\u0000${tokens.join(" ")}`
+  const held = known.get(key)
+  if (held !== undefined) return held
+  const found = lookUp(lexicon, tokens, use)
+  if (known.size >= MAX_KEPT) known.clear()
+  known.set(key, found)
+  return found
+}
+
+const lookUp = (lexicon: Lexicon, tokens: ReadonlyArray<string>, use: LexiconUse): Candidates => {
   const weights = new Map<string, { tokens: ReadonlyArray<string>; weight: number }>()
   const own = keyOf(tokens)
   let senses = 0
@@ -167,17 +189,32 @@ export const matchLexicon = (
   return [...out.values()]
 }
 
+interface Probe {
+  readonly word: string
+  readonly prefix: boolean
+}
+
 /** The content words of an alternative and how it searches them (the last one maybe as a prefix). */
-export const probesOf = (alt: Alt, languages: ReadonlyArray<Language>): Array<{ readonly word: string; readonly prefix: boolean }> =>
+export const probesOf = (alt: Alt, languages: ReadonlyArray<Language>): Array<Probe> =>
   alt.tokens.flatMap((t, i) =>
     isStopword(t, languages) ? [] : [{ word: fold(t), prefix: alt.prefix && i === alt.tokens.length - 1 }])
+
+/** A candidate's expansion and the words each of its alternatives searches (for `languages`). */
+interface Built<E> {
+  readonly languages: string
+  readonly e: E
+  readonly probes: ReadonlyArray<ReadonlyArray<Probe>>
+}
+/** Each kept candidate's expansion, built once (candidates are kept per lexicon, see candidatesOf). */
+const builtOf = new WeakMap<LexiconCandidate, Built<unknown>>()
 
 /**
  * The expansions of the hits whose words occur in the scope (each content word of one of its
  * alternatives in lex_word_vocab, a prefix alternative's last word as the start of one), at most
  * MAX_PER_WORD per hit and MAX_PER_QUERY in all, best weighted first. `expansionOf` builds an
- * expansion as the synonym groups do; `skip` drops texts the query already searches. One
- * vocabulary read, none when nothing matched.
+ * expansion as the synonym groups do, from its arguments alone (what it builds is kept with the
+ * candidate); `skip` drops texts the query already searches. One vocabulary read, none when
+ * nothing matched.
  */
 export const lexiconExpansions = <E extends { readonly text: string; readonly alts: ReadonlyArray<Alt> }>(
   sql: SqlClient,
@@ -187,17 +224,24 @@ export const lexiconExpansions = <E extends { readonly text: string; readonly al
   skip: (text: string) => boolean
 ): Effect.Effect<Array<{ readonly surface: string; readonly expansions: ReadonlyArray<E> }>, SqlError> =>
   Effect.gen(function*() {
+    const langKey = languages.join(",")
+    const built = (c: LexiconCandidate): Built<E> => {
+      const was = builtOf.get(c)
+      if (was !== undefined && was.languages === langKey) return was as Built<E>
+      const e = expansionOf(c.tokens, c.weight)
+      const made = { languages: langKey, e, probes: e.alts.map((a) => probesOf(a, languages)) }
+      builtOf.set(c, made)
+      return made
+    }
     const wanted = hits.map((h) => ({
       surface: h.surface,
-      expansions: h.candidates.filter((c) => !skip(c.text)).map((c) => expansionOf(c.tokens, c.weight))
+      expansions: h.candidates.filter((c) => !skip(c.text)).map(built)
     })).filter((h) => h.expansions.length > 0)
     if (wanted.length === 0) return []
-    const probes = wanted.flatMap((h) => h.expansions.flatMap((e) => e.alts.flatMap((a) => probesOf(a, languages))))
+    const probes = wanted.flatMap((h) => h.expansions.flatMap((b) => b.probes.flat()))
     const has = yield* vocabularyHas(sql, probes.filter((p) => !p.prefix).map((p) => p.word), probes.filter((p) => p.prefix).map((p) => p.word))
-    const occurs = (a: Alt): boolean => {
-      const ps = probesOf(a, languages)
-      return ps.length > 0 && ps.every((p) => (p.prefix ? has.prefixes : has.exact).has(p.word))
-    }
+    const occurs = (ps: ReadonlyArray<Probe>): boolean =>
+      ps.length > 0 && ps.every((p) => (p.prefix ? has.prefixes : has.exact).has(p.word))
     const taken = new Set<string>()
     let total = 0
     const out: Array<{ readonly surface: string; readonly expansions: ReadonlyArray<E> }> = []
@@ -206,9 +250,9 @@ export const lexiconExpansions = <E extends { readonly text: string; readonly al
       const hit = hits.find((x) => x.surface === h.surface)
       if (hit?.inside !== undefined && hit.inside.some((p) => expanded.has(p))) continue
       const kept: Array<E> = []
-      for (const e of h.expansions) {
+      for (const { e, probes: ps } of h.expansions) {
         if (kept.length >= MAX_PER_WORD || total >= MAX_PER_QUERY) break
-        if (taken.has(e.text) || !e.alts.some(occurs)) continue
+        if (taken.has(e.text) || !ps.some(occurs)) continue
         taken.add(e.text)
         kept.push(e)
         total++

@@ -71,19 +71,44 @@ interface SubQueryAlts {
 
 /**
  * The syn sub-query's tiers: expansions of weight ≥ STRONG_EXPANSION (the curated groups, the
- * configured ones, a lexicon word of one dominant sense) search at the syn weight; the weaker
- * lexicon expansions in a second sub-query at WEAK_FACTOR of it, so a rule found only through
- * them ranks below one found through the query's own words or a sure synonym.
+ * configured ones, a lexicon word of one dominant sense) search at the syn weight — at the word
+ * weight when the scope holds none of the words they expand (no rule holds the word itself, so
+ * none is outranked; they stand in for it); the weaker lexicon expansions in a further
+ * sub-query at WEAK_FACTOR of the syn weight, so a rule found only through them ranks below one
+ * found through the query's own words or a sure synonym.
  */
 export const STRONG_EXPANSION = 0.7
 export const WEAK_FACTOR = 0.5
 
-const synTiers = (a: Analysis): Array<SubQueryAlts> => {
-  const expansions = a.synonyms.flatMap((s) => s.expansions)
-  const strong = expansions.filter((e) => (e.weight ?? 1) >= STRONG_EXPANSION).flatMap((e) => e.alts)
-  const weak = expansions.filter((e) => (e.weight ?? 1) < STRONG_EXPANSION).flatMap((e) => e.alts)
+/**
+ * Whether the scope holds none of the words a synonym entry was matched on, in any of their
+ * forms (every token of every variant of its terms — the word, its spellings and inflection
+ * strips — read by the analysis with document frequency 0 in lex_word_vocab): then no rule holds
+ * the word itself, and its expansions stand for it. A form the analysis did not read counts as held.
+ */
+const wordAbsent = (a: Analysis, s: Analysis["synonyms"][number]): boolean =>
+  s.terms.length > 0 && s.terms.every((i) => {
+    const t = a.terms[i]
+    if (t === undefined) return false
+    return [t.text, ...t.variants].every((v) => v.split(" ").every((tok) => a.frequencies.word.get(fold(tok)) === 0))
+  })
+
+const synTiers = (a: Analysis, o: LexicalOptions): Array<SubQueryAlts> => {
+  const strong: Array<Alt> = []
+  const standIn: Array<Alt> = []
+  const weak: Array<Alt> = []
+  for (const s of a.synonyms) {
+    const absent = wordAbsent(a, s)
+    for (const e of s.expansions) {
+      if ((e.weight ?? 1) < STRONG_EXPANSION) weak.push(...e.alts)
+      else (absent ? standIn : strong).push(...e.alts)
+    }
+  }
+  // the strong expansions of a word the scope lacks search at the word's own weight
+  const standInFactor = o.subWeights.syn > 0 ? Math.max(1, o.subWeights.word / o.subWeights.syn) : 1
   return [
     { name: "syn", table: "lex_word", alts: strong },
+    ...(standIn.length > 0 ? [{ name: "syn" as const, table: "lex_word" as const, alts: standIn, factor: standInFactor }] : []),
     ...(weak.length > 0 ? [{ name: "syn" as const, table: "lex_word" as const, alts: weak, factor: WEAK_FACTOR }] : [])
   ]
 }
@@ -92,7 +117,7 @@ const synTiers = (a: Analysis): Array<SubQueryAlts> => {
 const subQueryAlts = (a: Analysis, o: LexicalOptions): Array<SubQueryAlts> => {
   const out: Array<SubQueryAlts> = [{ name: "word", table: "lex_word", alts: a.terms.flatMap((t) => t.word) }]
   if (storesStems(o)) out.push({ name: "stem", table: "lex_stem", alts: a.terms.flatMap((t) => [...t.stem, ...t.parts.flatMap((p) => p.alts)]) })
-  if (o.features.synonyms) out.push(...synTiers(a))
+  if (o.features.synonyms) out.push(...synTiers(a, o))
   if (o.features.fuzzy) out.push({ name: "fuzzy", table: "lex_word", alts: a.terms.flatMap((t) => t.corrections.flatMap((c) => c.alts)) })
   if (o.features.trigram) {
     out.push({ name: "tri", table: "lex_tri", alts: a.terms.flatMap((t) => t.tri.map((x) => ({ tokens: [x], prefix: false }))) })

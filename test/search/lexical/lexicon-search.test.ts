@@ -5,6 +5,7 @@
  * above a synonym-only match, a word of many senses capped, the switches of
  * search.lexical.features.
  */
+import { join } from "node:path"
 import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { lexiconOf } from "../../../src/search/lexical/lexicon.js"
@@ -61,6 +62,28 @@ describe("matching the lexicon", () => {
   })
 })
 
+describe("a word's expansions, computed once", () => {
+  it("looks a phrase up in the lexicon once: a later question with the same word gets the same candidates without a lookup", () => {
+    const inner = lexiconOf([
+      { de: ["Urlaub", "Ferien"], en: ["vacation", "holiday"] },
+      { de: ["Schicht"], en: ["shift", "layer"] }
+    ])
+    const asked: Array<string> = []
+    const counting = { ...inner, groupsOf: (lang: "de" | "en", term: string) => (asked.push(`${lang}:${term}`), inner.groupsOf(lang, term)) }
+    const first = matchLexicon([["urlaub", "schicht"]], counting, BOTH)
+    expect(first.map((h) => h.surface).sort()).toEqual(["schicht", "urlaub"])
+    expect(asked.length).toBeGreaterThan(0)
+    asked.length = 0
+    // another question holding the same words (and a word the lexicon lacks, asked before too)
+    const again = matchLexicon([["schicht"], ["urlaub"]], counting, BOTH)
+    expect(asked).toEqual([])
+    expect(again.find((h) => h.surface === "urlaub")?.candidates).toEqual(first.find((h) => h.surface === "urlaub")?.candidates)
+    // what the lexicon may bring is part of the key: without translations it is looked up anew
+    matchLexicon([["urlaub"]], counting, { ...BOTH, translations: false })
+    expect(asked.length).toBeGreaterThan(0)
+  })
+})
+
 const GERMAN = [
   ruleReq("Urlaub für den Sommer bis Ende März beim Teamleiter beantragen", ["Urlaub"]),
   ruleReq("In den Ferien der Berufsschule arbeiten Auszubildende ganztags", ["Auszubildende"]),
@@ -108,6 +131,30 @@ describe("search with the shipped lexicon", () => {
       return yield* planSubQueries(sql, yield* lex.analyze(sql, { text: "shift" }), lex.options)
     }))
     expect(subs.filter((q) => q.name === "syn").map((q) => q.factor)).toEqual([WEAK_FACTOR])
+  })
+
+  it("searches the strong expansions of a word the scope lacks at the word's own weight; a word the scope holds keeps them at the syn weight", async () => {
+    const synOf = (config: ReturnType<typeof lexConfig>, text: string) => run(config, Effect.gen(function*() {
+      const sql = yield* sqlOf("sales")
+      const lex = yield* LexicalIndex
+      const subs = yield* planSubQueries(sql, yield* lex.analyze(sql, { text }), lex.options)
+      return { weights: lex.options.subWeights, syn: subs.filter((q) => q.name === "syn").map((q) => [q.full ?? q.match, q.factor ?? 1] as const) }
+    }))
+    const stapler = ruleReq("Gabelstapler fahren nur Beschäftigte mit Staplerschein", ["Gabelstapler"])
+    // no rule holds "forklift": Gabelstapler (its one sense) stands in for it at the word's weight (1 / 0.8)
+    const lacking = lexConfig(join(dir, "lacking"))
+    const ids = await seed(lacking, [stapler, GERMAN[3] ?? stapler])
+    const absent = await synOf(lacking, "forklift")
+    expect(absent.syn).toContainEqual([expect.stringContaining("\"gabelstapler\""), absent.weights.word / absent.weights.syn])
+    expect((await search(lacking, { text: "forklift" })).ids[0]).toBe(ids[0])
+    // a scope that holds "forklift": the same expansion searches at the syn weight, below the word
+    const holding = lexConfig(join(dir, "holding"))
+    await seed(holding, [stapler, ruleReq("Forklift keys stay in the shift office", ["forklift"])])
+    const present = await synOf(holding, "forklift")
+    expect(present.syn).toContainEqual([expect.stringContaining("\"gabelstapler\""), 1])
+    // the plural: the scope holds the word in another form (its inflection strip), so it is no stand-in either
+    const plural = await synOf(holding, "forklifts")
+    expect(plural.syn).toContainEqual([expect.stringContaining("\"gabelstapler\""), 1])
   })
 
   it("is off with features.synonyms false; features.bilingual false keeps same-language synonyms and drops translations", async () => {
