@@ -62,9 +62,10 @@ export type ThreadReply =
 
 /**
  * The apply thread's nice value: under a full CPU the main thread (requests, /healthz) and the
- * read pool's workers (nice 10, the searches meanwhile) are served before the apply.
+ * read pool's workers (nice 10, the searches meanwhile) are served before the apply (at the
+ * workers' own value it shared their core with them: the searches' p99 missed 3× idle more often).
  */
-export const APPLY_THREAD_NICE = 10
+export const APPLY_THREAD_NICE = 19
 
 export interface ThreadEntry {
   /** Node options of the thread when it runs from TypeScript source (vitest): the transpiling hooks */
