@@ -359,10 +359,8 @@ export const synonymExpansions = (
     }
     // the de↔en vocabulary: the other side of a touched pair, only where the scope holds its words;
     // under the same "~<matched words>" key as a group the same words touched
-    const bilingual = o.features.synonyms && lexicon !== null ? matchBilingual(segments, lexicon, o.languages) : []
-    if (bilingual.length > 0) {
-      const listed = new Set(synonyms.flatMap((s) => s.expansions.map((e) => e.text)))
-      const found = yield* crossLanguageExpansions(sql, bilingual, o.languages, expansionOf, (text) => seen.has(text) || listed.has(text))
+    /** each match under the "~<matched words>" key, joined to the entry already there */
+    const addUnderSurface = (found: ReadonlyArray<{ readonly surface: string; readonly expansions: ReadonlyArray<Expansion> }>) => {
       for (const m of found) {
         const key = `~${m.surface}`
         const at = synonyms.findIndex((s) => s.key === key)
@@ -370,6 +368,12 @@ export const synonymExpansions = (
         if (same === undefined) synonyms.push({ key, terms: termsOf([m.surface]), expansions: m.expansions })
         else synonyms[at] = { ...same, expansions: [...same.expansions, ...m.expansions] }
       }
+    }
+    const bilingual = o.features.synonyms && lexicon !== null ? matchBilingual(segments, lexicon, o.languages) : []
+    if (bilingual.length > 0) {
+      const listed = new Set(synonyms.flatMap((s) => s.expansions.map((e) => e.text)))
+      const found = yield* crossLanguageExpansions(sql, bilingual, o.languages, expansionOf, (text) => seen.has(text) || listed.has(text))
+      addUnderSurface(found)
     }
     // the lexicon: synonyms (and with bilingual, translations) of the query's words and phrases,
     // weighted by sense, capped per word, only where the scope holds their words
@@ -381,13 +385,7 @@ export const synonymExpansions = (
       const listed = new Set(synonyms.flatMap((s) => s.expansions.map((e) => e.text)))
       const weighted = (tokens: ReadonlyArray<string>, weight: number): Expansion => ({ ...expansionOf(tokens), weight })
       const found = yield* lexiconExpansions(sql, hits, o.languages, weighted, (text) => seen.has(text) || listed.has(text))
-      for (const m of found) {
-        const key = `~${m.surface}`
-        const at = synonyms.findIndex((s) => s.key === key)
-        const same = synonyms[at]
-        if (same === undefined) synonyms.push({ key, terms: termsOf([m.surface]), expansions: m.expansions })
-        else synonyms[at] = { ...same, expansions: [...same.expansions, ...m.expansions] }
-      }
+      addUnderSurface(found)
     }
     return synonyms
   })
