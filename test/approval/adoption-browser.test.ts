@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { intake } from "../../src/domain/intake.js"
 import { storeSource } from "../../src/domain/sources.js"
 import { approvalOf, EXCEPTION_LINES, internalMail, PLAIN, quoting } from "../support/approval.js"
-import { CHROMIUM, DECISION_ACTIONS, expectInert, inspectDom, SCREENSHOTS, shot, submit, watch } from "./browser-support.js"
-import { APPROVAL_TOKEN, type ApprovalServer, startApprovalServer } from "./support.js"
+import { CHROMIUM, DECISION_ACTIONS, expectInert, inspectDom, SCREENSHOTS, shot, submit, submitToken, watchedPage } from "./browser-support.js"
+import { type ApprovalServer, startApprovalServer } from "./support.js"
 
 let s: ApprovalServer
 let browser: Browser
@@ -30,9 +30,7 @@ beforeAll(async () => {
   s = await startApprovalServer({ configure: approvalOf("classified") })
   await s.run(storeSource(internalMail(), s.feeder))
   browser = await chromium.launch({ executablePath: CHROMIUM })
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
-  page = await context.newPage()
-  watch(page, violations, dialogs)
+  page = await watchedPage(browser, violations, dialogs)
 }, 60_000)
 afterAll(async () => {
   await browser.close()
@@ -46,8 +44,7 @@ describe("a person sees what the policy adopted and what waits", () => {
     const doubt = await propose(EXCEPTION_LINES.doubt)
     expect([adopted.status, payment.status, doubt.status]).toEqual(["confirmed", "proposed", "proposed"])
     await page.goto(`${s.url}/approval`)
-    await page.fill("#token", APPROVAL_TOKEN)
-    await Promise.all([page.waitForURL(`${s.url}/approval`), page.click("button[type=submit]")])
+    await submitToken(page, s.url)
     expect(await page.textContent("h1")).toBe("2 open proposals")
     const adoptedList = await page.textContent("ol.adopted")
     expect(adoptedList).toContain(PLAIN[1])

@@ -1,8 +1,9 @@
 /** The browser side of the approval tests: Debian chromium through playwright-core, screenshots, DOM checks. */
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
-import type { Page } from "playwright-core"
+import type { Browser, BrowserContextOptions, Page } from "playwright-core"
 import { expect } from "vitest"
+import { APPROVAL_TOKEN } from "./support.js"
 
 export const CHROMIUM = "/usr/bin/chromium"
 export const SCREENSHOTS = join(import.meta.dirname, "..", "..", "test-output", "screenshots")
@@ -15,6 +16,26 @@ export const watch = (p: Page, into: Array<string>, dialogsInto: Array<string>) 
     dialogsInto.push(d.message())
     void d.dismiss()
   })
+}
+
+/** A page of a new browser context (a laptop's viewport unless `options` say otherwise) whose CSP violations and dialogs are collected. */
+export const watchedPage = async (browser: Browser, violations: Array<string>, dialogs: Array<string>, options: BrowserContextOptions = {}): Promise<Page> => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options })
+  const p = await context.newPage()
+  watch(p, violations, dialogs)
+  return p
+}
+
+/** Sends the login form the page shows with the approval token and waits until the browser lands on `landing`. */
+export const submitToken = async (p: Page, url: string, landing = "/approval"): Promise<void> => {
+  await p.fill("#token", APPROVAL_TOKEN)
+  await Promise.all([p.waitForURL(`${url}${landing}`), p.click("button[type=submit]")])
+}
+
+/** Signs the page in through the login form, as a person does: it then stands on /approval. */
+export const signIn = async (p: Page, url: string): Promise<void> => {
+  await p.goto(`${url}/approval/login`)
+  await submitToken(p, url)
 }
 
 /** The two widths every page is looked at: a laptop and a phone. */

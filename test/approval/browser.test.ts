@@ -15,8 +15,8 @@ import type { ProposalRequest } from "../../src/domain/proposal-schemas.js"
 import { storeSource } from "../../src/domain/sources.js"
 import { counts, sqlOf } from "../support/run.js"
 import { jamieSource, mailProposal, mailSource } from "../support/fixtures.js"
-import { CHROMIUM, DECISION_ACTIONS, expectInert, inPage, inspectDom, SCREENSHOTS, shot, submit, watch, XSS } from "./browser-support.js"
-import { APPROVAL_TOKEN, type ApprovalServer, DEV_API, freePort, startApprovalServer } from "./support.js"
+import { CHROMIUM, DECISION_ACTIONS, expectInert, inPage, inspectDom, SCREENSHOTS, shot, signIn, submit, submitToken, watch, XSS } from "./browser-support.js"
+import { type ApprovalServer, DEV_API, freePort, startApprovalServer } from "./support.js"
 
 let s: ApprovalServer
 let browser: Browser
@@ -61,8 +61,7 @@ describe("a person decides in the browser", () => {
     await page.goto(`${s.url}/approval`)
     expect(new URL(page.url()).pathname).toBe("/approval/login")
     await shot(page, "01-login")
-    await page.fill("#token", APPROVAL_TOKEN)
-    await Promise.all([page.waitForURL(`${s.url}/approval`), page.click("button[type=submit]")])
+    await submitToken(page, s.url)
     expect(await page.textContent("h1")).toBe("2 open proposals")
     await shot(page, "02-index")
     await Promise.all([page.waitForURL(`**/approval/rules/${id}`), page.click(`a[href="/approval/rules/${id}"]`)])
@@ -189,8 +188,7 @@ describe("refusals write nothing", () => {
     expect(new URL(other.url()).pathname).toBe("/approval/login")
     await other.close()
     // sign in again for the rest of the file
-    await page.fill("#token", APPROVAL_TOKEN)
-    await Promise.all([page.waitForURL(`${s.url}/approval`), page.click("button[type=submit]")])
+    await submitToken(page, s.url)
   })
 })
 
@@ -256,9 +254,7 @@ describe("look", () => {
     const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true })
     const p = await phone.newPage()
     watch(p, violations, dialogs)
-    await p.goto(`${s.url}/approval/login`)
-    await p.fill("#token", APPROVAL_TOKEN)
-    await Promise.all([p.waitForURL(`${s.url}/approval`), p.click("button[type=submit]")])
+    await signIn(p, s.url)
     await shot(p, "10-phone-index")
     const wide = () => inPage<boolean>(p, "document.documentElement.scrollWidth <= window.innerWidth")
     expect(await wide()).toBe(true)

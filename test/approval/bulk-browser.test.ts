@@ -14,8 +14,8 @@ import { propose } from "../../src/domain/proposals.js"
 import { storeSource } from "../../src/domain/sources.js"
 import { sqlOf } from "../support/run.js"
 import { mailProposal, mailSource } from "../support/fixtures.js"
-import { CHROMIUM, DECISION_ACTIONS, expectInert, inspectDom, shot, submit, watch } from "./browser-support.js"
-import { APPROVAL_TOKEN, type ApprovalServer, startApprovalServer } from "./support.js"
+import { CHROMIUM, DECISION_ACTIONS, expectInert, inspectDom, shot, signIn, submit, watchedPage } from "./browser-support.js"
+import { type ApprovalServer, startApprovalServer } from "./support.js"
 
 let s: ApprovalServer
 let browser: Browser
@@ -53,12 +53,8 @@ beforeAll(async () => {
   }
   linkId = await s.run(Effect.map(proposeLink({ scope: "sales", from_ref: `rule/${rules[0]}`, to_ref: `entity/${entities[1]}`, type: "concerns", confidence: 0.7, reason: "purchasing orders the rails" }, { grantId: s.feeder }), (r) => r.link.id ?? ""))
   browser = await chromium.launch({ executablePath: CHROMIUM })
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
-  page = await context.newPage()
-  watch(page, violations, dialogs)
-  await page.goto(`${s.url}/approval/login`)
-  await page.fill("#token", APPROVAL_TOKEN)
-  await Promise.all([page.waitForURL(`${s.url}/approval`), page.click("button[type=submit]")])
+  page = await watchedPage(browser, violations, dialogs)
+  await signIn(page, s.url)
 }, 60_000)
 afterAll(async () => {
   await browser.close()

@@ -15,8 +15,8 @@ import { intake } from "../../src/domain/intake.js"
 import { storeSource } from "../../src/domain/sources.js"
 import { internalMail, PLAIN, quoting } from "../support/approval.js"
 import { sqlOf } from "../support/run.js"
-import { CHROMIUM, DECISION_ACTIONS, expectInert, inPage, inspectDom, SCREENSHOTS, shot, submit, watch } from "./browser-support.js"
-import { APPROVAL_TOKEN, type ApprovalServer, DEV_EMAIL, startApprovalServer } from "./support.js"
+import { CHROMIUM, DECISION_ACTIONS, expectInert, inPage, inspectDom, SCREENSHOTS, shot, submit, submitToken, watchedPage } from "./browser-support.js"
+import { type ApprovalServer, DEV_EMAIL, startApprovalServer } from "./support.js"
 
 let s: ApprovalServer
 let browser: Browser
@@ -47,9 +47,7 @@ beforeAll(async () => {
   s = await startApprovalServer()
   await s.run(storeSource(internalMail(), s.feeder))
   browser = await chromium.launch({ executablePath: CHROMIUM })
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
-  page = await context.newPage()
-  watch(page, violations, dialogs)
+  page = await watchedPage(browser, violations, dialogs)
 }, 60_000)
 afterAll(async () => {
   await browser.close()
@@ -63,8 +61,7 @@ describe("a proposal beside the confirmed rule it nearly repeats", () => {
     const fresh = await propose(NEW, PLAIN[4])
 
     await page.goto(`${s.url}/approval`)
-    await page.fill("#token", APPROVAL_TOKEN)
-    await Promise.all([page.waitForURL(`${s.url}/approval`), page.click("button[type=submit]")])
+    await submitToken(page, s.url)
     const note = await page.textContent(`li#p-${fresh} .conflictnote`)
     expect(note).toContain(`says nearly the same as the confirmed rule ${OLD}`)
     expectInert(await inspectDom(page), s.url, DECISION_ACTIONS)

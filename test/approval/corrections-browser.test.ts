@@ -9,8 +9,8 @@ import { type Browser, chromium, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createEntity } from "../../src/graph/entities.js"
 import { sqlOf } from "../support/run.js"
-import { CHROMIUM, DECISION_ACTIONS, expectInert, inspectDom, shot, submit, watch, WIDTHS } from "./browser-support.js"
-import { APPROVAL_TOKEN, type ApprovalServer, startApprovalServer } from "./support.js"
+import { CHROMIUM, DECISION_ACTIONS, expectInert, inspectDom, shot, signIn, submit, watchedPage, WIDTHS } from "./browser-support.js"
+import { type ApprovalServer, startApprovalServer } from "./support.js"
 
 let s: ApprovalServer
 let browser: Browser
@@ -29,12 +29,8 @@ beforeAll(async () => {
   nord = await s.run(Effect.map(createEntity({ scope: "sales", type: "department", name: "Vertrieb Nord", parent_id: org }, agent()), (e) => e.id))
   old = await s.run(Effect.map(createEntity({ scope: "sales", type: "department", name: "Altes Lager", parent_id: org }, agent()), (e) => e.id))
   browser = await chromium.launch({ executablePath: CHROMIUM })
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
-  page = await context.newPage()
-  watch(page, violations, dialogs)
-  await page.goto(`${s.url}/approval/login`)
-  await page.fill("#token", APPROVAL_TOKEN)
-  await Promise.all([page.waitForURL(`${s.url}/approval`), page.click("button[type=submit]")])
+  page = await watchedPage(browser, violations, dialogs)
+  await signIn(page, s.url)
 }, 60_000)
 afterAll(async () => {
   await browser.close()

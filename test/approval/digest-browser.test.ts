@@ -16,7 +16,7 @@ import { intake } from "../../src/domain/intake.js"
 import { storeSource } from "../../src/domain/sources.js"
 import { approvalOf, EXCEPTION_LINES, internalMail, PLAIN, quoting } from "../support/approval.js"
 import type { Stores } from "../support/run.js"
-import { CHROMIUM, DECISION_ACTIONS, expectInert, inspectDom, SCREENSHOTS, shot, submit, watch } from "./browser-support.js"
+import { CHROMIUM, DECISION_ACTIONS, expectInert, inspectDom, SCREENSHOTS, shot, submit, submitToken, watchedPage } from "./browser-support.js"
 import { APPROVAL_TOKEN, type ApprovalServer, startApprovalServer } from "./support.js"
 
 const DAY_MS = 86_400_000
@@ -60,9 +60,7 @@ beforeAll(async () => {
   })
   cookie = (login.headers.get("set-cookie") ?? "").split(";")[0] ?? ""
   browser = await chromium.launch({ executablePath: CHROMIUM })
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
-  page = await context.newPage()
-  watch(page, violations, dialogs)
+  page = await watchedPage(browser, violations, dialogs)
 }, 120_000)
 afterAll(async () => {
   await browser.close()
@@ -109,8 +107,7 @@ describe("the digest and recheck pages over HTTP", () => {
 describe("the pages in a browser", () => {
   it("a person reads the digest, marks the oldest rule reviewed with one click; it leaves the recheck list", async () => {
     await page.goto(`${s.url}/approval`)
-    await page.fill("#token", APPROVAL_TOKEN)
-    await Promise.all([page.waitForURL(`${s.url}/approval`), page.click("button[type=submit]")])
+    await submitToken(page, s.url)
     await shot(page, "d0-index-with-digest-links")
     await Promise.all([page.waitForURL(`**/approval/digest?since=${yesterday}`), page.click("#digest-links a >> nth=0")])
     expect(await page.textContent("h1")).toBe(`Digest since ${yesterday}`)

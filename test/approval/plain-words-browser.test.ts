@@ -14,8 +14,8 @@ import { storeSource } from "../../src/domain/sources.js"
 import { createEntity } from "../../src/graph/entities.js"
 import { proposeLink } from "../../src/graph/links.js"
 import { jamieSource, mailProposal, mailSource } from "../support/fixtures.js"
-import { CHROMIUM, DECISION_ACTIONS, expectInert, inPage, inspectDom, shot, submit, watch } from "./browser-support.js"
-import { APPROVAL_TOKEN, type ApprovalServer, DEV_API, startApprovalServer } from "./support.js"
+import { CHROMIUM, DECISION_ACTIONS, expectInert, inPage, inspectDom, shot, submit, submitToken, watch } from "./browser-support.js"
+import { type ApprovalServer, DEV_API, startApprovalServer } from "./support.js"
 
 let s: ApprovalServer
 let browser: Browser
@@ -45,8 +45,7 @@ beforeAll(async () => {
   watch(page, violations, dialogs)
   await page.goto(`${s.url}/approval/login`)
   await shot(page, "p0-login")
-  await page.fill("#token", APPROVAL_TOKEN)
-  await Promise.all([page.waitForURL(`${s.url}/approval`), page.click("button[type=submit]")])
+  await submitToken(page, s.url)
 }, 60_000)
 afterAll(async () => {
   await browser.close()

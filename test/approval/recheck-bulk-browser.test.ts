@@ -16,8 +16,8 @@ import { intake } from "../../src/domain/intake.js"
 import { storeSource } from "../../src/domain/sources.js"
 import { approvalOf, internalMail, PLAIN, quoting } from "../support/approval.js"
 import { type Stores, sqlOf } from "../support/run.js"
-import { CHROMIUM, DECISION_ACTIONS, expectInert, inspectDom, shot, submit, watch } from "./browser-support.js"
-import { APPROVAL_TOKEN, type ApprovalServer, startApprovalServer } from "./support.js"
+import { CHROMIUM, DECISION_ACTIONS, expectInert, inspectDom, shot, signIn, submit, watchedPage } from "./browser-support.js"
+import { type ApprovalServer, startApprovalServer } from "./support.js"
 
 const DAY_MS = 86_400_000
 const ZONE = "Europe/Berlin"
@@ -58,12 +58,8 @@ beforeAll(async () => {
     due.push(created.created.ref.replace(/^rule\/|@\d+$/g, ""))
   }
   browser = await chromium.launch({ executablePath: CHROMIUM })
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
-  page = await context.newPage()
-  watch(page, violations, dialogs)
-  await page.goto(`${s.url}/approval/login`)
-  await page.fill("#token", APPROVAL_TOKEN)
-  await Promise.all([page.waitForURL(`${s.url}/approval`), page.click("button[type=submit]")])
+  page = await watchedPage(browser, violations, dialogs)
+  await signIn(page, s.url)
 }, 120_000)
 afterAll(async () => {
   await browser.close()

@@ -14,8 +14,8 @@ import { storeSource } from "../../src/domain/sources.js"
 import { mailProposal, mailSource, manualProposal } from "../support/fixtures.js"
 import { redactRows } from "../support/redaction.js"
 import { sqlOf } from "../support/run.js"
-import { CHROMIUM, DECISION_ACTIONS, expectInert, inspectDom, shot, watch } from "./browser-support.js"
-import { APPROVAL_TOKEN, type ApprovalServer, startApprovalServer } from "./support.js"
+import { CHROMIUM, DECISION_ACTIONS, expectInert, inspectDom, shot, submitToken, watch } from "./browser-support.js"
+import { type ApprovalServer, startApprovalServer } from "./support.js"
 
 const MAIL_ID = "mail:<order-rule@example.com>"
 let browser: Browser
@@ -55,8 +55,7 @@ const signedIn = async (s: ApprovalServer): Promise<Page> => {
   const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage()
   watch(page, violations, dialogs)
   await page.goto(`${s.url}/approval`)
-  await page.fill("#token", APPROVAL_TOKEN)
-  await Promise.all([page.waitForURL(`${s.url}/approval`), page.click("button[type=submit]")])
+  await submitToken(page, s.url)
   return page
 }
 

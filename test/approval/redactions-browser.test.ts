@@ -20,8 +20,8 @@ import { allRows } from "../support/approval.js"
 import { mailProposal, mailSource } from "../support/fixtures.js"
 import { otherConnection } from "../support/other-connection.js"
 import { fileHash, sqlOf } from "../support/run.js"
-import { CHROMIUM, expectInert, inPage, inspectDom, SCREENSHOTS, shot, submit, watch } from "./browser-support.js"
-import { APPROVAL_TOKEN, type ApprovalServer, DEV_EMAIL, startApprovalServer } from "./support.js"
+import { CHROMIUM, expectInert, inPage, inspectDom, SCREENSHOTS, shot, signIn, submit, watchedPage } from "./browser-support.js"
+import { type ApprovalServer, DEV_EMAIL, startApprovalServer } from "./support.js"
 
 const NAME = "Petra Müller"
 const REASON = "Löschantrag DSR-2026-017"
@@ -75,12 +75,8 @@ beforeAll(async () => {
     return "token" in reader ? reader.token : ""
   }))
   browser = await chromium.launch({ executablePath: CHROMIUM })
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
-  page = await context.newPage()
-  watch(page, violations, dialogs)
-  await page.goto(`${s.url}/approval/login`)
-  await page.fill("#token", APPROVAL_TOKEN)
-  await Promise.all([page.waitForURL(`${s.url}/approval`), page.click("button[type=submit]")])
+  page = await watchedPage(browser, violations, dialogs)
+  await signIn(page, s.url)
 }, 60_000)
 afterAll(async () => {
   await browser.close()

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { propose } from "../../src/domain/proposals.js"
 import { storeSource } from "../../src/domain/sources.js"
 import { mailProposal, mailSource } from "../support/fixtures.js"
-import { CHROMIUM, SCREENSHOTS, shot, watch } from "./browser-support.js"
+import { CHROMIUM, SCREENSHOTS, shot, submitToken, watch } from "./browser-support.js"
 import { APPROVAL_TOKEN, type ApprovalServer, startApprovalServer } from "./support.js"
 
 let s: ApprovalServer
@@ -40,8 +40,7 @@ describe("the browser lands where the person meant to go", () => {
   it("opening a rule's approval_url without a session: sign in, and the rule page opens", async () => {
     await page.goto(`${s.url}/approval/rules/${id}`)
     expect(new URL(page.url()).pathname).toBe("/approval/login")
-    await page.fill("#token", APPROVAL_TOKEN)
-    await Promise.all([page.waitForURL(`${s.url}/approval/rules/${id}`), page.click("button[type=submit]")])
+    await submitToken(page, s.url, `/approval/rules/${id}`)
     expect(await page.textContent("h1")).toBe("Ask the supplier for the delivery time before ordering black hook rails")
     expect(violations).toEqual([])
     expect(dialogs).toEqual([])
@@ -52,8 +51,7 @@ describe("the browser lands where the person meant to go", () => {
     for (const next of ["//evil.example/approval", "/\\evil.example/approval", "https://evil.example/approval"]) {
       await fresh.context().clearCookies()
       await fresh.goto(`${s.url}/approval/login?next=${encodeURIComponent(next)}`)
-      await fresh.fill("#token", APPROVAL_TOKEN)
-      await Promise.all([fresh.waitForURL(`${s.url}/approval`), fresh.click("button[type=submit]")])
+      await submitToken(fresh, s.url)
       expect(new URL(fresh.url()).origin).toBe(s.url)
     }
     await shot(fresh, "login-return-index")

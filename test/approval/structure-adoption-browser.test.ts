@@ -11,8 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createEntity } from "../../src/graph/entities.js"
 import { proposeLink } from "../../src/graph/links.js"
 import { approvalOf } from "../support/approval.js"
-import { CHROMIUM, inPage, inspectDom, SCREENSHOTS, shot, WIDTHS } from "./browser-support.js"
-import { APPROVAL_TOKEN, type ApprovalServer, startApprovalServer } from "./support.js"
+import { CHROMIUM, inPage, inspectDom, SCREENSHOTS, shot, signIn, WIDTHS } from "./browser-support.js"
+import { type ApprovalServer, startApprovalServer } from "./support.js"
 
 let s: ApprovalServer
 let browser: Browser
@@ -37,9 +37,7 @@ describe("adopted structure on the structure page", () => {
   for (const w of WIDTHS) {
     it(`${w.name}: adopted changes under "Adopted by the policy", the doubtful one pending`, async () => {
       const page = await (await browser.newContext({ viewport: { width: w.width, height: w.height } })).newPage()
-      await page.goto(`${s.url}/approval/login`)
-      await page.fill("#token", APPROVAL_TOKEN)
-      await Promise.all([page.waitForURL(`${s.url}/approval`), page.click("button[type=submit]")])
+      await signIn(page, s.url)
       await page.goto(`${s.url}/approval/structure?scope=sales`)
       expect(await page.textContent("#adopted-h")).toBe("Adopted by the policy")
       const section = await page.locator("section[aria-labelledby=adopted-h]").textContent() ?? ""

@@ -13,8 +13,8 @@ import { propose } from "../../src/domain/proposals.js"
 import { storeSource } from "../../src/domain/sources.js"
 import { sqlOf } from "../support/run.js"
 import { mailProposal, mailSource } from "../support/fixtures.js"
-import { CHROMIUM, DECISION_ACTIONS, expectInert, inspectDom, SCREENSHOTS, shot, submit, watch, XSS } from "./browser-support.js"
-import { APPROVAL_TOKEN, type ApprovalServer, startApprovalServer } from "./support.js"
+import { CHROMIUM, DECISION_ACTIONS, expectInert, inspectDom, SCREENSHOTS, shot, signIn, submit, watchedPage, XSS } from "./browser-support.js"
+import { type ApprovalServer, startApprovalServer } from "./support.js"
 
 let s: ApprovalServer
 let browser: Browser
@@ -36,12 +36,8 @@ beforeAll(async () => {
   ruleId = await s.run(Effect.map(propose(mailProposal(), { grantId: s.feeder, channel: "api" }), (c) => c.ref.replace(/^rule\/|@\d+$/g, "")))
   linkId = await s.run(Effect.map(proposeLink({ scope: "sales", from_ref: `rule/${ruleId}`, to_ref: `entity/${project}`, type: "concerns", confidence: 0.55, reason: "mentions hook rails" }, { grantId: s.feeder }), (r) => r.link.id ?? ""))
   browser = await chromium.launch({ executablePath: CHROMIUM })
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
-  page = await context.newPage()
-  watch(page, violations, dialogs)
-  await page.goto(`${s.url}/approval/login`)
-  await page.fill("#token", APPROVAL_TOKEN)
-  await Promise.all([page.waitForURL(`${s.url}/approval`), page.click("button[type=submit]")])
+  page = await watchedPage(browser, violations, dialogs)
+  await signIn(page, s.url)
 }, 60_000)
 afterAll(async () => {
   await browser.close()
