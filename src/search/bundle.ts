@@ -34,6 +34,7 @@ import { pathTitle } from "../graph/paths.js"
 import {
   chainGroup, currentVersionsOf, group, type Mark, parseRelations, type RuleSetRequest, ruleSetGroups, sourceGroupsOf, sourcesOf
 } from "./bundle-groups.js"
+import { boundedContentPart, refreshStampCache } from "./lexical/stamp-cache.js"
 import { bundleLine, GROUP_ORDER } from "./line.js"
 
 export { GROUP_ENTRIES } from "./bundle-groups.js"
@@ -65,6 +66,11 @@ export interface BundleOptions {
    * AppConfig's value is read (null without one: only confirmed proposals count)
    */
   readonly minConfidence?: number | null
+  /**
+   * keep what a head's bundle is made of in the connection's stamp cache (the caller reads it in
+   * one transaction: a search); left out, every bundle is read from the file
+   */
+  readonly keep?: boolean
 }
 
 const NO_RANK: Head["rank"] = { a: null, b: null, rrf: null, reranker: null }
@@ -295,9 +301,52 @@ const headOf = (input: HeadInput, facts: ReviewFacts | undefined, opts: BundleOp
 /**
  * The bundles of many heads, in their order: each the same as the bundle of its head alone
  * (head, groups in the fixed order, line), read with one statement per table or kind of group
- * for all heads (bundle-groups.ts).
+ * for all heads (bundle-groups.ts). With `keep`, the bundles of heads shown before are taken from
+ * the connection's stamp cache and only the others are read (keptBundles).
  */
 export const buildBundles = (
+  sql: SqlClient,
+  inputs: ReadonlyArray<HeadInput>,
+  opts: BundleOptions
+): Effect.Effect<Array<Bundle>, SqlError> => (opts.keep === true ? keptBundles(sql, inputs, opts) : readBundles(sql, inputs, opts))
+
+/**
+ * A head's bundle apart from how the search found it (rank, found_via, coverage, matched_terms)
+ * depends only on the matched version, the file's content and the day: kept per connection under
+ * both stamps of the file (stamp-cache.ts boundedContentPart: every write of a table a bundle reads
+ * moves the content stamp), so a head shown again by another question costs no read. At most
+ * MAX_KEPT_BUNDLES, then the part starts again.
+ */
+const KEPT_PART = "bundles"
+export const MAX_KEPT_BUNDLES = 2_000
+
+const keptKey = (input: HeadInput, opts: BundleOptions): string =>
+  JSON.stringify([input.version, input.scope, dayIn(opts.zone, opts.nowMs), opts.targetDay, opts.includeProposals, opts.minConfidence ?? "config", opts.zone, opts.recheckAfterDays])
+
+/** The kept bundle with this search's finding on its head (the head's fields keep their order). */
+const withFinding = (kept: Bundle, input: HeadInput): Bundle => ({
+  head: { ...kept.head, rank: input.rank, found_via: [...input.found_via], coverage: input.coverage, matched_terms: input.matched_terms },
+  groups: kept.groups,
+  line: kept.line
+})
+
+const keptBundles = (sql: SqlClient, inputs: ReadonlyArray<HeadInput>, opts: BundleOptions): Effect.Effect<Array<Bundle>, SqlError> =>
+  Effect.gen(function*() {
+    if (inputs.length === 0) return []
+    yield* refreshStampCache(sql)
+    const kept = boundedContentPart(sql, KEPT_PART, () => new Map<string, Bundle>(), (m) => m.size, MAX_KEPT_BUNDLES - 1)
+    if (kept === undefined) return yield* readBundles(sql, inputs, opts)
+    const keys = inputs.map((input) => keptKey(input, opts))
+    const todo = inputs.flatMap((input, i) => (kept.has(keys[i] as string) ? [] : [i]))
+    const read = todo.length === 0 ? [] : yield* readBundles(sql, todo.map((i) => inputs[i] as HeadInput), opts)
+    todo.forEach((i, j) => kept.set(keys[i] as string, read[j] as Bundle))
+    return inputs.map((input, i) => {
+      const at = todo.indexOf(i)
+      return at >= 0 ? read[at] as Bundle : withFinding(kept.get(keys[i] as string) as Bundle, input)
+    })
+  })
+
+const readBundles = (
   sql: SqlClient,
   inputs: ReadonlyArray<HeadInput>,
   opts: BundleOptions

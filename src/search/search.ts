@@ -388,7 +388,7 @@ export const searchScope = (sql: SqlClient, scope: string, req: SearchRequest, t
           matched_terms: x.e?.matched_terms ?? null
         })), {
           zone: config.file.zone, recheckAfterDays: config.file.recheck_after_days, nowMs, targetDay,
-          includeProposals: req.include_proposals, minConfidence
+          includeProposals: req.include_proposals, minConfidence, keep: true
         })
       }))
       const candidates = explained.length === 0 ? 0 : ranked.length
