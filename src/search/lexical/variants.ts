@@ -383,7 +383,13 @@ export const synonymExpansions = (
       : []
     if (hits.length > 0) {
       const listed = new Set(synonyms.flatMap((s) => s.expansions.map((e) => e.text)))
-      const weighted = (tokens: ReadonlyArray<string>, weight: number): Expansion => ({ ...expansionOf(tokens), weight })
+      // a dictionary gives its terms in one form: its last word is searched in its other forms too (trips → trip)
+      const weighted = (tokens: ReadonlyArray<string>, weight: number): Expansion => {
+        const e = expansionOf(tokens)
+        const last = tokens[tokens.length - 1] ?? ""
+        const strips = (tokens.length < 2 ? [] : inflectionStrips(last, o.languages)).map((x): Alt => ({ tokens: [...tokens.slice(0, -1), x], prefix: x.length >= MIN_STRIP_PREFIX }))
+        return { ...e, alts: collapseAlts([...e.alts, ...strips]), weight }
+      }
       const found = yield* lexiconExpansions(sql, hits, o.languages, weighted, (text) => seen.has(text) || listed.has(text))
       addUnderSurface(found)
     }

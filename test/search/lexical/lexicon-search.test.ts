@@ -157,6 +157,18 @@ describe("search with the shipped lexicon", () => {
     expect(plural.syn).toContainEqual([expect.stringContaining("\"gabelstapler\""), 1])
   })
 
+  it("searches a multi-word expansion's last word in its other forms too: a plural entry (Kostenvoranschläge → cost estimates) finds the singular", async () => {
+    const config = lexConfig(dir)
+    const ids = await seed(config, [
+      ruleReq("Every repair above EUR 500 needs a written cost estimate first", ["repairs"]),
+      ruleReq("Pallets are stacked at most two high in the truck", ["pallets"])
+    ])
+    const r = await search(config, { text: "Kostenvoranschläge" })
+    expect(r.result.variants["~kostenvoranschläge"]).toContain("cost estimates")
+    expect(r.ids).toEqual([ids[0]])
+    expect(r.explained[ids[0] ?? ""]?.found_via).toContain("cost estimates")
+  })
+
   it("is off with features.synonyms false; features.bilingual false keeps same-language synonyms and drops translations", async () => {
     const on = lexConfig(dir)
     const ids = await seed(on, GERMAN)
