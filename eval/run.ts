@@ -4,7 +4,7 @@
  * through the real writers and runs every query through search() with limit 10; the bm25
  * baseline runs straight over rule_fts of its own fresh data dir.
  *
- *   node dist/eval/run.js [--corpus <name>,<name>…] [--misses] [--only <name>,<name>…]
+ *   node dist/eval/run.js [--corpus <name>,<name>…] [--misses] [--only <name>,<name>…] [--explain <query id>,…]
  *
  * Every corpus of CORPORA (eval/corpus.ts) runs with the same configurations and prints its own
  * tables under its name and domain, the first corpus first; `--corpus` selects corpora by name.
@@ -25,7 +25,7 @@ import { Effect, Logger, LogLevel, Schema } from "effect"
 import { type AppConfigShape } from "../src/config/config.js"
 import { ScopeStore } from "../src/db/scope-store.js"
 import { parseRuleRef } from "../src/contracts/ids.js"
-import { SearchRequest } from "../src/domain/search-schemas.js"
+import { SearchRequest, type SearchResponse } from "../src/domain/search-schemas.js"
 import { ServicesLive } from "../src/services.js"
 import { interleave, search } from "../src/search/search.js"
 import { SearchStages } from "../src/search/stage.js"
@@ -123,16 +123,30 @@ interface Measured {
   readonly direction?: Direction | undefined
   /** stage rows: how many of the queried stages did not run (failed, timeout, budget) */
   readonly notRan?: number
+  /** with --explain: the query's terms and variants and its heads with how they were found */
+  readonly explained?: string
 }
 
 const keyOf = (loaded: Loaded, ruleId: string): string => loaded.keys.get(ruleId) ?? ruleId
 
-const runStageA = (corpus: Corpus, loaded: Loaded, stages?: "b" | "bc") =>
+/** A query's analysis and heads as the response gives them (rule keys, found_via, coverage; * = relevant). */
+const explanationOf = (loaded: Loaded, q: CorpusQuery, response: SearchResponse): string => {
+  const variants = Object.entries(response.query.variants).map(([k, v]) => `    ${k}: ${v.join(" | ")}`)
+  const heads = response.bundles.map((b, i) => {
+    const key = keyOf(loaded, parseRuleRef(b.head.ref)?.id ?? b.head.ref)
+    return `    ${i + 1}. ${q.relevant.includes(key) ? "*" : " "}${key}  coverage ${b.head.coverage ?? "–"}  via ${b.head.found_via.join(", ")}`
+  })
+  return [`  ${q.id} (${q.category}): relevant ${q.relevant.join(" ") || "none"}`, `    terms: ${response.query.terms.join(" | ")}`,
+    ...variants, ...(heads.length === 0 ? [`    no bundle (${response.abstained?.reason ?? ""})`] : heads)].join("\n")
+}
+
+const runStageA = (corpus: Corpus, loaded: Loaded, stages?: "b" | "bc", explain: ReadonlySet<string> = new Set()) =>
   Effect.forEach(corpus.queries, (q) =>
     Effect.map(search(searchRequestOf(q), randomUUID()), ({ response }): Measured => ({
       id: q.id,
       category: q.category,
       direction: q.direction,
+      ...(explain.has(q.id) ? { explained: explanationOf(loaded, q, response) } : {}),
       ...(stages === undefined ? {} : { notRan: (response.stages.b.state !== "ran" ? 1 : 0) + (stages === "bc" && response.stages.c.state !== "ran" ? 1 : 0) }),
       outcome: {
         ranked: response.bundles.map((b) => keyOf(loaded, parseRuleRef(b.head.ref)?.id ?? b.head.ref)),
@@ -169,7 +183,7 @@ interface Row {
   readonly loadMs: number
 }
 
-const runConfiguration = (corpus: Corpus, c: Configuration) =>
+const runConfiguration = (corpus: Corpus, c: Configuration, explain: ReadonlySet<string>) =>
   Effect.gen(function*() {
     const dir = mkdtempSync(join(tmpdir(), "gn-eval-"))
     const config = evalConfig(dir, scopesOf(corpus), c.features ?? {}, c.stages)
@@ -178,7 +192,7 @@ const runConfiguration = (corpus: Corpus, c: Configuration) =>
       const loaded = yield* loadCorpus(corpus)
       if (c.stages !== undefined) yield* stagesReady(scopesOf(corpus))
       const t1 = performance.now()
-      const measured = c.features === null ? yield* runBaseline(corpus, loaded) : yield* runStageA(corpus, loaded, c.stages)
+      const measured = c.features === null ? yield* runBaseline(corpus, loaded) : yield* runStageA(corpus, loaded, c.stages, explain)
       const notRan = measured.reduce((n, m: Measured) => n + (m.notRan ?? 0), 0)
       if (notRan > 0) console.error(`eval: ${c.name}: a stage did not run in ${notRan} query runs (see stages in the responses)`)
       const t2 = performance.now()
@@ -279,7 +293,7 @@ const missesOf = (rows: ReadonlyArray<Row>): string =>
   }).join("\n")
 
 /** One corpus's heading, sizes and tables, after every configuration ran on it. */
-const runCorpus = (info: CorpusInfo, configs: ReadonlyArray<Configuration>, misses: boolean) =>
+const runCorpus = (info: CorpusInfo, configs: ReadonlyArray<Configuration>, misses: boolean, explain: ReadonlySet<string>) =>
   Effect.gen(function*() {
     const corpus = readCorpus(corpusDir(info.dir))
     const rules = rulesOf(corpus)
@@ -288,7 +302,7 @@ const runCorpus = (info: CorpusInfo, configs: ReadonlyArray<Configuration>, miss
     const rows: Array<Row> = []
     for (const c of configs) {
       console.error(`eval: ${info.name}: ${c.name} …`)
-      rows.push(yield* runConfiguration(corpus, c))
+      rows.push(yield* runConfiguration(corpus, c, explain))
     }
     console.log(`\n=== corpus ${info.name}: ${info.domain}`)
     console.log(`${rules.length} rules (${status("confirmed")} confirmed, ${rules.filter((r) => r.supersedes !== undefined).length} ` +
@@ -298,6 +312,10 @@ const runCorpus = (info: CorpusInfo, configs: ReadonlyArray<Configuration>, miss
     console.log(`\n${categoryTable(rows, corpus)}`)
     console.log(`\n${goalTable(rows, corpus)}`)
     if (misses) console.log(`\n${missesOf(rows)}`)
+    for (const r of rows) {
+      const explained = r.measured.flatMap((m) => (m.explained === undefined ? [] : [m.explained]))
+      if (explained.length > 0) console.log(`\nexplained by ${r.configuration.name}:\n${explained.join("\n")}`)
+    }
   })
 
 const main = Effect.gen(function*() {
@@ -309,7 +327,9 @@ const main = Effect.gen(function*() {
   console.log(`Groundnote eval — node ${process.version}, searches at ${EVAL_NOW}, limit ${K}, binary relevance`)
   console.log("recall@10, MRR, nDCG@10: mean over the answerable queries; no-answer: queries that returned no bundle / all, " +
     "and the mean coverage of the first head (0 when empty); xlang de→en: German query, English rule")
-  for (const info of corpora) yield* runCorpus(info, configs, args.includes("--misses"))
+  const explainArg = args[args.indexOf("--explain") + 1]
+  const explain = new Set(args.includes("--explain") && explainArg !== undefined ? explainArg.split(",").map((s) => s.trim()) : [])
+  for (const info of corpora) yield* runCorpus(info, configs, args.includes("--misses"), explain)
 })
 
 Effect.runPromise(main.pipe(Effect.withClock(fixedClock(Date.parse(EVAL_NOW))), Logger.withMinimumLogLevel(LogLevel.Warning)))

@@ -168,7 +168,7 @@ const explainRow = (
     return 0
   })
   for (const s of a.synonyms) {
-    const hits = matched(s.expansions, words)
+    const hits = s.expansions.filter((x) => anyMatch(x.alts, words) || (x.heads !== undefined && anyMatch(x.heads, stems)))
     if (hits.length === 0) continue
     hits.forEach((e) => found.add(e.text))
     // a lexicon expansion counts for its weight (the share of the word's senses that hold it), never above the word itself

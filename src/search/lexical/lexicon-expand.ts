@@ -16,7 +16,7 @@ import type { Language } from "./options.js"
 import { isStopword } from "./stopwords.js"
 import { sameWord } from "./synonyms.js"
 import { fold, inflectionStrips, isAlpha, spellingIn, spellingOut, tokenize } from "./text.js"
-import { vocabularyHas } from "./vocab.js"
+import { documentFrequencies, vocabularyHas } from "./vocab.js"
 
 /** The longest query phrase looked up (Ding's multi-word terms: "terms of payment"). */
 export const MAX_PHRASE = 3
@@ -42,6 +42,8 @@ export interface LexiconCandidate {
   readonly text: string
   /** 0–1: the share of the word's senses that hold it, damped */
   readonly weight: number
+  /** the side of the lexicon it comes from */
+  readonly lang: LexiconLang
 }
 
 export interface LexiconHit {
@@ -110,7 +112,7 @@ const candidatesOf = (lexicon: Lexicon, tokens: ReadonlyArray<string>, use: Lexi
 }
 
 const lookUp = (lexicon: Lexicon, tokens: ReadonlyArray<string>, use: LexiconUse): Candidates => {
-  const weights = new Map<string, { tokens: ReadonlyArray<string>; weight: number }>()
+  const weights = new Map<string, { tokens: ReadonlyArray<string>; weight: number; lang: LexiconLang }>()
   const own = keyOf(tokens)
   let senses = 0
   let found = false
@@ -137,12 +139,12 @@ const lookUp = (lexicon: Lexicon, tokens: ReadonlyArray<string>, use: LexiconUse
       if (toks.length === tokens.length && toks.every((t, j) => sameWord(t, tokens[j] ?? ""))) continue
       const w = senseWeight(n, k)
       const was = weights.get(term)
-      if (was === undefined || was.weight < w) weights.set(term, { tokens: toks, weight: w })
+      if (was === undefined || was.weight < w) weights.set(term, { tokens: toks, weight: w, lang: key.slice(0, 2) as LexiconLang })
     }
   }
   if (!found) return null
   const list = [...weights.entries()]
-    .map(([text, v]) => ({ text, tokens: v.tokens, weight: v.weight }))
+    .map(([text, v]) => ({ text, tokens: v.tokens, weight: v.weight, lang: v.lang }))
     .filter((c) => c.weight >= MIN_WEIGHT)
     .sort((a, b) => b.weight - a.weight || a.tokens.length - b.tokens.length || (a.text < b.text ? -1 : a.text > b.text ? 1 : 0))
   return { senses, list: list.slice(0, MAX_CANDIDATES) }
@@ -216,19 +218,21 @@ const builtOf = new WeakMap<LexiconCandidate, Built<unknown>>()
  * candidate); `skip` drops texts the query already searches. One vocabulary read, none when
  * nothing matched.
  */
-export const lexiconExpansions = <E extends { readonly text: string; readonly alts: ReadonlyArray<Alt> }>(
+export const lexiconExpansions = <E extends { readonly text: string; readonly alts: ReadonlyArray<Alt>; readonly heads?: ReadonlyArray<Alt> }>(
   sql: SqlClient,
   hits: ReadonlyArray<LexiconHit>,
   languages: ReadonlyArray<Language>,
-  expansionOf: (tokens: ReadonlyArray<string>, weight: number) => E,
-  skip: (text: string) => boolean
+  expansionOf: (tokens: ReadonlyArray<string>, weight: number, lang: LexiconLang) => E,
+  skip: (text: string) => boolean,
+  /** what else `expansionOf` depends on (a kept expansion is built anew when it differs) */
+  builtWith = ""
 ): Effect.Effect<Array<{ readonly surface: string; readonly expansions: ReadonlyArray<E> }>, SqlError> =>
   Effect.gen(function*() {
-    const langKey = languages.join(",")
+    const langKey = `${languages.join(",")}|${builtWith}`
     const built = (c: LexiconCandidate): Built<E> => {
       const was = builtOf.get(c)
       if (was !== undefined && was.languages === langKey) return was as Built<E>
-      const e = expansionOf(c.tokens, c.weight)
+      const e = expansionOf(c.tokens, c.weight, c.lang)
       const made = { languages: langKey, e, probes: e.alts.map((a) => probesOf(a, languages)) }
       builtOf.set(c, made)
       return made
@@ -242,6 +246,10 @@ export const lexiconExpansions = <E extends { readonly text: string; readonly al
     const has = yield* vocabularyHas(sql, probes.filter((p) => !p.prefix).map((p) => p.word), probes.filter((p) => p.prefix).map((p) => p.word))
     const occurs = (ps: ReadonlyArray<Probe>): boolean =>
       ps.length > 0 && ps.every((p) => (p.prefix ? has.prefixes : has.exact).has(p.word))
+    // an expansion as the head of a stored compound: its tail token in lex_stem_vocab
+    const headTokens = wanted.flatMap((h) => h.expansions.flatMap((b) => (b.e.heads ?? []).flatMap((a) => a.tokens)))
+    const stemDf = headTokens.length === 0 ? new Map<string, number>() : yield* documentFrequencies(sql, "lex_stem_vocab", headTokens)
+    const headsHeld = (e: E): ReadonlyArray<Alt> => (e.heads ?? []).filter((a) => a.tokens.every((t) => (stemDf.get(fold(t)) ?? 0) > 0))
     const taken = new Set<string>()
     let total = 0
     const out: Array<{ readonly surface: string; readonly expansions: ReadonlyArray<E> }> = []
@@ -252,9 +260,13 @@ export const lexiconExpansions = <E extends { readonly text: string; readonly al
       const kept: Array<E> = []
       for (const { e, probes: ps } of h.expansions) {
         if (kept.length >= MAX_PER_WORD || total >= MAX_PER_QUERY) break
-        if (taken.has(e.text) || !ps.some(occurs)) continue
+        if (taken.has(e.text)) continue
+        const asWord = ps.some(occurs)
+        const heads = headsHeld(e)
+        if (!asWord && heads.length === 0) continue
         taken.add(e.text)
-        kept.push(e)
+        // the heads the scope holds only (none: no lex_stem sub-query for it)
+        kept.push(e.heads === undefined || heads.length === e.heads.length ? e : { ...e, heads })
         total++
       }
       if (kept.length > 0) {

@@ -79,6 +79,12 @@ interface SubQueryAlts {
  */
 export const STRONG_EXPANSION = 0.7
 export const WEAK_FACTOR = 0.5
+/**
+ * A one-word German expansion also searches lex_stem as the head of a stored compound (its tail
+ * token: Prüfung finds Erstteilprüfung), at this share of the syn weight: a compound is narrower
+ * than its head, so it ranks below the whole-word tiers (measured: docs in the decisions of stage a).
+ */
+export const HEAD_FACTOR = 0.25
 
 /**
  * Whether the scope holds none of the words a synonym entry was matched on, in any of their
@@ -97,11 +103,13 @@ const synTiers = (a: Analysis, o: LexicalOptions): Array<SubQueryAlts> => {
   const strong: Array<Alt> = []
   const standIn: Array<Alt> = []
   const weak: Array<Alt> = []
+  const heads: Array<Alt> = []
   for (const s of a.synonyms) {
     const absent = wordAbsent(a, s)
     for (const e of s.expansions) {
       if ((e.weight ?? 1) < STRONG_EXPANSION) weak.push(...e.alts)
       else (absent ? standIn : strong).push(...e.alts)
+      heads.push(...(e.heads ?? []))
     }
   }
   // the strong expansions of a word the scope lacks search at the word's own weight
@@ -109,7 +117,9 @@ const synTiers = (a: Analysis, o: LexicalOptions): Array<SubQueryAlts> => {
   return [
     { name: "syn", table: "lex_word", alts: strong },
     ...(standIn.length > 0 ? [{ name: "syn" as const, table: "lex_word" as const, alts: standIn, factor: standInFactor }] : []),
-    ...(weak.length > 0 ? [{ name: "syn" as const, table: "lex_word" as const, alts: weak, factor: WEAK_FACTOR }] : [])
+    ...(weak.length > 0 ? [{ name: "syn" as const, table: "lex_word" as const, alts: weak, factor: WEAK_FACTOR }] : []),
+    // an expansion as the head of a compound a rule holds is a narrower match: below the weak tier
+    ...(heads.length > 0 ? [{ name: "syn" as const, table: "lex_stem" as const, alts: heads, factor: HEAD_FACTOR }] : [])
   ]
 }
 

@@ -11,7 +11,7 @@ import type { Alt } from "./match.js"
 import type { LexicalOptions } from "./options.js"
 import { storesTails } from "./options.js"
 import { type BilingualLexicon, crossLanguageExpansions, matchBilingual } from "./crosslang.js"
-import type { Lexicon } from "./lexicon.js"
+import type { Lexicon, LexiconLang } from "./lexicon.js"
 import { lexiconExpansions, matchLexicon } from "./lexicon-expand.js"
 import { isStopword } from "./stopwords.js"
 import { matchSynonyms, type SynonymGroup } from "./synonyms.js"
@@ -34,6 +34,8 @@ export interface Expansion {
   readonly alts: ReadonlyArray<Alt>
   /** below 1: a lexicon expansion, weighted by the share of the word's senses that hold it (syn sub-query tiers) */
   readonly weight?: number
+  /** lex_stem: a one-word lexicon expansion as the head of a stored compound (its tail token: Prüfung → Erstteilprüfung) */
+  readonly heads?: ReadonlyArray<Alt>
 }
 
 export interface AnalyzedTerm {
@@ -383,8 +385,16 @@ export const synonymExpansions = (
       : []
     if (hits.length > 0) {
       const listed = new Set(synonyms.flatMap((s) => s.expansions.map((e) => e.text)))
-      const weighted = (tokens: ReadonlyArray<string>, weight: number): Expansion => ({ ...expansionOf(tokens), weight })
-      const found = yield* lexiconExpansions(sql, hits, o.languages, weighted, (text) => seen.has(text) || listed.has(text))
+      // a dictionary gives its terms in one form: its last word is searched in its other forms too (trips → trip)
+      const weighted = (tokens: ReadonlyArray<string>, weight: number, lang: LexiconLang): Expansion => {
+        const e = expansionOf(tokens)
+        const last = tokens[tokens.length - 1] ?? ""
+        const strips = (tokens.length < 2 ? [] : inflectionStrips(last, o.languages)).map((x): Alt => ({ tokens: [...tokens.slice(0, -1), x], prefix: x.length >= MIN_STRIP_PREFIX }))
+        // a German word as the head of a German compound (English writes compounds apart)
+        const heads = storesTails(o) && lang === "de" && tokens.length === 1 && prefixable(last) ? [{ tokens: [tailOf(last)], prefix: false }] : []
+        return { ...e, alts: collapseAlts([...e.alts, ...strips]), weight, ...(heads.length > 0 ? { heads } : {}) }
+      }
+      const found = yield* lexiconExpansions(sql, hits, o.languages, weighted, (text) => seen.has(text) || listed.has(text), storesTails(o) ? "heads" : "")
       addUnderSurface(found)
     }
     return synonyms

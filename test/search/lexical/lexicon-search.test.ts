@@ -10,7 +10,7 @@ import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { lexiconOf } from "../../../src/search/lexical/lexicon.js"
 import { MAX_PER_WORD, matchLexicon, senseWeight } from "../../../src/search/lexical/lexicon-expand.js"
-import { planSubQueries, WEAK_FACTOR } from "../../../src/search/lexical/rank.js"
+import { HEAD_FACTOR, planSubQueries, WEAK_FACTOR } from "../../../src/search/lexical/rank.js"
 import { LexicalIndex } from "../../../src/search/lexical/index.js"
 import { tempDir } from "../../support/env.js"
 import { run, sqlOf } from "../../support/run.js"
@@ -155,6 +155,41 @@ describe("search with the shipped lexicon", () => {
     // the plural: the scope holds the word in another form (its inflection strip), so it is no stand-in either
     const plural = await synOf(holding, "forklifts")
     expect(plural.syn).toContainEqual([expect.stringContaining("\"gabelstapler\""), 1])
+  })
+
+  it("searches a multi-word expansion's last word in its other forms too: a plural entry (Kostenvoranschläge → cost estimates) finds the singular", async () => {
+    const config = lexConfig(dir)
+    const ids = await seed(config, [
+      ruleReq("Every repair above EUR 500 needs a written cost estimate first", ["repairs"]),
+      ruleReq("Pallets are stacked at most two high in the truck", ["pallets"])
+    ])
+    const r = await search(config, { text: "Kostenvoranschläge" })
+    expect(r.result.variants["~kostenvoranschläge"]).toContain("cost estimates")
+    expect(r.ids).toEqual([ids[0]])
+    expect(r.explained[ids[0] ?? ""]?.found_via).toContain("cost estimates")
+  })
+
+  it("finds a German compound through a one-word expansion as its head (vacation → Urlaub → Sommerurlaub), below the whole word, not without decompound", async () => {
+    const rules = [
+      ruleReq("Den Sommerurlaub bis Ende März beim Teamleiter beantragen", ["Antrag"]),
+      ruleReq("Paletten höchstens zweifach im Lkw stapeln", ["Paletten"])
+    ]
+    const config = lexConfig(dir)
+    const ids = await seed(config, rules)
+    const r = await search(config, { text: "vacation" })
+    expect(r.result.variants["~vacation"]).toContain("urlaub")
+    expect(r.ids).toEqual([ids[0]])
+    expect(r.explained[ids[0] ?? ""]?.found_via).toContain("urlaub")
+    const subs = await run(config, Effect.gen(function*() {
+      const sql = yield* sqlOf("sales")
+      const lex = yield* LexicalIndex
+      return yield* planSubQueries(sql, yield* lex.analyze(sql, { text: "vacation" }), lex.options)
+    }))
+    expect(subs.filter((q) => q.name === "syn").map((q) => [q.table, q.factor])).toContainEqual(["lex_stem", HEAD_FACTOR])
+    // without decompound the index stores no compound heads: nothing is searched for them
+    const flat = lexConfig(join(dir, "flat"), { lexical: { features: { decompound: false } } })
+    await seed(flat, rules)
+    expect((await search(flat, { text: "vacation" })).ids).toEqual([])
   })
 
   it("is off with features.synonyms false; features.bilingual false keeps same-language synonyms and drops translations", async () => {
