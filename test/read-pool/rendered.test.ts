@@ -41,6 +41,25 @@ describe("renderSearch", () => {
     }
   })
 
+  it("writes the bytes of JSON.stringify's text, byte for byte, wherever the tail begins", () => {
+    const one = bundle("rule/sales-0001@2", "Rechnungen mit Skonto – „netto“ 😀")
+    const two = bundle("rule/sales-0002@2", "Zahlungsziel dreißig Tage")
+    const wide = { ...response([one, two]), stages: { ...response([]).stages, c: { state: "off", duration_ms: null, reason: "läuft nicht — später" } } } as SearchResponse
+    for (const r of [response([]), response([one]), response([one, two]), wide]) {
+      const rendered = renderSearch({ response: r, perScope: [] })
+      expect(Buffer.from(rendered.body).equals(Buffer.from(JSON.stringify(r), "utf8"))).toBe(true)
+      // the head's bytes are the UTF-8 of the text up to the tail, and the body is a buffer of its own (a worker moves it)
+      expect(Buffer.from(rendered.body.subarray(0, rendered.tailAt)).equals(Buffer.from(responseParts(r).json.slice(0, responseParts(r).tailAt), "utf8"))).toBe(true)
+      expect(rendered.body.byteOffset).toBe(0)
+      expect(rendered.body.buffer.byteLength).toBe(rendered.body.length)
+    }
+    // a held answer's bundle, rendered again in another answer: the kept bytes, not a new rendering
+    const first = renderSearch({ response: response([one]), perScope: [] })
+    ;(one as { line: string }).line = "changed"
+    const again = renderSearch({ response: { ...response([one]), search_id: "00000000-0000-4000-8000-000000000001" }, perScope: [] })
+    expect(new TextDecoder().decode(again.body)).toBe(new TextDecoder().decode(first.body).replace("00000000-0000-4000-8000-000000000000", "00000000-0000-4000-8000-000000000001"))
+  })
+
   it("renders a bundle object once: the next answer with it takes its text as kept", () => {
     const held = bundle("rule/sales-0001@2", "Rechnungen mit Skonto")
     const first = responseJson(response([held]))
