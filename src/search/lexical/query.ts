@@ -78,12 +78,18 @@ interface HeldTerm {
 }
 interface HeldTerms {
   readonly terms: Map<string, HeldTerm>
+  /** the looked-up forms the terms hold (what bounds the part) */
+  forms: number
 }
 const TERMS_PART = "analysed-terms"
-/** terms held per connection (each a few KB: its alternatives and ~100 looked-up forms), then they start again */
-export const MAX_HELD_TERMS = 5_000
+/**
+ * Looked-up forms held per connection (a term holds its alternatives and ~60–130 forms: ~2,000
+ * terms; as many entries as the vocabulary's own bound, vocab.ts), then the terms start again.
+ */
+export const MAX_HELD_FORMS = 200_000
+const formsOf = (h: HeldTerm): number => h.word.size + h.stem.size + 1
 const heldTermsOf = (sql: SqlClient) =>
-  boundedPart(sql, TERMS_PART, (): HeldTerms => ({ terms: new Map() }), (p) => p.terms.size, MAX_HELD_TERMS - 1)
+  boundedPart(sql, TERMS_PART, (): HeldTerms => ({ terms: new Map(), forms: 0 }), (p) => p.forms, MAX_HELD_FORMS)
 /** one id per options object (a connection's index may be asked with other options, as tests do) */
 const optionIds = new WeakMap<LexicalOptions, number>()
 let nextOptionId = 0
@@ -113,7 +119,10 @@ const carryTerms = (part: unknown, changes: ReadonlyArray<IndexChange>): HeldTer
     return false
   }
   for (const [key, h] of p.terms) {
-    if (touched(h.word, words) || touched(h.stem, stems) || (h.budgeted && firsts.has(firstOf(fold(h.term.text))))) p.terms.delete(key)
+    if (touched(h.word, words) || touched(h.stem, stems) || (h.budgeted && firsts.has(firstOf(fold(h.term.text))))) {
+      p.terms.delete(key)
+      p.forms -= formsOf(h)
+    }
   }
   return p
 }
@@ -158,7 +167,8 @@ export const analyze = (
     const decompounds = o.features.decompound && o.languages.includes("de")
     const isSingle = (t: RawTerm) => !t.code && t.tokens.length === 1 && isAlpha(t.text)
     const singles = raw.filter(isSingle)
-    const held = heldTermsOf(sql)?.terms
+    const heldPart = heldTermsOf(sql)
+    const held = heldPart?.terms
     // a term held without a budget needs nothing read; a term held by budget only knows its forms
     const heldFirst = raw.map((t) => held?.get(termKey(o, t, null)))
     // every form the variants of the terms not held may look up, in two batches (lex_word_vocab, lex_stem_vocab)
@@ -213,7 +223,13 @@ export const analyze = (
       const frequencies = { word: looked(own.word, word), stem: looked(own.stem, stem) }
       // kept when it asked about its own forms alone: then no other term of the question changed it
       const alone = [...asked].every((f) => frequencies.word.has(f)) && [...askedStem].every((f) => frequencies.stem.has(f))
-      if (held !== undefined && alone) held.set(termKey(o, t, budgeted ? budgetKey : null), { term, fuzzyUsed, budgeted, ...frequencies })
+      if (heldPart !== undefined && alone) {
+        const key = termKey(o, t, budgeted ? budgetKey : null)
+        const before = heldPart.terms.get(key)
+        const h: HeldTerm = { term, fuzzyUsed, budgeted, ...frequencies }
+        heldPart.terms.set(key, h)
+        heldPart.forms += formsOf(h) - (before === undefined ? 0 : formsOf(before))
+      }
       asked = null
       askedStem = null
       terms.push(term)
