@@ -12,10 +12,13 @@ import { TOTAL_TERM_CAP } from "./options.js"
 import type { BilingualLexicon } from "./crosslang.js"
 import type { Lexicon } from "./lexicon.js"
 import { storesStems } from "./document.js"
+import { boundedPart, carryPart, type IndexChange } from "./stamp-cache.js"
 import type { SynonymGroup } from "./synonyms.js"
 import { givenTerms, type RawTerm, textTerms, type TextTerms } from "./terms.js"
 import { fold, isAlpha } from "./text.js"
-import { type AnalyzedTerm, stemsOf, synonymExpansions, type SynonymExpansion, termVariants, variantLookups } from "./variants.js"
+import {
+  type AnalyzedTerm, stemsOf, synonymExpansions, type SynonymExpansion, termVariants, variantLookups, type VariantContext
+} from "./variants.js"
 import { documentCount, documentFrequencies, idf, matchingRules } from "./vocab.js"
 
 export type { Alt } from "./match.js"
@@ -54,6 +57,87 @@ const matchCount = (sql: SqlClient, table: "lex_word" | "lex_stem", alts: Readon
 }
 
 /**
+ * A term's analysis as termVariants made it, with the frequencies of the forms it looked up: a
+ * word's variants, stems, compound parts and typo corrections do not depend on the question, only
+ * on the scope's vocabulary, so they are kept under the index stamp (stamp-cache.ts: a write
+ * starts them empty) and a later question with the same word skips them (its business words, in
+ * an agent's everyday new question). Kept only when termVariants asked the vocabulary about its
+ * own forms alone (then the other terms of the question cannot have changed it); by the fuzzy
+ * budget it had when a typo correction was possible (a correction's count depends on it).
+ * Carried through a write of this process (stamp-cache.ts carryPart) as the vocabulary is: a
+ * term whose forms the write touched, or whose typo candidates it may have changed, is dropped.
+ */
+interface HeldTerm {
+  readonly term: AnalyzedTerm
+  readonly fuzzyUsed: number
+  /** a typo correction was possible: its candidates are the vocabulary's words of its first letter */
+  readonly budgeted: boolean
+  /** the forms it looked up in lex_word_vocab and lex_stem_vocab (folded) with their frequency, 0 for none */
+  readonly word: ReadonlyMap<string, number>
+  readonly stem: ReadonlyMap<string, number>
+}
+interface HeldTerms {
+  readonly terms: Map<string, HeldTerm>
+  /** the looked-up forms the terms hold (what bounds the part) */
+  forms: number
+}
+const TERMS_PART = "analysed-terms"
+/**
+ * Looked-up forms held per connection (a term holds its alternatives and ~60–130 forms: ~2,000
+ * terms; as many entries as the vocabulary's own bound, vocab.ts), then the terms start again.
+ */
+export const MAX_HELD_FORMS = 200_000
+const formsOf = (h: HeldTerm): number => h.word.size + h.stem.size + 1
+const heldTermsOf = (sql: SqlClient) =>
+  boundedPart(sql, TERMS_PART, (): HeldTerms => ({ terms: new Map(), forms: 0 }), (p) => p.forms, MAX_HELD_FORMS)
+/** one id per options object (a connection's index may be asked with other options, as tests do) */
+const optionIds = new WeakMap<LexicalOptions, number>()
+let nextOptionId = 0
+const optionIdOf = (o: LexicalOptions): number => {
+  let id = optionIds.get(o)
+  if (id === undefined) optionIds.set(o, (id = nextOptionId++))
+  return id
+}
+/** The key of a term: without the budget when no correction was possible (fuzzyKey null), else with it (0–2 count). */
+const termKey = (o: LexicalOptions, t: RawTerm, fuzzy: number | null): string =>
+  `${optionIdOf(o)}\u0000${t.code ? 1 : 0}\u0000${t.tokens.join(" ")}\u0000${t.text}\u0000${fuzzy ?? ""}`
+
+const firstOf = (w: string): string => String.fromCodePoint(w.codePointAt(0) ?? 0)
+
+/**
+ * The terms kept through changes of some rules' rows: those whose looked-up forms (the frequencies
+ * their variants, parts and corrections were made of) the changed tokens do not touch, and whose
+ * typo candidates (vocab.ts nearWords: words of the same first letter) they cannot have changed.
+ */
+const carryTerms = (part: unknown, changes: ReadonlyArray<IndexChange>): HeldTerms => {
+  const p = part as HeldTerms
+  const words = new Set(changes.flatMap((c) => c.words))
+  const stems = new Set(changes.flatMap((c) => c.stems))
+  const firsts = new Set([...words].map(firstOf))
+  const touched = (forms: ReadonlyMap<string, number>, changed: ReadonlySet<string>) => {
+    for (const f of forms.keys()) if (changed.has(f)) return true
+    return false
+  }
+  for (const [key, h] of p.terms) {
+    if (touched(h.word, words) || touched(h.stem, stems) || (h.budgeted && firsts.has(firstOf(fold(h.term.text))))) {
+      p.terms.delete(key)
+      p.forms -= formsOf(h)
+    }
+  }
+  return p
+}
+carryPart(TERMS_PART, carryTerms)
+
+/** How many terms the connection holds analysed under the file's stamp (undefined: no cache). */
+export const heldTermCount = (sql: SqlClient): number | undefined => heldTermsOf(sql)?.terms.size
+
+/** The texts of the terms the connection holds analysed, without reading the stamp (tests). */
+export const heldTermTexts = (sql: SqlClient): Array<string> => [...(heldTermsOf(sql)?.terms.values() ?? [])].map((h) => h.term.text)
+
+/** The most typo corrections one term takes (variants.ts FUZZY_PER_TERM): a budget above it changes nothing. */
+const FUZZY_KEY_MAX = 2
+
+/**
  * Terms, variants and sub-query alternatives of a query in a scope. No terms (no text, only
  * stopwords) → an analysis without terms (stage a then answers zero hits).
  */
@@ -81,27 +165,79 @@ export const analyze = (
     if (raw.length === 0) return { terms: [], synonyms: [], docs, keyterms: fromText.keyterms, frequencies: NO_FREQUENCIES }
 
     const decompounds = o.features.decompound && o.languages.includes("de")
-    const singles = raw.filter((t) => !t.code && t.tokens.length === 1 && isAlpha(t.text))
-    // every form the variants may look up, in two batches (lex_word_vocab, lex_stem_vocab)
-    const lookups = variantLookups(raw, singles, o, decompounds)
+    const isSingle = (t: RawTerm) => !t.code && t.tokens.length === 1 && isAlpha(t.text)
+    const singles = raw.filter(isSingle)
+    const heldPart = heldTermsOf(sql)
+    const held = heldPart?.terms
+    // a term held without a budget needs nothing read; a term held by budget only knows its forms
+    const heldFirst = raw.map((t) => held?.get(termKey(o, t, null)))
+    // every form the variants of the terms not held may look up, in two batches (lex_word_vocab, lex_stem_vocab)
+    const ownLookups = raw.map((t, i) =>
+      heldFirst[i] !== undefined ? null : {
+        word: variantLookups([t], isSingle(t) ? [t] : [], o, decompounds),
+        stem: storesStems(o) && isSingle(t) ? stemsOf(t.text, o) : []
+      })
+    const lookups = new Set(ownLookups.flatMap((l) => (l === null ? [] : [...l.word])))
+    const stemLookups = ownLookups.flatMap((l) => l?.stem ?? [])
     const df = yield* documentFrequencies(sql, "lex_word_vocab", lookups)
-    const stemLookups = storesStems(o) ? singles.flatMap((t) => stemsOf(t.text, o)) : []
     const sdf = storesStems(o) ? yield* documentFrequencies(sql, "lex_stem_vocab", stemLookups) : new Map<string, number>()
-    const ctx = { o, singles, decompounds, dfOf: (t: string) => df.get(fold(t)) ?? 0, sdfOf: (t: string) => sdf.get(fold(t)) ?? 0 }
+    // the frequencies of every term's forms, as one batch of all of them would give them
+    const word = looked(lookups, df)
+    const stem = looked(stemLookups, sdf)
+    for (const h of heldFirst) {
+      if (h === undefined) continue
+      for (const [k, v] of h.word) word.set(k, v)
+      for (const [k, v] of h.stem) stem.set(k, v)
+    }
+    let asked: Set<string> | null = null
+    let askedStem: Set<string> | null = null
+    const ctx: VariantContext = {
+      o, singles, decompounds,
+      dfOf: (t: string) => {
+        const f = fold(t)
+        asked?.add(f)
+        return word.get(f) ?? 0
+      },
+      sdfOf: (t: string) => {
+        const f = fold(t)
+        askedStem?.add(f)
+        return stem.get(f) ?? 0
+      }
+    }
 
     let fuzzyBudget = o.features.fuzzy ? o.maxFuzzyTerms : 0
     const terms: Array<AnalyzedTerm> = []
-    for (const t of raw) {
-      const { term, fuzzyUsed } = yield* termVariants(sql, t, ctx, fuzzyBudget)
+    for (const [i, t] of raw.entries()) {
+      const budgetKey = Math.min(fuzzyBudget, FUZZY_KEY_MAX)
+      const known = heldFirst[i] ?? held?.get(termKey(o, t, budgetKey))
+      const own = ownLookups[i]
+      if (known !== undefined || own === null || own === undefined) {
+        const k = known as HeldTerm
+        terms.push(k.term)
+        fuzzyBudget -= k.fuzzyUsed
+        continue
+      }
+      asked = new Set()
+      askedStem = new Set()
+      const { term, fuzzyUsed, budgeted } = yield* termVariants(sql, t, ctx, fuzzyBudget)
+      const frequencies = { word: looked(own.word, word), stem: looked(own.stem, stem) }
+      // kept when it asked about its own forms alone: then no other term of the question changed it
+      const alone = [...asked].every((f) => frequencies.word.has(f)) && [...askedStem].every((f) => frequencies.stem.has(f))
+      if (heldPart !== undefined && alone) {
+        const key = termKey(o, t, budgeted ? budgetKey : null)
+        const before = heldPart.terms.get(key)
+        const h: HeldTerm = { term, fuzzyUsed, budgeted, ...frequencies }
+        heldPart.terms.set(key, h)
+        heldPart.forms += formsOf(h) - (before === undefined ? 0 : formsOf(before))
+      }
+      asked = null
+      askedStem = null
       terms.push(term)
       fuzzyBudget -= fuzzyUsed
     }
     const segments = [...given.map((g) => g.tokens), ...fromText.segments]
     const synonyms = yield* synonymExpansions(sql, terms, segments, groups, lexicon, o, seen, dictionary)
-    return {
-      terms, synonyms, docs, keyterms: fromText.keyterms,
-      frequencies: { word: looked(lookups, df), stem: looked(stemLookups, sdf) }
-    }
+    return { terms, synonyms, docs, keyterms: fromText.keyterms, frequencies: { word, stem } }
   })
 
 const weightsOf = new WeakMap<Analysis, ReadonlyArray<number>>()

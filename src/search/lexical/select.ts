@@ -37,9 +37,78 @@ export const kthSmallest = (xs: ArrayLike<number>, n: number, k: number): number
   return a[k] as number
 }
 
+/** The chosen entries being sorted (scratch, reused): sort key (the value, negated when descending), seq, index. */
+let sortKeys = new Float64Array(1024)
+let sortSeqs = new Float64Array(1024)
+let sortIdx = new Int32Array(1024)
+
+/** Whether entry a sorts before entry b: key, then seq, then index (what a stable sort by key and seq gives). */
+const before = (a: number, b: number): boolean => {
+  const ka = sortKeys[a] as number
+  const kb = sortKeys[b] as number
+  if (ka < kb) return true
+  if (ka > kb) return false
+  const sa = sortSeqs[a] as number
+  const sb = sortSeqs[b] as number
+  if (sa < sb) return true
+  if (sa > sb) return false
+  return (sortIdx[a] as number) < (sortIdx[b] as number)
+}
+
+const swap = (a: number, b: number): void => {
+  const k = sortKeys[a] as number
+  sortKeys[a] = sortKeys[b] as number
+  sortKeys[b] = k
+  const s = sortSeqs[a] as number
+  sortSeqs[a] = sortSeqs[b] as number
+  sortSeqs[b] = s
+  const x = sortIdx[a] as number
+  sortIdx[a] = sortIdx[b] as number
+  sortIdx[b] = x
+}
+
+/**
+ * Sorts entries [lo, hi] of the scratch arrays by `before`: quicksort (median of three), insertion
+ * sort below 16 entries, the smaller side first so the stack stays shallow. Comparisons inline on
+ * typed arrays: Array#sort with a comparator closure was most of the selection's time.
+ */
+const sortRange = (lo0: number, hi0: number): void => {
+  let lo = lo0
+  let hi = hi0
+  while (hi - lo >= 16) {
+    const mid = (lo + hi) >> 1
+    if (before(mid, lo)) swap(mid, lo)
+    if (before(hi, lo)) swap(hi, lo)
+    if (before(hi, mid)) swap(hi, mid)
+    // the median at hi − 1 as the pivot; lo and hi already on their sides
+    swap(mid, hi - 1)
+    const p = hi - 1
+    let i = lo
+    let j = hi - 1
+    for (;;) {
+      while (before(++i, p));
+      while (before(p, --j));
+      if (i >= j) break
+      swap(i, j)
+    }
+    swap(i, hi - 1)
+    if (i - lo < hi - i) {
+      sortRange(lo, i - 1)
+      lo = i + 1
+    } else {
+      sortRange(i + 1, hi)
+      hi = i - 1
+    }
+  }
+  for (let i = lo + 1; i <= hi; i++) {
+    for (let j = i; j > lo && before(j, j - 1); j--) swap(j, j - 1)
+  }
+}
+
 /**
  * Indices of the `n` best of values[0..size), best first: the smallest values ("ascending") or
- * the largest ("descending"), ties by seqOf ascending; all of them when there are fewer.
+ * the largest ("descending"), ties by seqOf ascending (then by index: what a stable sort gives);
+ * all of them when there are fewer.
  */
 export const bestIndices = (
   values: ArrayLike<number>,
@@ -48,25 +117,27 @@ export const bestIndices = (
   n: number,
   direction: "ascending" | "descending"
 ): Array<number> => {
-  const sign = direction === "ascending" ? 1 : -1
-  // −1, 1 or the seqs' difference (small integers), never a fraction: a comparator's fraction is a new heap number at each call
-  const order = (i: number, j: number) => {
-    const a = values[i] as number
-    const b = values[j] as number
-    return a < b ? -sign : a > b ? sign : seqOf(i) - seqOf(j)
-  }
-  const chosen: Array<number> = []
-  if (size <= n) {
-    for (let i = 0; i < size; i++) chosen.push(i)
-    return chosen.sort(order)
-  }
-  if (direction === "ascending") {
-    const bound = kthSmallest(values, size, n - 1)
-    for (let i = 0; i < size; i++) if ((values[i] as number) <= bound) chosen.push(i)
-  } else {
+  const descending = direction === "descending"
+  let bound = 0
+  if (size > n) {
     // the n-th largest is the (size − n)-th smallest (0-based): no negated copy
-    const bound = kthSmallest(values, size, size - n)
-    for (let i = 0; i < size; i++) if ((values[i] as number) >= bound) chosen.push(i)
+    bound = kthSmallest(values, size, descending ? size - n : n - 1)
   }
-  return chosen.sort(order).slice(0, n)
+  sortKeys = grown(sortKeys, size, (m) => new Float64Array(m))
+  sortSeqs = grown(sortSeqs, size, (m) => new Float64Array(m))
+  sortIdx = grown(sortIdx, size, (m) => new Int32Array(m))
+  let m = 0
+  for (let i = 0; i < size; i++) {
+    const v = values[i] as number
+    if (size > n && (descending ? !(v >= bound) : !(v <= bound))) continue
+    // negated, the largest sorts first; −a < −b exactly when a > b
+    sortKeys[m] = descending ? -v : v
+    sortSeqs[m] = seqOf(i)
+    sortIdx[m] = i
+    m++
+  }
+  sortRange(0, m - 1)
+  const out = new Array<number>(Math.min(n, m))
+  for (let i = 0; i < out.length; i++) out[i] = sortIdx[i] as number
+  return out
 }

@@ -244,14 +244,15 @@ export const stemsOf = (t: string, o: LexicalOptions): Array<string> => uniq(o.l
 
 /**
  * One term's variants and alternatives; typo corrections only within `fuzzyBudget` (the terms
- * before it used the rest); `fuzzyUsed` is how many it took.
+ * before it used the rest); `fuzzyUsed` is how many it took; `budgeted`: whether a correction was
+ * possible (else the budget changes nothing). What it reads of the vocabulary goes through ctx.
  */
 export const termVariants = (
   sql: SqlClient,
   t: RawTerm,
   ctx: VariantContext,
   fuzzyBudget: number
-): Effect.Effect<{ readonly term: AnalyzedTerm; readonly fuzzyUsed: number }, SqlError> =>
+): Effect.Effect<{ readonly term: AnalyzedTerm; readonly fuzzyUsed: number; readonly budgeted: boolean }, SqlError> =>
   Effect.gen(function*() {
     const { o, singles, decompounds, dfOf, sdfOf } = ctx
     const single = singles.includes(t)
@@ -283,7 +284,9 @@ export const termVariants = (
     // fuzzy: typo corrections of a word the scope does not know in any form
     const corrections: Array<Expansion> = []
     const known = wholeKnown || stemsOf(t.text, o).some((x) => sdfOf(x) > 0)
-    if (fuzzyBudget > 0 && single && !known && t.text.length >= MIN_FUZZY) {
+    // whether the budget could change this term (a correction of it was possible)
+    const budgeted = single && !known && t.text.length >= MIN_FUZZY
+    if (fuzzyBudget > 0 && budgeted) {
       const q = fold(t.text)
       const max = q.length <= 7 ? 1 : 2
       const picked = (yield* nearWords(sql, q, max)).slice(0, Math.min(FUZZY_PER_TERM, fuzzyBudget))
@@ -308,6 +311,7 @@ export const termVariants = (
       : []
     return {
       fuzzyUsed,
+      budgeted,
       term: {
         text: t.text,
         tokens: t.tokens,

@@ -36,4 +36,28 @@ describe("bestIndices", () => {
       }
     ), { numRuns: 300, seed: 14 })
   })
+
+  it("gives the very indices of a stable sort by value and seq, on fractions, zeros of either sign and repeated seqs", () => {
+    fc.assert(fc.property(
+      fc.array(fc.record({
+        value: fc.oneof(fc.constantFrom(0, -0, 1.5, -2.25), fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e3, max: 1e3 })),
+        seq: fc.integer({ min: 0, max: 300 })
+      }), { maxLength: 2500 }),
+      fc.integer({ min: 1, max: 900 }),
+      fc.constantFrom("ascending" as const, "descending" as const),
+      (rows, n, direction) => {
+        const values = new Float64Array(rows.map((r) => r.value))
+        const seqOf = (i: number) => rows[i]?.seq ?? 0
+        const sign = direction === "ascending" ? 1 : -1
+        // Array#sort is stable: equal (value, seq) pairs keep their index order
+        const order = (i: number, j: number) => {
+          const a = values[i] as number
+          const b = values[j] as number
+          return a < b ? -sign : a > b ? sign : seqOf(i) - seqOf(j)
+        }
+        const expected = rows.map((_, i) => i).sort(order).slice(0, n)
+        expect(bestIndices(values, seqOf, rows.length, n, direction)).toEqual(expected)
+      }
+    ), { numRuns: 300, seed: 15 })
+  })
 })

@@ -1,0 +1,123 @@
+/**
+ * A word's analysis kept under the index stamp (src/search/lexical/query.ts): a later question
+ * with the same word does not analyse it again, and a write of this process carries it only for
+ * the words it did not touch — a word the write brings is known to the next search (its typo
+ * correction gone), a word the write takes away is unknown again (corrected again); every answer
+ * equals one read wholly from the file.
+ */
+import { Effect, type Layer, ManagedRuntime, TestClock, TestContext } from "effect"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { ScopeStore } from "../../src/db/scope-store.js"
+import { decide } from "../../src/decision/decide.js"
+import type { SearchRequest } from "../../src/domain/search-schemas.js"
+import { propose } from "../../src/domain/proposals.js"
+import { storeSource } from "../../src/domain/sources.js"
+import { lexicalIndexLayer } from "../../src/search/lexical/index.js"
+import { lexicalOptions } from "../../src/search/lexical/options.js"
+import { heldTermCount, heldTermTexts } from "../../src/search/lexical/query.js"
+import { refreshStampCache } from "../../src/search/lexical/stamp-cache.js"
+import { search } from "../../src/search/search.js"
+import { storeLayer, tempDir, testConfig } from "../support/env.js"
+import { mailSource, manualProposal } from "../support/fixtures.js"
+import { run, type Stores, sqlOf } from "../support/run.js"
+
+let dir: string
+let cleanup: () => void
+let config: ReturnType<typeof testConfig>
+let service: ManagedRuntime.ManagedRuntime<Stores, unknown>
+const agent = { grantId: "person:1", channel: "mcp" as const }
+const person = { grantId: "person:2", identity: "anna@example.com" }
+
+const at = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    yield* TestClock.setTime(Date.UTC(2026, 5, 15, 12))
+    return yield* effect
+  }).pipe(Effect.provide(TestContext.TestContext))
+
+const STATEMENTS = [
+  ["Rechnungen mit Skonto werden innerhalb von zehn Tagen bezahlt", ["Rechnung", "Skonto"]],
+  ["Die Lieferzeit für Hakenleisten erfragt der Einkauf beim Lieferanten", ["Lieferzeit", "Hakenleiste"]],
+  ["Zahlungsziele für Neukunden betragen dreißig Tage netto", ["Zahlungsziel", "Kunde"]]
+] as const
+
+const req = (text: string): SearchRequest => ({
+  scopes: ["sales"], cross_scope: false, as_of: null, include_proposals: true, limit: 10, text
+})
+
+/** The answer without what differs from run to run (durations). */
+const answerOf = (r: { response: { stages: unknown } & Record<string, unknown> }) => ({ ...r.response, stages: null })
+
+beforeEach(async () => {
+  ;({ dir, cleanup } = tempDir())
+  config = testConfig(dir)
+  await run(config, at(Effect.gen(function*() {
+    yield* (yield* ScopeStore).create("sales")
+    yield* storeSource(mailSource(), "service:1")
+    for (const [i, [statement, keywords]] of STATEMENTS.entries()) {
+      yield* propose(manualProposal(statement, { keywords: [...keywords], relations: [] }), agent)
+      yield* decide(`sales-${String(i + 1).padStart(4, "0")}`, { decision: "confirm", version: 1 }, person)
+    }
+  })))
+  // one service: its writes and its searches share the scope's connection, as a read-pool worker's do
+  service = ManagedRuntime.make(storeLayer(config) as Layer.Layer<Stores, unknown>)
+})
+afterEach(async () => {
+  await service.dispose()
+  cleanup()
+})
+
+const find = async (text: string) => {
+  const r = await service.runPromise(at(search(req(text), "00000000-0000-4000-8000-000000000000")))
+  return { heads: r.response.bundles.map((b) => b.head.ref), variants: r.response.query.variants, answer: answerOf(r) }
+}
+/** the answer of a search that reads everything from the file (no cache) */
+const fresh = async (text: string) =>
+  answerOf(await run(config, at(search(req(text), "00000000-0000-4000-8000-000000000000")).pipe(
+    Effect.provide(lexicalIndexLayer(lexicalOptions(config.file.search), { cache: false }))
+  )))
+const heldTerms = () => service.runPromise(Effect.map(sqlOf("sales"), (sql) => heldTermCount(sql)))
+/** The terms the connection holds after it read the file's stamp (carried through a write of this process, or started empty). */
+const heldTexts = () =>
+  service.runPromise(Effect.gen(function*() {
+    const sql = yield* sqlOf("sales")
+    yield* sql.withTransaction(refreshStampCache(sql))
+    return heldTermTexts(sql)
+  }))
+
+describe("a word's analysis kept under the stamp", () => {
+  it("a later question with the same word does not analyse it again", async () => {
+    const first = await find("Rechnug Skonto")
+    expect(first.variants["rechnug"]).toContain("rechnung")
+    const count = await heldTerms()
+    expect(count).toBe(2)
+    // the same typo beside another word: only the other word is analysed
+    const second = await find("Rechnug Lieferzeit")
+    expect(await heldTerms()).toBe(3)
+    expect(second.answer).toEqual(await fresh("Rechnug Lieferzeit"))
+    expect(second.heads).toEqual(expect.arrayContaining(["rule/sales-0001@2", "rule/sales-0002@2"]))
+  })
+
+  it("a word a write brings is known to the next search; a word it takes away is corrected again", async () => {
+    const before = await find("Rechnug Skonto")
+    expect(before.variants["rechnug"]).toContain("rechnung")
+    expect(before.answer).toEqual(await fresh("Rechnug Skonto"))
+
+    expect(await heldTexts()).toEqual(expect.arrayContaining(["rechnug", "skonto"]))
+    // a proposal that holds the word itself: it is known now, no typo of "Rechnung" any more
+    await service.runPromise(at(propose(manualProposal("Die Rechnug der Spedition prüft der Einkauf", { keywords: ["Rechnug"], relations: [] }), agent)))
+    // carried through the write: the word it did not touch stays analysed
+    expect(await heldTexts()).toContain("skonto")
+    const added = await find("Rechnug Skonto")
+    expect(added.variants["rechnug"]).not.toContain("rechnung")
+    expect(added.heads).toContain("rule/sales-0004@1")
+    expect(added.answer).toEqual(await fresh("Rechnug Skonto"))
+
+    // rejected: its rows leave the index, and the word with them: corrected again
+    await service.runPromise(at(decide("sales-0004", { decision: "reject", version: 1, reason: "not a rule" }, person)))
+    const removed = await find("Rechnug Skonto")
+    expect(removed.variants["rechnug"]).toContain("rechnung")
+    expect(removed.heads).not.toContain("rule/sales-0004@1")
+    expect(removed.answer).toEqual(await fresh("Rechnug Skonto"))
+    expect(removed.answer).toEqual(before.answer)
+  })
+})
