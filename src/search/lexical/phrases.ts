@@ -15,15 +15,25 @@
  * (lex_doc's rows are kept under the stamp too). The test compares both on random scopes.
  *
  * Bounded: past MAX_HELD phrase rows the phrases start again (a phrase of a common word at 100k
- * rules holds ~90k rows, 12 bytes each).
+ * rules holds ~90k rows, 12 bytes each; 28 once carried).
+ *
+ * Carried through a write of this process (stamp-cache.ts carryPart; the note names the seqs whose
+ * rows it rewrote): a term moves with the table's row count and average length and the phrase's
+ * number of rows, so a phrase held from an earlier stamp is brought up to date when next used
+ * (bm25.ts): each row's weighted frequency and length are found from its term once (checked bit
+ * for bit), the rewritten seqs' rows are asked of FTS5 alone (`rowid` = seq), and every term is
+ * computed again with FTS5's formula for the new counts. A phrase that cannot be (weights that are
+ * not whole numbers, a frequency that does not give the term back, too many rewritten rows, a
+ * chain of writes longer than the log) is read again from FTS5.
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
+import { avgdlOf, type Basis, frequencyOf, idfOf, readBasis, readLengths, termOf } from "./bm25.js"
 import type { LexFtsTable } from "./schema.js"
 import { grown } from "./scratch.js"
 import { bestIndices } from "./select.js"
-import { cachePart } from "./stamp-cache.js"
+import { cachePart, carryPart, type IndexChange } from "./stamp-cache.js"
 
 export type IndexedStatus = "confirmed" | "superseded" | "proposed"
 
@@ -44,6 +54,13 @@ type DocInfo = Omit<SubQueryRow, "score">
 interface PhraseRows {
   readonly seqs: Int32Array
   readonly terms: Float64Array
+  /** the part's epoch the terms belong to */
+  readonly epoch: number
+  /** the table's counts the terms were computed for (undefined: not read yet) */
+  readonly basis: Basis | undefined
+  /** each row's weighted frequency and tokens, once found (a carried phrase) */
+  readonly freqs: Float64Array | undefined
+  readonly lens: Float64Array | undefined
 }
 
 interface PhrasePart {
@@ -54,12 +71,48 @@ interface PhrasePart {
   held: number
   /** lex_doc by seq; null: no lex_doc row */
   readonly docs: Map<number, DocInfo | null>
+  /** one more with every write the part is carried through */
+  epoch: number
+  /** the seqs each carried write rewrote, by the epoch it began; the oldest go past MAX_LOG */
+  readonly log: Array<{ readonly epoch: number; readonly seqs: ReadonlyArray<number> }>
+  /** the tables' counts under this epoch */
+  readonly bases: Map<LexFtsTable, Basis | undefined>
+  /** the tables' row lengths by seq (NaN: not known), read whole once a phrase is carried */
+  readonly lengths: Map<LexFtsTable, Float64Array>
 }
 
 const PART = "phrases"
 const MAX_HELD = 4_000_000
+const MAX_LOG = 64
+/** rewritten rows past which a carried phrase is read again instead (each costs FTS5 a pass over its doclist) */
+const MAX_REWRITTEN = 16
 
-const emptyPart = (): PhrasePart => ({ phrases: new Map(), seen: new Set(), held: 0, docs: new Map() })
+const emptyPart = (): PhrasePart => ({
+  phrases: new Map(), seen: new Set(), held: 0, docs: new Map(), epoch: 0, log: [], bases: new Map(), lengths: new Map()
+})
+
+/**
+ * The part kept through noted changes that name their seqs: the phrases stay (brought up to date
+ * when next used), the lex_doc rows and lengths of the rewritten seqs are forgotten.
+ */
+const carry = (held: unknown, changes: ReadonlyArray<IndexChange>): PhrasePart | undefined => {
+  const part = held as PhrasePart
+  const seqs = new Set<number>()
+  for (const c of changes) {
+    if (c.seqs === undefined) return undefined
+    for (const s of c.seqs) seqs.add(s)
+  }
+  part.epoch++
+  part.log.push({ epoch: part.epoch, seqs: [...seqs] })
+  if (part.log.length > MAX_LOG) part.log.shift()
+  part.bases.clear()
+  for (const s of seqs) {
+    part.docs.delete(s)
+    for (const lengths of part.lengths.values()) if (s < lengths.length) lengths[s] = NaN
+  }
+  return part
+}
+carryPart(PART, carry)
 
 const MAX_SEEN = 100_000
 
@@ -106,8 +159,8 @@ const phraseSql = (table: LexFtsTable): string =>
     (SELECT rowid, bm25(${table}, ?, ?, ?, ?) AS score FROM ${table} WHERE ${table} MATCH ? LIMIT -1)`
 const PHRASE_SQL: Record<LexFtsTable, string> = { lex_word: phraseSql("lex_word"), lex_stem: phraseSql("lex_stem"), lex_tri: phraseSql("lex_tri") }
 
-/** The typed arrays of a phrase's two JSON arrays (terms negated: −bm25). */
-const phraseArrays = (rowids: unknown, scores: unknown): PhraseRows => {
+/** The rowids and terms (negated: −bm25) of a phrase's two JSON arrays. */
+const phraseArrays = (rowids: unknown, scores: unknown): { seqs: Int32Array; terms: Float64Array } => {
   const ids = JSON.parse(typeof rowids === "string" ? rowids : "[]") as Array<number>
   const bm25 = JSON.parse(typeof scores === "string" ? scores : "[]") as Array<number>
   const terms = new Float64Array(bm25.length)
@@ -115,27 +168,177 @@ const phraseArrays = (rowids: unknown, scores: unknown): PhraseRows => {
   return { seqs: Int32Array.from(ids), terms }
 }
 
+/** The phrase's rows in the rewritten seqs (one FTS5 query each: a rowid range keeps it to the row). */
+const ROWS_IN_SQL = (table: LexFtsTable): string =>
+  `SELECT json_group_array(rowid), json_group_array(score) FROM
+    (SELECT rowid, bm25(${table}, ?, ?, ?, ?) AS score FROM ${table} WHERE ${table} MATCH ? AND rowid >= ? AND rowid <= ? LIMIT -1)`
+const ROWS_IN: Record<LexFtsTable, string> = { lex_word: ROWS_IN_SQL("lex_word"), lex_stem: ROWS_IN_SQL("lex_stem"), lex_tri: ROWS_IN_SQL("lex_tri") }
+
+const basisOf = (sql: SqlClient, part: PhrasePart, table: LexFtsTable): Effect.Effect<Basis | undefined, SqlError> =>
+  part.bases.has(table)
+    ? Effect.succeed(part.bases.get(table))
+    : Effect.tap(readBasis(sql, table), (b) => Effect.sync(() => part.bases.set(table, b)))
+
+/** The table's row lengths by seq, the unknown ones of `seqs` read (all of them on first use). */
+const lengthsOf = (sql: SqlClient, part: PhrasePart, table: LexFtsTable, seqs: ArrayLike<number>): Effect.Effect<Float64Array, SqlError> =>
+  Effect.gen(function*() {
+    const known = part.lengths.get(table)
+    const missing: Array<number> = []
+    if (known !== undefined) {
+      for (let i = 0; i < seqs.length; i++) {
+        const s = seqs[i] as number
+        if (!(s < known.length) || Number.isNaN(known[s])) missing.push(s)
+      }
+      if (missing.length === 0) return known
+    }
+    const read = yield* readLengths(sql, table, known === undefined ? "all" : missing)
+    let max = known?.length ?? 0
+    for (const s of read.keys()) if (s + 1 > max) max = s + 1
+    for (let i = 0; i < seqs.length; i++) if ((seqs[i] as number) + 1 > max) max = (seqs[i] as number) + 1
+    let lengths = known ?? new Float64Array(0)
+    if (max > lengths.length) {
+      const grownTo = new Float64Array(Math.max(max, lengths.length * 2)).fill(NaN)
+      grownTo.set(lengths)
+      lengths = grownTo
+    }
+    for (const [s, d] of read) lengths[s] = d
+    part.lengths.set(table, lengths)
+    return lengths
+  })
+
+/** The seqs rewritten since `epoch`; undefined when the log no longer reaches back to it. */
+const rewrittenSince = (part: PhrasePart, epoch: number): Set<number> | undefined => {
+  const first = part.log[0]
+  if (first === undefined || first.epoch > epoch + 1) return undefined
+  const out = new Set<number>()
+  for (const entry of part.log) if (entry.epoch > epoch) for (const s of entry.seqs) out.add(s)
+  return out
+}
+
+/**
+ * A phrase held from an earlier epoch brought up to date (see the header), or undefined when it
+ * cannot be: then it is read again.
+ */
+const rebased = (
+  sql: SqlClient,
+  part: PhrasePart,
+  table: LexFtsTable,
+  weights: ReadonlyArray<number>,
+  phrase: string,
+  old: PhraseRows
+): Effect.Effect<PhraseRows | undefined, SqlError> =>
+  Effect.gen(function*() {
+    const rewritten = rewrittenSince(part, old.epoch)
+    if (rewritten === undefined || rewritten.size > MAX_REWRITTEN || !weights.every(Number.isInteger) || old.basis === undefined) return undefined
+    const basis = yield* basisOf(sql, part, table)
+    if (basis === undefined) return undefined
+    // the rows kept: every one but the rewritten seqs', with its frequency and length
+    const n = old.seqs.length
+    let freqs = old.freqs
+    let lens = old.lens
+    if (freqs === undefined || lens === undefined) {
+      const lengths = yield* lengthsOf(sql, part, table, old.seqs)
+      const idf = yield* idfOf(sql, old.basis.rows, n)
+      const avgdl = avgdlOf(old.basis)
+      freqs = new Float64Array(n)
+      lens = new Float64Array(n)
+      for (let i = 0; i < n; i++) {
+        const s = old.seqs[i] as number
+        if (rewritten.has(s)) continue
+        const d = lengths[s] as number
+        const f = Number.isNaN(d) ? undefined : frequencyOf(idf, avgdl, old.terms[i] as number, d)
+        if (f === undefined) return undefined
+        freqs[i] = f
+        lens[i] = d
+      }
+    }
+    // the rewritten seqs' rows as FTS5 gives them now
+    const addedSeqs: Array<number> = []
+    const addedTerms: Array<number> = []
+    for (const s of [...rewritten].sort((a, b) => a - b)) {
+      const rows = yield* sql.unsafe(ROWS_IN[table], [...weights, phrase, s, s]).values
+      const found = phraseArrays(rows[0]?.[0], rows[0]?.[1])
+      for (let i = 0; i < found.seqs.length; i++) {
+        addedSeqs.push(found.seqs[i] as number)
+        addedTerms.push(found.terms[i] as number)
+      }
+    }
+    let kept = 0
+    for (let i = 0; i < n; i++) if (!rewritten.has(old.seqs[i] as number)) kept++
+    const total = kept + addedSeqs.length
+    const idf = yield* idfOf(sql, basis.rows, total)
+    const avgdl = avgdlOf(basis)
+    const lengths = addedSeqs.length > 0 ? yield* lengthsOf(sql, part, table, addedSeqs) : undefined
+    const seqs = new Int32Array(total)
+    const terms = new Float64Array(total)
+    const newFreqs = new Float64Array(total)
+    const newLens = new Float64Array(total)
+    let j = 0
+    for (let i = 0; i < n; i++) {
+      const s = old.seqs[i] as number
+      if (rewritten.has(s)) continue
+      const f = freqs[i] as number
+      const d = lens[i] as number
+      seqs[j] = s
+      terms[j] = termOf(idf, avgdl, f, d)
+      newFreqs[j] = f
+      newLens[j] = d
+      j++
+    }
+    for (let i = 0; i < addedSeqs.length; i++) {
+      const s = addedSeqs[i] as number
+      const d = lengths?.[s] as number
+      const f = Number.isNaN(d) ? undefined : frequencyOf(idf, avgdl, addedTerms[i] as number, d)
+      if (f === undefined) return undefined
+      seqs[j] = s
+      terms[j] = addedTerms[i] as number
+      newFreqs[j] = f
+      newLens[j] = d
+      j++
+    }
+    return { seqs, terms, epoch: part.epoch, basis, freqs: newFreqs, lens: newLens }
+  })
+
+/** Keeps a phrase's rows in the part (all of them start again past MAX_HELD). */
+const hold = (part: PhrasePart, key: string, rows: PhraseRows, replaced: PhraseRows | undefined): PhraseRows => {
+  if (replaced !== undefined) part.held -= replaced.seqs.length
+  if (part.held + rows.seqs.length > MAX_HELD) {
+    part.phrases.clear()
+    part.held = 0
+  }
+  part.phrases.set(key, rows)
+  part.held += rows.seqs.length
+  return rows
+}
+
+let readWhole = 0
+
+/** How many phrases this thread has read whole from FTS5 (not carried, nor held): a measure for tests and the bench. */
+export const phrasesReadWhole = (): number => readWhole
+
 const phraseRows = (
   sql: SqlClient,
   part: PhrasePart,
   table: LexFtsTable,
   weights: ReadonlyArray<number>,
   phrase: string
-): Effect.Effect<PhraseRows, SqlError> => {
-  const key = keyOf(table, weights, phrase)
-  const known = part.phrases.get(key)
-  if (known !== undefined) return Effect.succeed(known)
-  return Effect.map(sql.unsafe(PHRASE_SQL[table], [...weights, phrase]).values, (rows) => {
-    const found = phraseArrays(rows[0]?.[0], rows[0]?.[1])
-    if (part.held + found.seqs.length > MAX_HELD) {
-      part.phrases.clear()
-      part.held = 0
+): Effect.Effect<PhraseRows, SqlError> =>
+  Effect.gen(function*() {
+    const key = keyOf(table, weights, phrase)
+    const known = part.phrases.get(key)
+    if (known !== undefined && known.epoch === part.epoch) return known
+    if (known !== undefined) {
+      const carried = yield* rebased(sql, part, table, weights, phrase, known)
+      if (carried !== undefined) return hold(part, key, carried, known)
+      part.phrases.delete(key)
+      part.held -= known.seqs.length
     }
-    part.phrases.set(key, found)
-    part.held += found.seqs.length
-    return found
+    const rows = yield* sql.unsafe(PHRASE_SQL[table], [...weights, phrase]).values
+    readWhole++
+    const basis = yield* basisOf(sql, part, table)
+    const found = phraseArrays(rows[0]?.[0], rows[0]?.[1])
+    return hold(part, key, { ...found, epoch: part.epoch, basis, freqs: undefined, lens: undefined }, undefined)
   })
-}
 
 /**
  * Scratch buffers, reused (a search allocates no large arrays): the sums and marks indexed by seq,

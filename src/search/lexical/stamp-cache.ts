@@ -37,6 +37,8 @@ const caches = new WeakMap<SqlClient, StampCache>()
 export interface IndexChange {
   readonly words: ReadonlyArray<string>
   readonly stems: ReadonlyArray<string>
+  /** the seqs (rowids) whose rows the change rewrote in every lexical table; absent: not known */
+  readonly seqs?: ReadonlyArray<number>
 }
 
 interface Note {
