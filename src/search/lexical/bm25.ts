@@ -10,8 +10,9 @@
  *   D     = the row's tokens (all columns)
  *   term  = idf * ((f * (k1 + 1.0)) / (f + k1 * (1 - b + b * D / avgdl)))   bm25 = −(0 + term)
  * The logarithm is SQLite's ln() — the same C library's log() FTS5 calls — not Math.log, which
- * may differ in the last bit. nRow and the column totals are FTS5's averages record (the %_data
- * row 1), D the row's %_docsize entry: varints, as FTS5 writes them.
+ * may differ in the last bit. D is the row's %_docsize entry (varints, as FTS5 writes them); nRow
+ * and nToken are the count and the sum of those entries (the averages record FTS5 keeps them in is
+ * written at the commit only, so a writer reading it in its own transaction would read old ones).
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -52,16 +53,8 @@ const varints = (hex: string): Array<number> => {
 
 const sum = (xs: ReadonlyArray<number>): number => xs.reduce((a, b) => a + b, 0)
 
-/** The table's averages record now; undefined for an empty table. */
-export const readBasis = (sql: SqlClient, table: LexFtsTable): Effect.Effect<Basis | undefined, SqlError> =>
-  Effect.map(sql.unsafe<{ h: string | null }>(`SELECT hex(block) AS h FROM ${table}_data WHERE id = 1`), (rows) => {
-    const v = varints(rows[0]?.h ?? "")
-    const n = v[0] ?? 0
-    return n > 0 ? { rows: n, tokens: sum(v.slice(1)) } : undefined
-  })
-
 /** The tokens of the given rows (all columns), by seq; a seq without a row is left out. */
-export const readLengths = (sql: SqlClient, table: LexFtsTable, seqs: ReadonlyArray<number> | "all"): Effect.Effect<Map<number, number>, SqlError> =>
+export const readLengths = (sql: SqlClient, table: LexFtsTable | string, seqs: ReadonlyArray<number> | "all"): Effect.Effect<Map<number, number>, SqlError> =>
   Effect.map(
     seqs === "all"
       ? sql.unsafe(`SELECT json_group_array(id), json_group_array(hex(sz)) FROM ${table}_docsize`).values

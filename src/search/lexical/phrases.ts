@@ -21,15 +21,15 @@
  * rows it rewrote): a term moves with the table's row count and average length and the phrase's
  * number of rows, so a phrase held from an earlier stamp is brought up to date when next used
  * (bm25.ts): each row's weighted frequency and length are found from its term once (checked bit
- * for bit), the rewritten seqs' rows are asked of FTS5 alone (`rowid` = seq), and every term is
- * computed again with FTS5's formula for the new counts. A phrase that cannot be (weights that are
+ * for bit), the rewritten seqs' rows are copied into a temp table with the same tokenizer where
+ * FTS5 gives their frequencies (the probe), and every term is computed again with FTS5's formula for the new counts. A phrase that cannot be (weights that are
  * not whole numbers, a frequency that does not give the term back, too many rewritten rows, a
  * chain of writes longer than the log) is read again from FTS5.
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
-import { avgdlOf, type Basis, frequencyOf, idfOf, readBasis, readLengths, termOf } from "./bm25.js"
+import { avgdlOf, type Basis, frequencyOf, idfOf, readLengths, termOf } from "./bm25.js"
 import type { LexFtsTable } from "./schema.js"
 import { grown } from "./scratch.js"
 import { bestIndices } from "./select.js"
@@ -75,20 +75,20 @@ interface PhrasePart {
   epoch: number
   /** the seqs each carried write rewrote, by the epoch it began; the oldest go past MAX_LOG */
   readonly log: Array<{ readonly epoch: number; readonly seqs: ReadonlyArray<number> }>
-  /** the tables' counts under this epoch */
-  readonly bases: Map<LexFtsTable, Basis | undefined>
-  /** the tables' row lengths by seq (NaN: not known), read whole once a phrase is carried */
-  readonly lengths: Map<LexFtsTable, Float64Array>
+  /** the tables' row lengths and their totals */
+  readonly lengths: Map<LexFtsTable, Lengths>
+  /** the rewritten rows copied for the epoch they were copied in */
+  readonly probes: Map<LexFtsTable, { readonly epoch: number; readonly probe: Probe }>
 }
 
 const PART = "phrases"
 const MAX_HELD = 4_000_000
 const MAX_LOG = 64
-/** rewritten rows past which a carried phrase is read again instead (each costs FTS5 a pass over its doclist) */
-const MAX_REWRITTEN = 16
+/** rewritten rows past which a carried phrase is read again instead */
+const MAX_REWRITTEN = 64
 
 const emptyPart = (): PhrasePart => ({
-  phrases: new Map(), seen: new Set(), held: 0, docs: new Map(), epoch: 0, log: [], bases: new Map(), lengths: new Map()
+  phrases: new Map(), seen: new Set(), held: 0, docs: new Map(), epoch: 0, log: [], lengths: new Map(), probes: new Map()
 })
 
 /**
@@ -105,10 +105,9 @@ const carry = (held: unknown, changes: ReadonlyArray<IndexChange>): PhrasePart |
   part.epoch++
   part.log.push({ epoch: part.epoch, seqs: [...seqs] })
   if (part.log.length > MAX_LOG) part.log.shift()
-  part.bases.clear()
   for (const s of seqs) {
     part.docs.delete(s)
-    for (const lengths of part.lengths.values()) if (s < lengths.length) lengths[s] = NaN
+    for (const lengths of part.lengths.values()) forgetLength(lengths, s)
   }
   return part
 }
@@ -168,43 +167,101 @@ const phraseArrays = (rowids: unknown, scores: unknown): { seqs: Int32Array; ter
   return { seqs: Int32Array.from(ids), terms }
 }
 
-/** The phrase's rows in the rewritten seqs (one FTS5 query each: a rowid range keeps it to the row). */
-const ROWS_IN_SQL = (table: LexFtsTable): string =>
+/**
+ * The rewritten rows, copied into a table of their own in the connection's temp schema with the
+ * same columns and tokenizer (its CREATE statement is the lexical table's own): a phrase's
+ * frequency in them is found there, where FTS5 reads a few rows, not the phrase's whole doclist
+ * in the scope's table (what `MATCH … AND rowid = …` costs: bm25 counts every row of the phrase).
+ */
+const probeName = (table: LexFtsTable): string => `${table}_probe`
+const PROBE_SQL = (table: LexFtsTable): string =>
   `SELECT json_group_array(rowid), json_group_array(score) FROM
-    (SELECT rowid, bm25(${table}, ?, ?, ?, ?) AS score FROM ${table} WHERE ${table} MATCH ? AND rowid >= ? AND rowid <= ? LIMIT -1)`
-const ROWS_IN: Record<LexFtsTable, string> = { lex_word: ROWS_IN_SQL("lex_word"), lex_stem: ROWS_IN_SQL("lex_stem"), lex_tri: ROWS_IN_SQL("lex_tri") }
+    (SELECT rowid, bm25(${probeName(table)}, ?, ?, ?, ?) AS score FROM temp.${probeName(table)} WHERE ${probeName(table)} MATCH ? LIMIT -1)`
+const PROBE_ROWS: Record<LexFtsTable, string> = { lex_word: PROBE_SQL("lex_word"), lex_stem: PROBE_SQL("lex_stem"), lex_tri: PROBE_SQL("lex_tri") }
+const probeDdl = new Map<LexFtsTable, string>()
 
-const basisOf = (sql: SqlClient, part: PhrasePart, table: LexFtsTable): Effect.Effect<Basis | undefined, SqlError> =>
-  part.bases.has(table)
-    ? Effect.succeed(part.bases.get(table))
-    : Effect.tap(readBasis(sql, table), (b) => Effect.sync(() => part.bases.set(table, b)))
+interface Probe {
+  readonly basis: Basis | undefined
+  readonly lengths: Map<number, number>
+}
 
-/** The table's row lengths by seq, the unknown ones of `seqs` read (all of them on first use). */
-const lengthsOf = (sql: SqlClient, part: PhrasePart, table: LexFtsTable, seqs: ArrayLike<number>): Effect.Effect<Float64Array, SqlError> =>
+/** The probe of `table` holding every seq of the part's log now (filled once per epoch). */
+const probeOf = (sql: SqlClient, part: PhrasePart, table: LexFtsTable): Effect.Effect<Probe, SqlError> =>
+  Effect.gen(function*() {
+    const known = part.probes.get(table)
+    if (known !== undefined && known.epoch === part.epoch) return known.probe
+    let ddl = probeDdl.get(table)
+    if (ddl === undefined) {
+      const rows = yield* sql<{ sql: string }>`SELECT sql FROM main.sqlite_master WHERE type = 'table' AND name = ${table}`
+      ddl = (rows[0]?.sql ?? "").replace(/^CREATE VIRTUAL TABLE\s+("?)\w+\1/i, `CREATE VIRTUAL TABLE IF NOT EXISTS temp.${probeName(table)}`)
+      probeDdl.set(table, ddl)
+    }
+    yield* sql.unsafe(ddl).raw
+    yield* sql.unsafe(`DELETE FROM temp.${probeName(table)}`).raw
+    const seqs = [...new Set(part.log.flatMap((e) => e.seqs))]
+    for (const s of seqs) {
+      yield* sql.unsafe(`INSERT INTO temp.${probeName(table)} (rowid, keywords, statement, relations, quote)
+        SELECT rowid, keywords, statement, relations, quote FROM main.${table} WHERE rowid = ?`, [s]).raw
+    }
+    const lengths = yield* readLengths(sql, `temp.${probeName(table)}`, "all")
+    let tokens = 0
+    for (const d of lengths.values()) tokens += d
+    const probe: Probe = { basis: lengths.size > 0 ? { rows: lengths.size, tokens } : undefined, lengths }
+    part.probes.set(table, { epoch: part.epoch, probe })
+    return probe
+  })
+
+/**
+ * A table's row lengths by seq (NaN: rewritten, not read again yet; −1: no row) and their totals:
+ * the counts bm25 reads (FTS5 keeps its own totals in memory until the commit, so the averages
+ * record a connection reads in its own write transaction is the old one; %_docsize is written at
+ * once). Read whole once, then only the rewritten rows.
+ */
+interface Lengths {
+  d: Float64Array
+  rows: number
+  tokens: number
+  readonly stale: Set<number>
+}
+
+const forgetLength = (l: Lengths, s: number): void => {
+  const d = s < l.d.length ? (l.d[s] as number) : -1
+  if (d >= 0) {
+    l.rows--
+    l.tokens -= d
+  }
+  if (s < l.d.length) l.d[s] = NaN
+  l.stale.add(s)
+}
+
+/** The table's lengths, current: read whole on first use, then the rewritten rows again. */
+const lengthsOf = (sql: SqlClient, part: PhrasePart, table: LexFtsTable): Effect.Effect<Lengths, SqlError> =>
   Effect.gen(function*() {
     const known = part.lengths.get(table)
-    const missing: Array<number> = []
-    if (known !== undefined) {
-      for (let i = 0; i < seqs.length; i++) {
-        const s = seqs[i] as number
-        if (!(s < known.length) || Number.isNaN(known[s])) missing.push(s)
-      }
-      if (missing.length === 0) return known
-    }
-    const read = yield* readLengths(sql, table, known === undefined ? "all" : missing)
-    let max = known?.length ?? 0
+    if (known !== undefined && known.stale.size === 0) return known
+    const seqs = known === undefined ? "all" : [...known.stale]
+    const read = yield* readLengths(sql, table, seqs)
+    const l: Lengths = known ?? { d: new Float64Array(0), rows: 0, tokens: 0, stale: new Set() }
+    let max = l.d.length
     for (const s of read.keys()) if (s + 1 > max) max = s + 1
-    for (let i = 0; i < seqs.length; i++) if ((seqs[i] as number) + 1 > max) max = (seqs[i] as number) + 1
-    let lengths = known ?? new Float64Array(0)
-    if (max > lengths.length) {
-      const grownTo = new Float64Array(Math.max(max, lengths.length * 2)).fill(NaN)
-      grownTo.set(lengths)
-      lengths = grownTo
+    for (const s of l.stale) if (s + 1 > max) max = s + 1
+    if (max > l.d.length) {
+      const d = new Float64Array(Math.max(max, l.d.length * 2)).fill(-1)
+      d.set(l.d)
+      l.d = d
     }
-    for (const [s, d] of read) lengths[s] = d
-    part.lengths.set(table, lengths)
-    return lengths
+    for (const s of l.stale) l.d[s] = -1
+    l.stale.clear()
+    for (const [s, d] of read) {
+      l.d[s] = d
+      l.rows++
+      l.tokens += d
+    }
+    part.lengths.set(table, l)
+    return l
   })
+
+const basisOf = (l: Lengths): Basis | undefined => (l.rows > 0 ? { rows: l.rows, tokens: l.tokens } : undefined)
 
 /** The seqs rewritten since `epoch`; undefined when the log no longer reaches back to it. */
 const rewrittenSince = (part: PhrasePart, epoch: number): Set<number> | undefined => {
@@ -230,14 +287,15 @@ const rebased = (
   Effect.gen(function*() {
     const rewritten = rewrittenSince(part, old.epoch)
     if (rewritten === undefined || rewritten.size > MAX_REWRITTEN || !weights.every(Number.isInteger) || old.basis === undefined) return undefined
-    const basis = yield* basisOf(sql, part, table)
+    const current = yield* lengthsOf(sql, part, table)
+    const basis = basisOf(current)
     if (basis === undefined) return undefined
     // the rows kept: every one but the rewritten seqs', with its frequency and length
     const n = old.seqs.length
     let freqs = old.freqs
     let lens = old.lens
     if (freqs === undefined || lens === undefined) {
-      const lengths = yield* lengthsOf(sql, part, table, old.seqs)
+      const lengths = current.d
       const idf = yield* idfOf(sql, old.basis.rows, n)
       const avgdl = avgdlOf(old.basis)
       freqs = new Float64Array(n)
@@ -245,22 +303,32 @@ const rebased = (
       for (let i = 0; i < n; i++) {
         const s = old.seqs[i] as number
         if (rewritten.has(s)) continue
-        const d = lengths[s] as number
-        const f = Number.isNaN(d) ? undefined : frequencyOf(idf, avgdl, old.terms[i] as number, d)
+        const d = s < lengths.length ? (lengths[s] as number) : -1
+        const f = d < 0 ? undefined : frequencyOf(idf, avgdl, old.terms[i] as number, d)
         if (f === undefined) return undefined
         freqs[i] = f
         lens[i] = d
       }
     }
-    // the rewritten seqs' rows as FTS5 gives them now
+    // the rewritten seqs' rows now: their frequencies from the probe, checked against its bm25
+    const probe = yield* probeOf(sql, part, table)
     const addedSeqs: Array<number> = []
-    const addedTerms: Array<number> = []
-    for (const s of [...rewritten].sort((a, b) => a - b)) {
-      const rows = yield* sql.unsafe(ROWS_IN[table], [...weights, phrase, s, s]).values
+    const addedFreqs: Array<number> = []
+    const addedLens: Array<number> = []
+    if (probe.basis !== undefined) {
+      const rows = yield* sql.unsafe(PROBE_ROWS[table], [...weights, phrase]).values
       const found = phraseArrays(rows[0]?.[0], rows[0]?.[1])
+      const probeIdf = yield* idfOf(sql, probe.basis.rows, found.seqs.length)
+      const probeAvgdl = avgdlOf(probe.basis)
       for (let i = 0; i < found.seqs.length; i++) {
-        addedSeqs.push(found.seqs[i] as number)
-        addedTerms.push(found.terms[i] as number)
+        const s = found.seqs[i] as number
+        if (!rewritten.has(s)) continue
+        const d = probe.lengths.get(s)
+        const f = d === undefined ? undefined : frequencyOf(probeIdf, probeAvgdl, found.terms[i] as number, d)
+        if (f === undefined || d === undefined) return undefined
+        addedSeqs.push(s)
+        addedFreqs.push(f)
+        addedLens.push(d)
       }
     }
     let kept = 0
@@ -268,7 +336,6 @@ const rebased = (
     const total = kept + addedSeqs.length
     const idf = yield* idfOf(sql, basis.rows, total)
     const avgdl = avgdlOf(basis)
-    const lengths = addedSeqs.length > 0 ? yield* lengthsOf(sql, part, table, addedSeqs) : undefined
     const seqs = new Int32Array(total)
     const terms = new Float64Array(total)
     const newFreqs = new Float64Array(total)
@@ -286,12 +353,10 @@ const rebased = (
       j++
     }
     for (let i = 0; i < addedSeqs.length; i++) {
-      const s = addedSeqs[i] as number
-      const d = lengths?.[s] as number
-      const f = Number.isNaN(d) ? undefined : frequencyOf(idf, avgdl, addedTerms[i] as number, d)
-      if (f === undefined) return undefined
-      seqs[j] = s
-      terms[j] = addedTerms[i] as number
+      const f = addedFreqs[i] as number
+      const d = addedLens[i] as number
+      seqs[j] = addedSeqs[i] as number
+      terms[j] = termOf(idf, avgdl, f, d)
       newFreqs[j] = f
       newLens[j] = d
       j++
@@ -335,7 +400,7 @@ const phraseRows = (
     }
     const rows = yield* sql.unsafe(PHRASE_SQL[table], [...weights, phrase]).values
     readWhole++
-    const basis = yield* basisOf(sql, part, table)
+    const basis = basisOf(yield* lengthsOf(sql, part, table))
     const found = phraseArrays(rows[0]?.[0], rows[0]?.[1])
     return hold(part, key, { ...found, epoch: part.epoch, basis, freqs: undefined, lens: undefined }, undefined)
   })
