@@ -69,12 +69,15 @@ export const readLengths = (sql: SqlClient, table: LexFtsTable | string, seqs: R
     }
   )
 
-/** The idf of a phrase with `hits` rows in a table of `rows` rows, by SQLite's ln(). */
-export const idfOf = (sql: SqlClient, rows: number, hits: number): Effect.Effect<number, SqlError> =>
-  Effect.map(sql.unsafe<{ v: number | null }>(`SELECT ln((? - ? + 0.5) / (? + 0.5)) AS v`, [rows, hits, hits]), (r) => {
-    const v = Number(r[0]?.v ?? 0)
-    return v <= 0 ? 1e-6 : v
-  })
+const IDF_SQL = [1, 2, 3].map((n) => `SELECT ${Array.from({ length: n }, (_, i) => `ln((? - ? + 0.5) / (? + 0.5)) AS v${i}`).join(", ")}`)
+
+/** The idfs of phrases with `hits` rows in tables of `rows` rows (at most three), by SQLite's ln(), in one statement. */
+export const idfsOf = (sql: SqlClient, pairs: ReadonlyArray<readonly [rows: number, hits: number]>): Effect.Effect<Array<number>, SqlError> =>
+  Effect.map(sql.unsafe(IDF_SQL[pairs.length - 1] as string, pairs.flatMap(([rows, hits]) => [rows, hits, hits])).values, (r) =>
+    pairs.map((_, i) => {
+      const v = Number(r[0]?.[i] ?? 0)
+      return v <= 0 ? 1e-6 : v
+    }))
 
 export const avgdlOf = (b: Basis): number => b.tokens / b.rows
 

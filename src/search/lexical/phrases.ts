@@ -29,7 +29,7 @@
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
-import { avgdlOf, type Basis, frequencyOf, idfOf, readLengths, termOf } from "./bm25.js"
+import { avgdlOf, type Basis, frequencyOf, idfsOf, readLengths, termOf } from "./bm25.js"
 import type { LexFtsTable } from "./schema.js"
 import { grown } from "./scratch.js"
 import { bestIndices } from "./select.js"
@@ -181,33 +181,41 @@ const PROBE_ROWS: Record<LexFtsTable, string> = { lex_word: PROBE_SQL("lex_word"
 const probeDdl = new Map<LexFtsTable, string>()
 
 interface Probe {
-  readonly basis: Basis | undefined
+  basis: Basis | undefined
   readonly lengths: Map<number, number>
+  /** the seqs copied (a seq without a row included) */
+  readonly has: Set<number>
 }
 
-/** The probe of `table` holding every seq of the part's log now (filled once per epoch). */
-const probeOf = (sql: SqlClient, part: PhrasePart, table: LexFtsTable): Effect.Effect<Probe, SqlError> =>
+/** The probe of `table` holding (at least) `seqs` as they are now: emptied at each epoch, then filled as phrases need. */
+const probeOf = (sql: SqlClient, part: PhrasePart, table: LexFtsTable, seqs: ReadonlySet<number>): Effect.Effect<Probe, SqlError> =>
   Effect.gen(function*() {
     const known = part.probes.get(table)
-    if (known !== undefined && known.epoch === part.epoch) return known.probe
-    let ddl = probeDdl.get(table)
-    if (ddl === undefined) {
-      const rows = yield* sql<{ sql: string }>`SELECT sql FROM main.sqlite_master WHERE type = 'table' AND name = ${table}`
-      ddl = (rows[0]?.sql ?? "").replace(/^CREATE VIRTUAL TABLE\s+("?)\w+\1/i, `CREATE VIRTUAL TABLE IF NOT EXISTS temp.${probeName(table)}`)
-      probeDdl.set(table, ddl)
+    const fresh = known === undefined || known.epoch !== part.epoch
+    const probe: Probe = fresh ? { basis: undefined, lengths: new Map(), has: new Set() } : known.probe
+    const missing = [...seqs].filter((s) => !probe.has.has(s))
+    if (!fresh && missing.length === 0) return probe
+    const name = `temp.${probeName(table)}`
+    if (fresh) {
+      let ddl = probeDdl.get(table)
+      if (ddl === undefined) {
+        const rows = yield* sql<{ sql: string }>`SELECT sql FROM main.sqlite_master WHERE type = 'table' AND name = ${table}`
+        ddl = (rows[0]?.sql ?? "").replace(/^CREATE VIRTUAL TABLE\s+("?)\w+\1/i, `CREATE VIRTUAL TABLE IF NOT EXISTS ${name}`)
+        probeDdl.set(table, ddl)
+      }
+      yield* sql.unsafe(ddl).raw
+      yield* sql.unsafe(`DELETE FROM ${name}`).raw
+      part.probes.set(table, { epoch: part.epoch, probe })
     }
-    yield* sql.unsafe(ddl).raw
-    yield* sql.unsafe(`DELETE FROM temp.${probeName(table)}`).raw
-    const seqs = [...new Set(part.log.flatMap((e) => e.seqs))]
-    for (const s of seqs) {
-      yield* sql.unsafe(`INSERT INTO temp.${probeName(table)} (rowid, keywords, statement, relations, quote)
+    for (const s of missing) {
+      yield* sql.unsafe(`INSERT INTO ${name} (rowid, keywords, statement, relations, quote)
         SELECT rowid, keywords, statement, relations, quote FROM main.${table} WHERE rowid = ?`, [s]).raw
+      probe.has.add(s)
     }
-    const lengths = yield* readLengths(sql, `temp.${probeName(table)}`, "all")
+    for (const [s, d] of yield* readLengths(sql, name, missing)) probe.lengths.set(s, d)
     let tokens = 0
-    for (const d of lengths.values()) tokens += d
-    const probe: Probe = { basis: lengths.size > 0 ? { rows: lengths.size, tokens } : undefined, lengths }
-    part.probes.set(table, { epoch: part.epoch, probe })
+    for (const d of probe.lengths.values()) tokens += d
+    probe.basis = probe.lengths.size > 0 ? { rows: probe.lengths.size, tokens } : undefined
     return probe
   })
 
@@ -296,7 +304,7 @@ const rebased = (
     let lens = old.lens
     if (freqs === undefined || lens === undefined) {
       const lengths = current.d
-      const idf = yield* idfOf(sql, old.basis.rows, n)
+      const [idf = 0] = yield* idfsOf(sql, [[old.basis.rows, n]])
       const avgdl = avgdlOf(old.basis)
       freqs = new Float64Array(n)
       lens = new Float64Array(n)
@@ -311,14 +319,22 @@ const rebased = (
       }
     }
     // the rewritten seqs' rows now: their frequencies from the probe, checked against its bm25
-    const probe = yield* probeOf(sql, part, table)
+    const probe = yield* probeOf(sql, part, table, rewritten)
     const addedSeqs: Array<number> = []
     const addedFreqs: Array<number> = []
     const addedLens: Array<number> = []
+    let kept = 0
+    for (let i = 0; i < n; i++) if (!rewritten.has(old.seqs[i] as number)) kept++
+    let found: { seqs: Int32Array; terms: Float64Array } = { seqs: new Int32Array(0), terms: new Float64Array(0) }
     if (probe.basis !== undefined) {
       const rows = yield* sql.unsafe(PROBE_ROWS[table], [...weights, phrase]).values
-      const found = phraseArrays(rows[0]?.[0], rows[0]?.[1])
-      const probeIdf = yield* idfOf(sql, probe.basis.rows, found.seqs.length)
+      found = phraseArrays(rows[0]?.[0], rows[0]?.[1])
+    }
+    let matched = 0
+    for (let i = 0; i < found.seqs.length; i++) if (rewritten.has(found.seqs[i] as number)) matched++
+    const total = kept + matched
+    const [idf = 0, probeIdf = 0] = yield* idfsOf(sql, probe.basis === undefined ? [[basis.rows, total]] : [[basis.rows, total], [probe.basis.rows, found.seqs.length]])
+    if (probe.basis !== undefined) {
       const probeAvgdl = avgdlOf(probe.basis)
       for (let i = 0; i < found.seqs.length; i++) {
         const s = found.seqs[i] as number
@@ -331,10 +347,6 @@ const rebased = (
         addedLens.push(d)
       }
     }
-    let kept = 0
-    for (let i = 0; i < n; i++) if (!rewritten.has(old.seqs[i] as number)) kept++
-    const total = kept + addedSeqs.length
-    const idf = yield* idfOf(sql, basis.rows, total)
     const avgdl = avgdlOf(basis)
     const seqs = new Int32Array(total)
     const terms = new Float64Array(total)
