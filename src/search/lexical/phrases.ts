@@ -298,6 +298,12 @@ const rebased = (
     const current = yield* lengthsOf(sql, part, table)
     const basis = basisOf(current)
     if (basis === undefined) return undefined
+    // the rewritten seqs as a mask (a phrase of a common word has most of the table's rows)
+    let top = 0
+    for (const s of rewritten) if (s > top) top = s
+    const mask = new Uint8Array(top + 1)
+    for (const s of rewritten) mask[s] = 1
+    const isRewritten = (s: number): boolean => s <= top && mask[s] === 1
     // the rows kept: every one but the rewritten seqs', with its frequency and length
     const n = old.seqs.length
     let freqs = old.freqs
@@ -310,7 +316,7 @@ const rebased = (
       lens = new Float64Array(n)
       for (let i = 0; i < n; i++) {
         const s = old.seqs[i] as number
-        if (rewritten.has(s)) continue
+        if (isRewritten(s)) continue
         const d = s < lengths.length ? (lengths[s] as number) : -1
         const f = d < 0 ? undefined : frequencyOf(idf, avgdl, old.terms[i] as number, d)
         if (f === undefined) return undefined
@@ -324,21 +330,21 @@ const rebased = (
     const addedFreqs: Array<number> = []
     const addedLens: Array<number> = []
     let kept = 0
-    for (let i = 0; i < n; i++) if (!rewritten.has(old.seqs[i] as number)) kept++
+    for (let i = 0; i < n; i++) if (!isRewritten(old.seqs[i] as number)) kept++
     let found: { seqs: Int32Array; terms: Float64Array } = { seqs: new Int32Array(0), terms: new Float64Array(0) }
     if (probe.basis !== undefined) {
       const rows = yield* sql.unsafe(PROBE_ROWS[table], [...weights, phrase]).values
       found = phraseArrays(rows[0]?.[0], rows[0]?.[1])
     }
     let matched = 0
-    for (let i = 0; i < found.seqs.length; i++) if (rewritten.has(found.seqs[i] as number)) matched++
+    for (let i = 0; i < found.seqs.length; i++) if (isRewritten(found.seqs[i] as number)) matched++
     const total = kept + matched
     const [idf = 0, probeIdf = 0] = yield* idfsOf(sql, probe.basis === undefined ? [[basis.rows, total]] : [[basis.rows, total], [probe.basis.rows, found.seqs.length]])
     if (probe.basis !== undefined) {
       const probeAvgdl = avgdlOf(probe.basis)
       for (let i = 0; i < found.seqs.length; i++) {
         const s = found.seqs[i] as number
-        if (!rewritten.has(s)) continue
+        if (!isRewritten(s)) continue
         const d = probe.lengths.get(s)
         const f = d === undefined ? undefined : frequencyOf(probeIdf, probeAvgdl, found.terms[i] as number, d)
         if (f === undefined || d === undefined) return undefined
@@ -348,6 +354,12 @@ const rebased = (
       }
     }
     const avgdl = avgdlOf(basis)
+    if (kept === n && addedSeqs.length === 0) {
+      // no row of the phrase rewritten: the same rows, their terms for the new counts
+      const terms = new Float64Array(n)
+      for (let i = 0; i < n; i++) terms[i] = termOf(idf, avgdl, freqs[i] as number, lens[i] as number)
+      return { seqs: old.seqs, terms, epoch: part.epoch, basis, freqs, lens }
+    }
     const seqs = new Int32Array(total)
     const terms = new Float64Array(total)
     const newFreqs = new Float64Array(total)
@@ -355,7 +367,7 @@ const rebased = (
     let j = 0
     for (let i = 0; i < n; i++) {
       const s = old.seqs[i] as number
-      if (rewritten.has(s)) continue
+      if (isRewritten(s)) continue
       const f = freqs[i] as number
       const d = lens[i] as number
       seqs[j] = s
