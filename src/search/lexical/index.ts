@@ -71,8 +71,8 @@ const rowTokens = (sql: SqlClient, seq: number) =>
 
 /**
  * Doc.reindexRule, noting the tokens of the rule's rows before and after it with the index stamps
- * around it (stamp-cache.ts noteIndexChange), so the connections' vocabularies are carried through
- * the write. Noted only when the stamp moved by the rule's own rows (≤ 2 changes of lex_doc, the
+ * around it (stamp-cache.ts noteIndexChange), so the connections' vocabularies and phrase rows are
+ * carried through the write. Noted only when the stamp moved by the rule's own rows (≤ 2 changes of lex_doc, the
  * same build).
  */
 const reindexNoted = (sql: SqlClient, ruleId: string, options: LexicalOptions) =>
@@ -87,7 +87,9 @@ const reindexNoted = (sql: SqlClient, ruleId: string, options: LexicalOptions) =
     const moved = seqOfIndexStamp(to) - seqOfIndexStamp(from)
     if (moved < 1 || moved > 2) return
     const after = yield* rowTokens(sql, seq)
-    noteIndexChange(from, to, { words: [...new Set([...before.words, ...after.words])], stems: [...new Set([...before.stems, ...after.stems])] })
+    noteIndexChange(from, to, {
+      words: [...new Set([...before.words, ...after.words])], stems: [...new Set([...before.stems, ...after.stems])], seqs: [seq]
+    })
   })
 
 export class LexicalIndex extends Context.Tag("Groundnote/LexicalIndex")<LexicalIndex, LexicalIndexShape>() {}

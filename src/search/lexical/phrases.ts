@@ -15,15 +15,25 @@
  * (lex_doc's rows are kept under the stamp too). The test compares both on random scopes.
  *
  * Bounded: past MAX_HELD phrase rows the phrases start again (a phrase of a common word at 100k
- * rules holds ~90k rows, 12 bytes each).
+ * rules holds ~90k rows, 12 bytes each; 28 once carried).
+ *
+ * Carried through a write of this process (stamp-cache.ts carryPart; the note names the seqs whose
+ * rows it rewrote): a term moves with the table's row count and average length and the phrase's
+ * number of rows, so a phrase held from an earlier stamp is brought up to date when next used
+ * (bm25.ts): each row's weighted frequency and length are found from its term once (checked bit
+ * for bit), the rewritten seqs' rows are copied into a temp table with the same tokenizer where
+ * FTS5 gives their frequencies (the probe), and every term is computed again with FTS5's formula for the new counts. A phrase that cannot be (weights that are
+ * not whole numbers, a frequency that does not give the term back, too many rewritten rows, a
+ * chain of writes longer than the log) is read again from FTS5.
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
+import { avgdlOf, type Basis, frequencyOf, idfsOf, readLengths, termOf } from "./bm25.js"
 import type { LexFtsTable } from "./schema.js"
 import { grown } from "./scratch.js"
 import { bestIndices } from "./select.js"
-import { cachePart } from "./stamp-cache.js"
+import { cachePart, carryPart, type IndexChange } from "./stamp-cache.js"
 
 export type IndexedStatus = "confirmed" | "superseded" | "proposed"
 
@@ -44,6 +54,13 @@ type DocInfo = Omit<SubQueryRow, "score">
 interface PhraseRows {
   readonly seqs: Int32Array
   readonly terms: Float64Array
+  /** the part's epoch the terms belong to */
+  readonly epoch: number
+  /** the table's counts the terms were computed for (undefined: not read yet) */
+  readonly basis: Basis | undefined
+  /** each row's weighted frequency and tokens, once found (a carried phrase) */
+  readonly freqs: Float64Array | undefined
+  readonly lens: Float64Array | undefined
 }
 
 interface PhrasePart {
@@ -54,12 +71,47 @@ interface PhrasePart {
   held: number
   /** lex_doc by seq; null: no lex_doc row */
   readonly docs: Map<number, DocInfo | null>
+  /** one more with every write the part is carried through */
+  epoch: number
+  /** the seqs each carried write rewrote, by the epoch it began; the oldest go past MAX_LOG */
+  readonly log: Array<{ readonly epoch: number; readonly seqs: ReadonlyArray<number> }>
+  /** the tables' row lengths and their totals */
+  readonly lengths: Map<LexFtsTable, Lengths>
+  /** the rewritten rows copied for the epoch they were copied in */
+  readonly probes: Map<LexFtsTable, { readonly epoch: number; readonly probe: Probe }>
 }
 
 const PART = "phrases"
 const MAX_HELD = 4_000_000
+const MAX_LOG = 64
+/** rewritten rows past which a carried phrase is read again instead */
+const MAX_REWRITTEN = 64
 
-const emptyPart = (): PhrasePart => ({ phrases: new Map(), seen: new Set(), held: 0, docs: new Map() })
+const emptyPart = (): PhrasePart => ({
+  phrases: new Map(), seen: new Set(), held: 0, docs: new Map(), epoch: 0, log: [], lengths: new Map(), probes: new Map()
+})
+
+/**
+ * The part kept through noted changes that name their seqs: the phrases stay (brought up to date
+ * when next used), the lex_doc rows and lengths of the rewritten seqs are forgotten.
+ */
+const carry = (held: unknown, changes: ReadonlyArray<IndexChange>): PhrasePart | undefined => {
+  const part = held as PhrasePart
+  const seqs = new Set<number>()
+  for (const c of changes) {
+    if (c.seqs === undefined) return undefined
+    for (const s of c.seqs) seqs.add(s)
+  }
+  part.epoch++
+  part.log.push({ epoch: part.epoch, seqs: [...seqs] })
+  if (part.log.length > MAX_LOG) part.log.shift()
+  for (const s of seqs) {
+    part.docs.delete(s)
+    for (const lengths of part.lengths.values()) forgetLength(lengths, s)
+  }
+  return part
+}
+carryPart(PART, carry)
 
 const MAX_SEEN = 100_000
 
@@ -106,8 +158,8 @@ const phraseSql = (table: LexFtsTable): string =>
     (SELECT rowid, bm25(${table}, ?, ?, ?, ?) AS score FROM ${table} WHERE ${table} MATCH ? LIMIT -1)`
 const PHRASE_SQL: Record<LexFtsTable, string> = { lex_word: phraseSql("lex_word"), lex_stem: phraseSql("lex_stem"), lex_tri: phraseSql("lex_tri") }
 
-/** The typed arrays of a phrase's two JSON arrays (terms negated: −bm25). */
-const phraseArrays = (rowids: unknown, scores: unknown): PhraseRows => {
+/** The rowids and terms (negated: −bm25) of a phrase's two JSON arrays. */
+const phraseArrays = (rowids: unknown, scores: unknown): { seqs: Int32Array; terms: Float64Array } => {
   const ids = JSON.parse(typeof rowids === "string" ? rowids : "[]") as Array<number>
   const bm25 = JSON.parse(typeof scores === "string" ? scores : "[]") as Array<number>
   const terms = new Float64Array(bm25.length)
@@ -115,27 +167,267 @@ const phraseArrays = (rowids: unknown, scores: unknown): PhraseRows => {
   return { seqs: Int32Array.from(ids), terms }
 }
 
+/**
+ * The rewritten rows, copied into a table of their own in the connection's temp schema with the
+ * same columns and tokenizer (its CREATE statement is the lexical table's own): a phrase's
+ * frequency in them is found there, where FTS5 reads a few rows, not the phrase's whole doclist
+ * in the scope's table (what `MATCH … AND rowid = …` costs: bm25 counts every row of the phrase).
+ */
+const probeName = (table: LexFtsTable): string => `${table}_probe`
+const PROBE_SQL = (table: LexFtsTable): string =>
+  `SELECT json_group_array(rowid), json_group_array(score) FROM
+    (SELECT rowid, bm25(${probeName(table)}, ?, ?, ?, ?) AS score FROM temp.${probeName(table)} WHERE ${probeName(table)} MATCH ? LIMIT -1)`
+const PROBE_ROWS: Record<LexFtsTable, string> = { lex_word: PROBE_SQL("lex_word"), lex_stem: PROBE_SQL("lex_stem"), lex_tri: PROBE_SQL("lex_tri") }
+const probeDdl = new Map<LexFtsTable, string>()
+
+interface Probe {
+  basis: Basis | undefined
+  readonly lengths: Map<number, number>
+  /** the seqs copied (a seq without a row included) */
+  readonly has: Set<number>
+}
+
+/** The probe of `table` holding (at least) `seqs` as they are now: emptied at each epoch, then filled as phrases need. */
+const probeOf = (sql: SqlClient, part: PhrasePart, table: LexFtsTable, seqs: ReadonlySet<number>): Effect.Effect<Probe, SqlError> =>
+  Effect.gen(function*() {
+    const known = part.probes.get(table)
+    const fresh = known === undefined || known.epoch !== part.epoch
+    const probe: Probe = fresh ? { basis: undefined, lengths: new Map(), has: new Set() } : known.probe
+    const missing = [...seqs].filter((s) => !probe.has.has(s))
+    if (!fresh && missing.length === 0) return probe
+    const name = `temp.${probeName(table)}`
+    if (fresh) {
+      let ddl = probeDdl.get(table)
+      if (ddl === undefined) {
+        const rows = yield* sql<{ sql: string }>`SELECT sql FROM main.sqlite_master WHERE type = 'table' AND name = ${table}`
+        ddl = (rows[0]?.sql ?? "").replace(/^CREATE VIRTUAL TABLE\s+("?)\w+\1/i, `CREATE VIRTUAL TABLE IF NOT EXISTS ${name}`)
+        probeDdl.set(table, ddl)
+      }
+      yield* sql.unsafe(ddl).raw
+      yield* sql.unsafe(`DELETE FROM ${name}`).raw
+      part.probes.set(table, { epoch: part.epoch, probe })
+    }
+    for (const s of missing) {
+      yield* sql.unsafe(`INSERT INTO ${name} (rowid, keywords, statement, relations, quote)
+        SELECT rowid, keywords, statement, relations, quote FROM main.${table} WHERE rowid = ?`, [s]).raw
+      probe.has.add(s)
+    }
+    for (const [s, d] of yield* readLengths(sql, name, missing)) probe.lengths.set(s, d)
+    let tokens = 0
+    for (const d of probe.lengths.values()) tokens += d
+    probe.basis = probe.lengths.size > 0 ? { rows: probe.lengths.size, tokens } : undefined
+    return probe
+  })
+
+/**
+ * A table's row lengths by seq (NaN: rewritten, not read again yet; −1: no row) and their totals:
+ * the counts bm25 reads (FTS5 keeps its own totals in memory until the commit, so the averages
+ * record a connection reads in its own write transaction is the old one; %_docsize is written at
+ * once). Read whole once, then only the rewritten rows.
+ */
+interface Lengths {
+  d: Float64Array
+  rows: number
+  tokens: number
+  readonly stale: Set<number>
+}
+
+const forgetLength = (l: Lengths, s: number): void => {
+  const d = s < l.d.length ? (l.d[s] as number) : -1
+  if (d >= 0) {
+    l.rows--
+    l.tokens -= d
+  }
+  if (s < l.d.length) l.d[s] = NaN
+  l.stale.add(s)
+}
+
+/** The table's lengths, current: read whole on first use, then the rewritten rows again. */
+const lengthsOf = (sql: SqlClient, part: PhrasePart, table: LexFtsTable): Effect.Effect<Lengths, SqlError> =>
+  Effect.gen(function*() {
+    const known = part.lengths.get(table)
+    if (known !== undefined && known.stale.size === 0) return known
+    const seqs = known === undefined ? "all" : [...known.stale]
+    const read = yield* readLengths(sql, table, seqs)
+    const l: Lengths = known ?? { d: new Float64Array(0), rows: 0, tokens: 0, stale: new Set() }
+    let max = l.d.length
+    for (const s of read.keys()) if (s + 1 > max) max = s + 1
+    for (const s of l.stale) if (s + 1 > max) max = s + 1
+    if (max > l.d.length) {
+      const d = new Float64Array(Math.max(max, l.d.length * 2)).fill(-1)
+      d.set(l.d)
+      l.d = d
+    }
+    for (const s of l.stale) l.d[s] = -1
+    l.stale.clear()
+    for (const [s, d] of read) {
+      l.d[s] = d
+      l.rows++
+      l.tokens += d
+    }
+    part.lengths.set(table, l)
+    return l
+  })
+
+const basisOf = (l: Lengths): Basis | undefined => (l.rows > 0 ? { rows: l.rows, tokens: l.tokens } : undefined)
+
+/** The seqs rewritten since `epoch`; undefined when the log no longer reaches back to it. */
+const rewrittenSince = (part: PhrasePart, epoch: number): Set<number> | undefined => {
+  const first = part.log[0]
+  if (first === undefined || first.epoch > epoch + 1) return undefined
+  const out = new Set<number>()
+  for (const entry of part.log) if (entry.epoch > epoch) for (const s of entry.seqs) out.add(s)
+  return out
+}
+
+/**
+ * A phrase held from an earlier epoch brought up to date (see the header), or undefined when it
+ * cannot be: then it is read again.
+ */
+const rebased = (
+  sql: SqlClient,
+  part: PhrasePart,
+  table: LexFtsTable,
+  weights: ReadonlyArray<number>,
+  phrase: string,
+  old: PhraseRows
+): Effect.Effect<PhraseRows | undefined, SqlError> =>
+  Effect.gen(function*() {
+    const rewritten = rewrittenSince(part, old.epoch)
+    if (rewritten === undefined || rewritten.size > MAX_REWRITTEN || !weights.every(Number.isInteger) || old.basis === undefined) return undefined
+    const current = yield* lengthsOf(sql, part, table)
+    const basis = basisOf(current)
+    if (basis === undefined) return undefined
+    // the rewritten seqs as a mask (a phrase of a common word has most of the table's rows)
+    let top = 0
+    for (const s of rewritten) if (s > top) top = s
+    const mask = new Uint8Array(top + 1)
+    for (const s of rewritten) mask[s] = 1
+    const isRewritten = (s: number): boolean => s <= top && mask[s] === 1
+    // the rows kept: every one but the rewritten seqs', with its frequency and length
+    const n = old.seqs.length
+    let freqs = old.freqs
+    let lens = old.lens
+    if (freqs === undefined || lens === undefined) {
+      const lengths = current.d
+      const [idf = 0] = yield* idfsOf(sql, [[old.basis.rows, n]])
+      const avgdl = avgdlOf(old.basis)
+      freqs = new Float64Array(n)
+      lens = new Float64Array(n)
+      for (let i = 0; i < n; i++) {
+        const s = old.seqs[i] as number
+        if (isRewritten(s)) continue
+        const d = s < lengths.length ? (lengths[s] as number) : -1
+        const f = d < 0 ? undefined : frequencyOf(idf, avgdl, old.terms[i] as number, d)
+        if (f === undefined) return undefined
+        freqs[i] = f
+        lens[i] = d
+      }
+    }
+    // the rewritten seqs' rows now: their frequencies from the probe, checked against its bm25
+    const probe = yield* probeOf(sql, part, table, rewritten)
+    const addedSeqs: Array<number> = []
+    const addedFreqs: Array<number> = []
+    const addedLens: Array<number> = []
+    let kept = 0
+    for (let i = 0; i < n; i++) if (!isRewritten(old.seqs[i] as number)) kept++
+    let found: { seqs: Int32Array; terms: Float64Array } = { seqs: new Int32Array(0), terms: new Float64Array(0) }
+    if (probe.basis !== undefined) {
+      const rows = yield* sql.unsafe(PROBE_ROWS[table], [...weights, phrase]).values
+      found = phraseArrays(rows[0]?.[0], rows[0]?.[1])
+    }
+    let matched = 0
+    for (let i = 0; i < found.seqs.length; i++) if (isRewritten(found.seqs[i] as number)) matched++
+    const total = kept + matched
+    const [idf = 0, probeIdf = 0] = yield* idfsOf(sql, probe.basis === undefined ? [[basis.rows, total]] : [[basis.rows, total], [probe.basis.rows, found.seqs.length]])
+    if (probe.basis !== undefined) {
+      const probeAvgdl = avgdlOf(probe.basis)
+      for (let i = 0; i < found.seqs.length; i++) {
+        const s = found.seqs[i] as number
+        if (!isRewritten(s)) continue
+        const d = probe.lengths.get(s)
+        const f = d === undefined ? undefined : frequencyOf(probeIdf, probeAvgdl, found.terms[i] as number, d)
+        if (f === undefined || d === undefined) return undefined
+        addedSeqs.push(s)
+        addedFreqs.push(f)
+        addedLens.push(d)
+      }
+    }
+    const avgdl = avgdlOf(basis)
+    if (kept === n && addedSeqs.length === 0) {
+      // no row of the phrase rewritten: the same rows, their terms for the new counts
+      const terms = new Float64Array(n)
+      for (let i = 0; i < n; i++) terms[i] = termOf(idf, avgdl, freqs[i] as number, lens[i] as number)
+      return { seqs: old.seqs, terms, epoch: part.epoch, basis, freqs, lens }
+    }
+    const seqs = new Int32Array(total)
+    const terms = new Float64Array(total)
+    const newFreqs = new Float64Array(total)
+    const newLens = new Float64Array(total)
+    let j = 0
+    for (let i = 0; i < n; i++) {
+      const s = old.seqs[i] as number
+      if (isRewritten(s)) continue
+      const f = freqs[i] as number
+      const d = lens[i] as number
+      seqs[j] = s
+      terms[j] = termOf(idf, avgdl, f, d)
+      newFreqs[j] = f
+      newLens[j] = d
+      j++
+    }
+    for (let i = 0; i < addedSeqs.length; i++) {
+      const f = addedFreqs[i] as number
+      const d = addedLens[i] as number
+      seqs[j] = addedSeqs[i] as number
+      terms[j] = termOf(idf, avgdl, f, d)
+      newFreqs[j] = f
+      newLens[j] = d
+      j++
+    }
+    return { seqs, terms, epoch: part.epoch, basis, freqs: newFreqs, lens: newLens }
+  })
+
+/** Keeps a phrase's rows in the part (all of them start again past MAX_HELD). */
+const hold = (part: PhrasePart, key: string, rows: PhraseRows, replaced: PhraseRows | undefined): PhraseRows => {
+  if (replaced !== undefined) part.held -= replaced.seqs.length
+  if (part.held + rows.seqs.length > MAX_HELD) {
+    part.phrases.clear()
+    part.held = 0
+  }
+  part.phrases.set(key, rows)
+  part.held += rows.seqs.length
+  return rows
+}
+
+let readWhole = 0
+
+/** How many phrases this thread has read whole from FTS5 (not carried, nor held): a measure for tests and the bench. */
+export const phrasesReadWhole = (): number => readWhole
+
 const phraseRows = (
   sql: SqlClient,
   part: PhrasePart,
   table: LexFtsTable,
   weights: ReadonlyArray<number>,
   phrase: string
-): Effect.Effect<PhraseRows, SqlError> => {
-  const key = keyOf(table, weights, phrase)
-  const known = part.phrases.get(key)
-  if (known !== undefined) return Effect.succeed(known)
-  return Effect.map(sql.unsafe(PHRASE_SQL[table], [...weights, phrase]).values, (rows) => {
-    const found = phraseArrays(rows[0]?.[0], rows[0]?.[1])
-    if (part.held + found.seqs.length > MAX_HELD) {
-      part.phrases.clear()
-      part.held = 0
+): Effect.Effect<PhraseRows, SqlError> =>
+  Effect.gen(function*() {
+    const key = keyOf(table, weights, phrase)
+    const known = part.phrases.get(key)
+    if (known !== undefined && known.epoch === part.epoch) return known
+    if (known !== undefined) {
+      const carried = yield* rebased(sql, part, table, weights, phrase, known)
+      if (carried !== undefined) return hold(part, key, carried, known)
+      part.phrases.delete(key)
+      part.held -= known.seqs.length
     }
-    part.phrases.set(key, found)
-    part.held += found.seqs.length
-    return found
+    const rows = yield* sql.unsafe(PHRASE_SQL[table], [...weights, phrase]).values
+    readWhole++
+    const basis = basisOf(yield* lengthsOf(sql, part, table))
+    const found = phraseArrays(rows[0]?.[0], rows[0]?.[1])
+    return hold(part, key, { ...found, epoch: part.epoch, basis, freqs: undefined, lens: undefined }, undefined)
   })
-}
 
 /**
  * Scratch buffers, reused (a search allocates no large arrays): the sums and marks indexed by seq,

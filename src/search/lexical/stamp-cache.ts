@@ -10,12 +10,12 @@
  * the same statement; they start empty when either stamp differs.
  * A connection without a cache (forgetStampCache) reads everything from the file.
  *
- * A write of one rule's lexical rows (index.ts reindexRule) notes which tokens it changed between
- * the stamp before and after it (noteIndexChange), on this thread and, through a BroadcastChannel,
+ * A write of one rule's lexical rows (index.ts reindexRule) notes which tokens and rows it changed
+ * between the stamp before and after it (noteIndexChange), on this thread and, through a BroadcastChannel,
  * on the others of the process (the read pool's workers, the redaction's apply thread). A cache
  * whose stamp leads by noted changes to the file's stamp is carried: each part with a carrier
- * (carryPart: the vocabulary) keeps what those tokens cannot have changed; every other part starts
- * empty. Without the chain of notes (another process, a rebuild, a note not arrived yet) the cache
+ * (carryPart: the vocabulary, the phrase rows) keeps what those changes cannot have changed or
+ * brings it up to date; every other part starts empty. Without the chain of notes (another process, a rebuild, a note not arrived yet) the cache
  * starts empty as before.
  */
 import { BroadcastChannel } from "node:worker_threads"
@@ -37,6 +37,8 @@ const caches = new WeakMap<SqlClient, StampCache>()
 export interface IndexChange {
   readonly words: ReadonlyArray<string>
   readonly stems: ReadonlyArray<string>
+  /** the seqs (rowids) whose rows the change rewrote in every lexical table; absent: not known */
+  readonly seqs?: ReadonlyArray<number>
 }
 
 interface Note {

@@ -3,7 +3,10 @@
  * one-step query of the OR of the same phrases: the same rows in the same order with the same
  * scores, bit for bit, on random tables (several columns with their weights, repeated words,
  * prefixes, phrases of two words, every status, rows without lex_doc, an excluded seq, few and many
- * matches around the limits) — and a write between two sub-queries changes the second.
+ * matches around the limits) — and a write between two sub-queries changes the second. Through
+ * noted writes of single rows (added, rewritten, removed, their status changed) the rows held are
+ * carried, not read again, and still answer exactly what FTS5 answers; a write without a note (another
+ * process) starts them again.
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
@@ -11,8 +14,14 @@ import fc from "fast-check"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { ScopeStore } from "../../../src/db/scope-store.js"
 import { altExpr } from "../../../src/search/lexical/match.js"
-import { answersFromPhraseRows, keepsPhraseRows, subQueryRows, type IndexedStatus } from "../../../src/search/lexical/phrases.js"
-import { forgetStampCache, refreshStampCache } from "../../../src/search/lexical/stamp-cache.js"
+import {
+  answersFromPhraseRows,
+  keepsPhraseRows,
+  phrasesReadWhole,
+  subQueryRows,
+  type IndexedStatus
+} from "../../../src/search/lexical/phrases.js"
+import { forgetStampCache, noteIndexChange, readIndexStamp, refreshStampCache } from "../../../src/search/lexical/stamp-cache.js"
 import { tempDir } from "../../support/env.js"
 import { run, sqlOf } from "../../support/run.js"
 import { lexConfig } from "./support.js"
@@ -178,6 +187,79 @@ describe("sub-queries from phrase rows", () => {
       expect(keepsPhraseRows(sql)).toBe(false)
       yield* refreshStampCache(sql)
       expect(keepsPhraseRows(sql)).toBe(true)
+    }))
+  })
+
+  it("carried through noted writes of single rows: the same rows and scores as FTS5 bit for bit, without reading the phrases again", async () => {
+    await run(lexConfig(dir), Effect.gen(function*() {
+      yield* Effect.flatMap(ScopeStore, (s) => s.create("sales"))
+      const sql = yield* sqlOf("sales")
+      const write = fc.record({
+        seq: fc.integer({ min: 1, max: 200 }),
+        doc: fc.option(doc, { nil: undefined })
+      })
+      const samples = fc.sample(fc.record({
+        docs: fc.array(doc, { minLength: 30, maxLength: 150 }),
+        queries: fc.array(fc.record({
+          phrases: fc.uniqueArray(phrase, { minLength: 1, maxLength: 5 }),
+          proposals: fc.boolean(),
+          exclude: fc.integer({ min: -1, max: 40 }),
+          limit: fc.integer({ min: 1, max: 60 })
+        }), { minLength: 1, maxLength: 4 }),
+        writes: fc.array(fc.array(write, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 4 })
+      }), { numRuns: 25, seed: 36 })
+      let compared = 0
+      let carried = 0
+      for (const s of samples) {
+        yield* fill(sql, s.docs)
+        yield* refreshStampCache(sql)
+        const ask = (q: (typeof s.queries)[number]) =>
+          Effect.gen(function*() {
+            const statuses: Array<IndexedStatus> = q.proposals ? ["confirmed", "superseded", "proposed"] : ["confirmed", "superseded"]
+            const want = yield* reference(sql, q.phrases, statuses, q.exclude, q.limit)
+            const got = yield* fromPhrases(sql, q.phrases, statuses, q.exclude, q.limit, q.limit)
+            expect(got, `${q.phrases.join(" OR ")}`).toEqual(want.map((r) => ({ seq: Number(r.seq), score: r.score })))
+            compared++
+          })
+        for (const q of s.queries) yield* ask(q)
+        for (const batch of s.writes) {
+          // each write of a row as the index writes a rule: its rows and its lex_doc row, the stamps noted
+          for (const w of batch) {
+            const from = yield* readIndexStamp(sql)
+            yield* sql.withTransaction(Effect.gen(function*() {
+              yield* sql`DELETE FROM lex_word WHERE rowid = ${w.seq}`.raw
+              yield* sql`DELETE FROM lex_doc WHERE seq = ${w.seq}`.raw
+              if (w.doc !== undefined) {
+                const d = w.doc
+                yield* sql`INSERT INTO lex_word (rowid, keywords, statement, relations, quote) VALUES (${w.seq}, ${d.cols[0]}, ${d.cols[1]}, ${d.cols[2]}, ${d.cols[3]})`.raw
+                yield* sql`INSERT INTO lex_doc (seq, rule_id, version, status, valid_from, valid_until)
+                  VALUES (${w.seq}, ${`sales-${w.seq}`}, 2, ${d.status === "none" ? "proposed" : d.status}, '2026-01-01', NULL)`.raw
+              }
+              else {
+                // a row without lex_doc goes, as every write of the index does, with a write of lex_doc
+                yield* sql`INSERT INTO lex_doc (seq, rule_id, version, status, valid_from, valid_until) VALUES (999, 'sales-999', 1, 'confirmed', '2026-01-01', NULL)`.raw
+                yield* sql`DELETE FROM lex_doc WHERE seq = 999`.raw
+              }
+            }))
+            const to = yield* readIndexStamp(sql)
+            if (from !== undefined && to !== undefined) noteIndexChange(from, to, { words: [], stems: [], seqs: [w.seq] })
+          }
+          yield* refreshStampCache(sql)
+          const readBefore = phrasesReadWhole()
+          // carried: phrases asked before the write answer from the rows kept
+          expect(answersFromPhraseRows(sql, "lex_word", s.queries[0]?.phrases ?? [], WEIGHTS)).toBe(true)
+          for (const q of s.queries) yield* ask(q)
+          expect(phrasesReadWhole(), "no phrase read again").toBe(readBefore)
+          carried++
+        }
+        // a write without a note (another process): the rows start again, the answers still FTS5's
+        yield* sql`INSERT INTO lex_doc (seq, rule_id, version, status, valid_from, valid_until) VALUES (500, 'sales-500', 1, 'confirmed', '2026-01-01', NULL)`.raw
+        yield* refreshStampCache(sql)
+        expect(answersFromPhraseRows(sql, "lex_word", s.queries[0]?.phrases ?? [], WEIGHTS)).toBe(false)
+        for (const q of s.queries) yield* ask(q)
+      }
+      expect(compared).toBeGreaterThan(150)
+      expect(carried).toBeGreaterThan(40)
     }))
   })
 })

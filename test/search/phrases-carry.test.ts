@@ -1,0 +1,172 @@
+/**
+ * The phrase rows carried through writes (src/search/lexical/phrases.ts, bm25.ts): a search of
+ * words asked before keeps its phrases' rows through a write of this process and brings them up to
+ * date instead of reading them again — and answers exactly what a search reading everything from
+ * the file answers: a new rule with the words is found, a rejected, superseded or redacted one is
+ * gone; a write whose note never arrives (another process: the CLI) starts the rows again.
+ */
+import { Effect, type Layer, ManagedRuntime, TestClock, TestContext } from "effect"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { ScopeStore } from "../../src/db/scope-store.js"
+import { decide } from "../../src/decision/decide.js"
+import type { SearchRequest } from "../../src/domain/search-schemas.js"
+import { propose } from "../../src/domain/proposals.js"
+import { storeSource } from "../../src/domain/sources.js"
+import { applyRedaction } from "../../src/redaction/apply.js"
+import { previewRedaction } from "../../src/redaction/preview.js"
+import { lexicalIndexLayer } from "../../src/search/lexical/index.js"
+import { lexicalOptions } from "../../src/search/lexical/options.js"
+import { phrasesReadWhole } from "../../src/search/lexical/phrases.js"
+import { search } from "../../src/search/search.js"
+import { storeLayer, tempDir, testConfig } from "../support/env.js"
+import { mailSource, manualProposal } from "../support/fixtures.js"
+import { run, type Stores, sqlOf } from "../support/run.js"
+
+let dir: string
+let cleanup: () => void
+let config: ReturnType<typeof testConfig>
+let service: ManagedRuntime.ManagedRuntime<Stores, unknown>
+const agent = { grantId: "person:1", channel: "mcp" as const }
+const person = { grantId: "person:2", identity: "anna@example.com" }
+
+const at = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    yield* TestClock.setTime(Date.UTC(2026, 5, 15, 12))
+    return yield* effect
+  }).pipe(Effect.provide(TestContext.TestContext))
+
+const STATEMENTS = [
+  ["Rechnungen mit Skonto werden innerhalb von zehn Tagen bezahlt", ["Rechnung", "Skonto"]],
+  ["Die Lieferzeit für Hakenleisten erfragt der Einkauf beim Lieferanten", ["Lieferzeit", "Hakenleiste"]],
+  ["Zahlungsziele für Neukunden betragen dreißig Tage netto", ["Zahlungsziel", "Kunde"]],
+  ["Rechnungen an Neukunden gehen per Post", ["Rechnung", "Kunde"]]
+] as const
+
+const TEXT = "Rechnung Skonto Tage Kunden"
+
+const req = (text: string): SearchRequest => ({
+  scopes: ["sales"], cross_scope: false, as_of: null, include_proposals: true, limit: 10, text
+})
+
+/** The answer without what differs from run to run (durations). */
+const answerOf = (r: { response: { stages: unknown } & Record<string, unknown> }) => ({ ...r.response, stages: null })
+
+beforeEach(async () => {
+  ;({ dir, cleanup } = tempDir())
+  config = testConfig(dir)
+  await run(config, at(Effect.gen(function*() {
+    yield* (yield* ScopeStore).create("sales")
+    yield* storeSource(mailSource(), "service:1")
+    for (const [i, [statement, keywords]] of STATEMENTS.entries()) {
+      yield* propose(manualProposal(statement, { keywords: [...keywords], relations: [] }), agent)
+      yield* decide(`sales-${String(i + 1).padStart(4, "0")}`, { decision: "confirm", version: 1 }, person)
+    }
+  })))
+  // one service: its writes and its searches share the scope's connection, as the running service's main thread does
+  service = ManagedRuntime.make(storeLayer(config) as Layer.Layer<Stores, unknown>)
+})
+afterEach(async () => {
+  await service.dispose()
+  cleanup()
+})
+
+const find = async (text = TEXT) => {
+  const r = await service.runPromise(at(search(req(text), "00000000-0000-4000-8000-000000000000")))
+  return { heads: r.response.bundles.map((b) => b.head.ref), bundles: JSON.stringify(r.response.bundles), answer: answerOf(r) }
+}
+/** the answer of a search that reads everything from the file (no cache) */
+const fresh = async (text = TEXT) =>
+  answerOf(await run(config, at(search(req(text), "00000000-0000-4000-8000-000000000000")).pipe(
+    Effect.provide(lexicalIndexLayer(lexicalOptions(config.file.search), { cache: false }))
+  )))
+const write = <A, E>(effect: Effect.Effect<A, E, Stores>) => service.runPromise(at(effect))
+/** The search after a write: its answer, and how many phrases it read whole from FTS5. */
+const afterWrite = async (text = TEXT) => {
+  const before = phrasesReadWhole()
+  const found = await find(text)
+  return { ...found, readWhole: phrasesReadWhole() - before }
+}
+
+describe("phrase rows through writes", () => {
+  it("a new rule with the words is found with FTS5's scores; rejected, superseded and redacted ones are gone — the rows carried, not read again", async () => {
+    // asked three times: the third answers from the phrase rows held
+    await find()
+    await find()
+    const steady = await find()
+    expect(steady.answer).toEqual(await fresh())
+
+    // a proposal with the words (its duplicate check runs on the same connection)
+    await write(propose(manualProposal("Rechnungen mit Skonto an Kunden werden in sieben Tagen bezahlt", {
+      keywords: ["Rechnung", "Skonto"], relations: []
+    }), agent))
+    const proposed = await afterWrite()
+    expect(proposed.readWhole).toBe(0)
+    expect(proposed.heads).toContain("rule/sales-0005@1")
+    expect(proposed.answer).toEqual(await fresh())
+
+    // confirmed, then superseded by a successor without "Skonto"
+    await write(decide("sales-0005", { decision: "confirm", version: 1 }, person))
+    const confirmed = await afterWrite()
+    expect(confirmed.readWhole).toBe(0)
+    expect(confirmed.answer).toEqual(await fresh())
+    await write(Effect.gen(function*() {
+      yield* propose(manualProposal("Rechnungen an Kunden werden in sieben Tagen bezahlt", {
+        keywords: ["Rechnung"], relations: [], supersedes: "sales-0005"
+      }), agent)
+      yield* decide("sales-0006", { decision: "confirm", version: 1 }, person)
+    }))
+    const superseded = await afterWrite("Skonto")
+    expect(superseded.answer).toEqual(await fresh("Skonto"))
+    expect(superseded.heads).not.toContain("rule/sales-0005@2")
+    expect((await afterWrite()).answer).toEqual(await fresh())
+
+    // a proposal rejected: its rows leave the index
+    await write(propose(manualProposal("Skonto gibt es für Kunden nur bei Vorkasse", { keywords: ["Skonto"], relations: [] }), agent))
+    expect((await afterWrite()).heads).toContain("rule/sales-0007@1")
+    await write(decide("sales-0007", { decision: "reject", version: 1, reason: "not a rule" }, person))
+    const rejected = await afterWrite()
+    expect(rejected.readWhole).toBe(0)
+    expect(rejected.heads).not.toContain("rule/sales-0007@1")
+    expect(rejected.answer).toEqual(await fresh())
+
+    // the word redacted: no rule holds it any more
+    await write(Effect.gen(function*() {
+      const sql = yield* sqlOf("sales")
+      const p = yield* previewRedaction(sql, "sales", "Skonto")
+      yield* applyRedaction(sql, {
+        scope: "sales", term: "Skonto", reason: "erasure request", preview: p.body.preview, requestedBy: "person:1",
+        decidedBy: "dpo@example.com", at: "2026-06-15T12:00:00Z"
+      })
+    }))
+    const redacted = await afterWrite("Skonto Rechnung")
+    expect(redacted.answer).toEqual(await fresh("Skonto Rechnung"))
+    expect(redacted.bundles).not.toMatch(/skonto/i)
+    expect((await afterWrite()).answer).toEqual(await fresh())
+  })
+
+  it("a write of another connection of this process is carried; a write without a note (another process) starts the rows again", async () => {
+    // the first search marks the phrases, the second (another text with the same words: no held answer) reads their rows
+    await find()
+    await find(`${TEXT} Post`)
+    // another connection of this process (its own store, as the apply thread has): the note reaches this one
+    await run(config, at(propose(manualProposal("Skonto für Kunden gilt zehn Tage", { keywords: ["Skonto"], relations: [] }), agent)))
+    const other = await afterWrite()
+    expect(other.readWhole).toBe(0)
+    expect(other.heads).toContain("rule/sales-0005@1")
+    expect(other.answer).toEqual(await fresh())
+
+    // another process (the CLI): its write moves the stamps, but no note arrives
+    await run(config, Effect.gen(function*() {
+      const sql = yield* sqlOf("sales")
+      yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`DELETE FROM lex_word WHERE rowid = (SELECT seq FROM lex_doc WHERE rule_id = 'sales-0005')`.raw
+        yield* sql`DELETE FROM lex_stem WHERE rowid = (SELECT seq FROM lex_doc WHERE rule_id = 'sales-0005')`.raw
+        yield* sql`DELETE FROM lex_doc WHERE rule_id = 'sales-0005'`.raw
+      }))
+    }))
+    const unnoted = await afterWrite()
+    expect(unnoted.readWhole).toBeGreaterThan(0)
+    expect(unnoted.heads).not.toContain("rule/sales-0005@1")
+    expect(unnoted.answer).toEqual(await fresh())
+  })
+})
