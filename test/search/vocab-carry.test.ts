@@ -5,34 +5,22 @@
  * brings is found by the next search, a word it removes is gone from it, and every answer equals
  * one read wholly from the file; a word the write did not touch is still held, not read again.
  */
-import { Effect, type Layer, ManagedRuntime, TestClock, TestContext } from "effect"
+import { Effect, type ManagedRuntime } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { ScopeStore } from "../../src/db/scope-store.js"
 import { decide } from "../../src/decision/decide.js"
-import type { SearchRequest } from "../../src/domain/search-schemas.js"
 import { propose } from "../../src/domain/proposals.js"
-import { storeSource } from "../../src/domain/sources.js"
-import { lexicalIndexLayer } from "../../src/search/lexical/index.js"
-import { lexicalOptions } from "../../src/search/lexical/options.js"
 import { refreshStampCache } from "../../src/search/lexical/stamp-cache.js"
 import { heldFrequency } from "../../src/search/lexical/vocab.js"
 import { search } from "../../src/search/search.js"
-import { storeLayer, tempDir, testConfig } from "../support/env.js"
-import { mailSource, manualProposal } from "../support/fixtures.js"
-import { run, type Stores, sqlOf } from "../support/run.js"
+import { tempDir, testConfig } from "../support/env.js"
+import { manualProposal } from "../support/fixtures.js"
+import { type Stores, sqlOf } from "../support/run.js"
+import { agent, answerOf, at, freshAnswer, person, salesRequest, SEARCH_ID, serviceOf, writeSales } from "./cache-support.js"
 
 let dir: string
 let cleanup: () => void
 let config: ReturnType<typeof testConfig>
 let service: ManagedRuntime.ManagedRuntime<Stores, unknown>
-const agent = { grantId: "person:1", channel: "mcp" as const }
-const person = { grantId: "person:2", identity: "anna@example.com" }
-
-const at = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.gen(function*() {
-    yield* TestClock.setTime(Date.UTC(2026, 5, 15, 12))
-    return yield* effect
-  }).pipe(Effect.provide(TestContext.TestContext))
 
 const STATEMENTS = [
   ["Rechnungen mit Skonto werden innerhalb von zehn Tagen bezahlt", ["Rechnung", "Skonto"]],
@@ -40,26 +28,13 @@ const STATEMENTS = [
   ["Zahlungsziele für Neukunden betragen dreißig Tage netto", ["Zahlungsziel", "Kunde"]]
 ] as const
 
-const req = (over: Partial<SearchRequest>): SearchRequest => ({
-  scopes: ["sales"], cross_scope: false, as_of: null, include_proposals: true, limit: 10, ...over
-})
-
-/** The answer without what differs from run to run (durations). */
-const answerOf = (r: { response: { stages: unknown } & Record<string, unknown> }) => ({ ...r.response, stages: null })
+const req = salesRequest
 
 beforeEach(async () => {
   ;({ dir, cleanup } = tempDir())
   config = testConfig(dir)
-  await run(config, at(Effect.gen(function*() {
-    yield* (yield* ScopeStore).create("sales")
-    yield* storeSource(mailSource(), "service:1")
-    for (const [i, [statement, keywords]] of STATEMENTS.entries()) {
-      yield* propose(manualProposal(statement, { keywords: [...keywords], relations: [] }), agent)
-      yield* decide(`sales-${String(i + 1).padStart(4, "0")}`, { decision: "confirm", version: 1 }, person)
-    }
-  })))
-  // one service: its writes and its searches share the scope's connection, as the running service's main thread does
-  service = ManagedRuntime.make(storeLayer(config) as Layer.Layer<Stores, unknown>)
+  await writeSales(config, STATEMENTS)
+  service = serviceOf(config)
 })
 afterEach(async () => {
   await service.dispose()
@@ -67,14 +42,12 @@ afterEach(async () => {
 })
 
 const find = async (text: string) => {
-  const r = await service.runPromise(at(search(req({ text }), "00000000-0000-4000-8000-000000000000")))
+  const r = await service.runPromise(at(search(req({ text }), SEARCH_ID)))
   return { heads: r.response.bundles.map((b) => b.head.ref), answer: answerOf(r) }
 }
 /** the answer of a search that reads everything from the file (no cache) */
 const fresh = async (text: string) =>
-  answerOf(await run(config, at(search(req({ text }), "00000000-0000-4000-8000-000000000000")).pipe(
-    Effect.provide(lexicalIndexLayer(lexicalOptions(config.file.search), { cache: false }))
-  )))
+  freshAnswer(config, req({ text }))
 /** What the connection holds of each word after it read the file's stamp (nothing else read). */
 const held = (...words: ReadonlyArray<string>) =>
   service.runPromise(Effect.gen(function*() {
