@@ -13,7 +13,7 @@ import { Effect } from "effect"
 import type { LexicalIndex } from "./lexical/index.js"
 import { explainOwnWords, type StageAResult } from "./stage-a.js"
 
-/** Below this best coverage, an answer found through lexicon expansions alone has no candidate (measured: docs in the decisions of stage a). */
+/** Below this best coverage, an answer found through lexicon expansions alone has no candidate (docs/decisions.md «Stage a: an answer found only through weak lexicon expansions has no candidate»). */
 export const EXPANSION_ONLY_MIN = 0.17
 
 /**

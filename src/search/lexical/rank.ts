@@ -82,7 +82,7 @@ export const WEAK_FACTOR = 0.5
 /**
  * A one-word German expansion also searches lex_stem as the head of a stored compound (its tail
  * token: Prüfung finds Erstteilprüfung), at this share of the syn weight: a compound is narrower
- * than its head, so it ranks below the whole-word tiers (measured: docs in the decisions of stage a).
+ * than its head, so it ranks below the whole-word tiers (docs/decisions.md «Stage a: a German lexicon expansion finds the compounds it heads»).
  */
 export const HEAD_FACTOR = 0.25
 
