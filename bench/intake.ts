@@ -13,6 +13,13 @@
  * size: the process's first proposals load the lexicon); every proposal runs the secret scan, the
  * quote check, the duplicate check and the classification. Goals: ≥ 100/s at every size, and the
  * rate at 10k ≥ 0.8× the rate at 1k (printed as goal lines).
+ *
+ * Then where a proposal's time goes, in process on the same scopes, one proposal at a time: intake()
+ * whole and, of it, the duplicate check (RuleIndex.similar: stage a over the statement right after the
+ * proposal's own rows, inside its write transaction, architecture.md §6.3), which holds the scope's
+ * one writer and so bounds the rate at 1000 / its ms per second whatever else gets faster; and how
+ * many answers the check would change if it ran before the proposal's own rows (as a check outside
+ * the write, on the read pool, would): its top 3 and the coverage stored with each mark.
  */
 import { fork } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -25,7 +32,8 @@ import { OpsStore } from "../src/db/ops-store.js"
 import { ScopeStore } from "../src/db/scope-store.js"
 import { intake } from "../src/domain/intake.js"
 import type { ProposalRequest } from "../src/domain/proposal-schemas.js"
-import { propose } from "../src/domain/proposals.js"
+import { insertProposal, propose } from "../src/domain/proposals.js"
+import { RuleIndex } from "../src/domain/rule-index.js"
 import { storeSource } from "../src/domain/sources.js"
 import { publicListener } from "../src/http/server.js"
 import { LexicalIndex } from "../src/search/lexical/index.js"
@@ -106,6 +114,7 @@ const runAt = (existing: number, mode: "manual" | "autonomous", rounds: number, 
 export const intakeBench = async (): Promise<void> => {
   await intakeHttpBench()
   if (process.env.BENCH_INTAKE_HTTP_ONLY === "1") return
+  await intakeSplitBench(httpSizes())
   const existing = Number(process.env.BENCH_INTAKE_RULES ?? 10_000)
   console.log(`\nintake: propose with the secret scan and the classification (intake) against propose without them, at ${existing} rules`)
   console.log("mode       | propose ms | intake ms | ratio intake/propose | adopted")
@@ -130,6 +139,26 @@ const httpProposal = (i: number) => ({
   speaker: "Maria", relations: [{ kind: "supplier", name: httpSentence(2), ref: null }], keywords: [httpWord(), httpWord()]
 })
 
+/** The scope `bench` with `rules` confirmed rules (lexical index rebuilt) and the mail the proposals quote, stored by `feeder`. */
+const seedHttpScope = (rules: number, feeder: string) =>
+  Effect.gen(function*() {
+    const store = yield* ScopeStore
+    yield* store.create("bench")
+    const { sql } = yield* store.use("bench")
+    yield* sql.withTransaction(Effect.gen(function*() {
+      yield* seedManualSource(sql)
+      yield* seedConfirmedRules(sql, 1, rules, (seq) => ({
+        statement: `${httpSentence(10 + (seq % 5))} (${seq})`, keywords: [httpWord(), httpWord()],
+        relations: [{ kind: "supplier", name: httpSentence(2), ref: null }], quote: HTTP_LINES[seq % HTTP_LINES.length] ?? ""
+      }))
+      yield* Effect.flatMap(LexicalIndex, (lex) => lex.rebuild(sql))
+    }))
+    yield* storeSource({
+      scope: "bench", attachments: [], text: HTTP_LINES.join("\n"),
+      source: { kind: "mail", id: HTTP_MAIL, title: "Regeln", occurred_at: "2026-03-12T09:15:00Z", sender: "maria@acme.example", thread: null, link: null }
+    }, feeder)
+  })
+
 interface HttpRate { readonly rules: number; readonly perSecond: number; readonly p50: number; readonly p99: number; readonly other: string }
 
 const httpAt = async (rules: number, seconds: number): Promise<HttpRate> => {
@@ -145,23 +174,9 @@ const httpAt = async (rules: number, seconds: number): Promise<HttpRate> => {
   ))
   try {
     const token = await runtime.runPromise(Effect.gen(function*() {
-      const store = yield* ScopeStore
-      yield* store.create("bench")
-      const { sql } = yield* store.use("bench")
-      yield* sql.withTransaction(Effect.gen(function*() {
-        yield* seedManualSource(sql)
-        yield* seedConfirmedRules(sql, 1, rules, (seq) => ({
-          statement: `${httpSentence(10 + (seq % 5))} (${seq})`, keywords: [httpWord(), httpWord()],
-          relations: [{ kind: "supplier", name: httpSentence(2), ref: null }], quote: HTTP_LINES[seq % HTTP_LINES.length] ?? ""
-        }))
-        yield* Effect.flatMap(LexicalIndex, (lex) => lex.rebuild(sql))
-      }))
       const grant = yield* Effect.flatMap(OpsStore, (ops) =>
         ops.createGrant({ kind: "service", auth: "bearer", scopes: ["bench"], rights: ["read", "propose"] }))
-      yield* storeSource({
-        scope: "bench", attachments: [], text: HTTP_LINES.join("\n"),
-        source: { kind: "mail", id: HTTP_MAIL, title: "Regeln", occurred_at: "2026-03-12T09:15:00Z", sender: "maria@acme.example", thread: null, link: null }
-      }, grant.id)
+      yield* seedHttpScope(rules, grant.id)
       return "token" in grant ? grant.token ?? "" : ""
     }))
     const bodies = Array.from({ length: 400 * (seconds + 2) }, (_, i) => JSON.stringify(httpProposal(rules + i)))
@@ -188,8 +203,11 @@ const httpAt = async (rules: number, seconds: number): Promise<HttpRate> => {
   }
 }
 
+const httpSizes = (): Array<number> =>
+  (process.env.BENCH_INTAKE_HTTP_SIZES ?? "1000,3000,10000").split(",").map((x) => Number(x.trim())).filter((n) => n > 0)
+
 export const intakeHttpBench = async (): Promise<void> => {
-  const sizes = (process.env.BENCH_INTAKE_HTTP_SIZES ?? "1000,3000,10000").split(",").map((x) => Number(x.trim())).filter((n) => n > 0)
+  const sizes = httpSizes()
   const seconds = Number(process.env.BENCH_INTAKE_SECONDS ?? 8)
   console.log(`
 POST /v1/proposals over HTTP: ${HTTP_CLIENTS} keep-alive clients in a process of their own, ${seconds} s counted after 2 s of warm-up, ` +
@@ -215,5 +233,96 @@ POST /v1/proposals over HTTP: ${HTTP_CLIENTS} keep-alive clients in a process of
     const ratio = last.perSecond / first.perSecond
     console.log(goalLine(`POST /v1/proposals rate at ${last.rules} rules ≥ 0.8× the rate at ${first.rules}`, ratio >= 0.8,
       `${last.perSecond.toFixed(1)} against ${first.perSecond.toFixed(1)}/s, ×${ratio.toFixed(2)}`))
+  }
+}
+
+// ---- where a proposal's time goes, in process ---------------------------------------------------
+
+const SPLIT_WARM = 20
+const SPLIT_COUNT = 100
+
+/** A new proposal of the mail as both doors complete it (bench/intake-client.ts sends it without said_at and valid_from). */
+const splitRequest = (i: number): ProposalRequest => ({
+  ...httpProposal(i), kind: "rule", source: { kind: "mail", id: HTTP_MAIL, quote: (HTTP_LINES[i % HTTP_LINES.length] ?? "").slice(9, 80), link: null },
+  relations: [{ kind: "supplier", name: httpSentence(2), ref: null }], said_at: "2026-03-12T09:15:00Z", valid_from: "2026-03-12", supersedes: null
+})
+
+interface Split {
+  readonly rules: number
+  /** median ms of intake() whole and of its duplicate check */
+  readonly intake: number
+  readonly check: number
+  /** of `compared` proposals: top 3 (refs in order) and the stored coverages that differ when the check runs before the proposal's own rows */
+  readonly compared: number
+  readonly otherTop3: number
+  readonly otherCoverage: number
+}
+
+const splitAt = (rules: number) =>
+  Effect.gen(function*() {
+    yield* seedHttpScope(rules, "service:1")
+    const store = yield* ScopeStore
+    const index = yield* RuleIndex
+    const by = { grantId: "service:1", channel: "api" as const, requestId: null }
+    // intake() with the duplicate check timed where insertProposal runs it
+    let checkMs = 0
+    const timedIndex = {
+      ...index,
+      similar: (...args: Parameters<typeof index.similar>) =>
+        Effect.suspend(() => {
+          const t0 = performance.now()
+          return Effect.ensuring(index.similar(...args), Effect.sync(() => {
+            checkMs = performance.now() - t0
+          }))
+        })
+    }
+    const whole: Array<number> = []
+    const check: Array<number> = []
+    let next = rules + 1_000_000
+    for (let i = 0; i < SPLIT_WARM + SPLIT_COUNT; i++) {
+      const ms = yield* timed(intake(splitRequest(next++), by).pipe(Effect.provideService(RuleIndex, timedIndex)))
+      if (i < SPLIT_WARM) continue
+      whole.push(ms)
+      check.push(checkMs)
+    }
+    // the check before the proposal's own rows against the check intake runs, in the same transaction
+    let otherTop3 = 0
+    let otherCoverage = 0
+    for (let i = 0; i < SPLIT_COUNT; i++) {
+      const req = splitRequest(next++)
+      const { before, after } = yield* store.write("bench", ({ sql }) =>
+        Effect.gen(function*() {
+          const seq = (yield* sql<{ seq: number }>`SELECT coalesce(max(seq), 0) + 1 AS seq FROM rule`)[0]?.seq ?? 1
+          const before = yield* index.similar(sql, req, seq, "2026-03-12")
+          const ins = yield* insertProposal(sql, req, by, { now: "2026-03-12T10:00:00.000Z", today: "2026-03-12" })
+          const marks = yield* sql<{ ref: string; coverage: number }>`SELECT ref, coverage FROM proposal_neighbour WHERE rule_id = ${ins.id} ORDER BY rank`
+          return { before, after: marks }
+        }))
+      if (before.map((c) => c.ref).join() !== after.map((c) => c.ref).join()) otherTop3++
+      else if (before.some((c, k) => Math.min(1, Math.max(0, c.coverage)) !== after[k]?.coverage)) otherCoverage++
+    }
+    return {
+      rules, intake: median(whole), check: median(check), compared: SPLIT_COUNT, otherTop3, otherCoverage
+    } satisfies Split
+  })
+
+export const intakeSplitBench = async (sizes: ReadonlyArray<number>): Promise<void> => {
+  console.log(`\nwhere a proposal's time goes, in process, one at a time (${SPLIT_COUNT} proposals after ${SPLIT_WARM}, medians): ` +
+    "intake() whole and its duplicate check, which runs inside the write transaction and bounds the rate at 1000 / its ms per second; " +
+    "then the same check run before the proposal's own rows (outside the write): answers that would change")
+  console.log("confirmed rules | intake ms | check ms | check share | rate bound by the check | other top 3 | same top 3, other coverage")
+  for (const rules of sizes) {
+    const dir = mkdtempSync(join(tmpdir(), "gn-bench-intake-split-"))
+    const config = benchConfig(dir, { approval: { default_mode: "manual", own_domains: ["acme.example"] } })
+    try {
+      const r = await Effect.runPromise(splitAt(rules).pipe(
+        Effect.provide(ServicesLive(config)), Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Warning)
+      ))
+      console.log(`${String(r.rules).padStart(15)} | ${r.intake.toFixed(1).padStart(9)} | ${r.check.toFixed(1).padStart(8)} | ` +
+        `${`${(100 * r.check / r.intake).toFixed(0)} %`.padStart(11)} | ${`${(1000 / r.check).toFixed(0)}/s`.padStart(23)} | ` +
+        `${`${r.otherTop3} of ${r.compared}`.padStart(11)} | ${`${r.otherCoverage} of ${r.compared}`.padStart(26)}`)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   }
 }
