@@ -31,6 +31,17 @@ export const reciprocalRank = (ranked: ReadonlyArray<string>, relevant: Readonly
   return i === -1 ? 0 : 1 / (i + 1)
 }
 
+/** Where a query's first relevant item stands within the first k: first, second or third, fourth to k-th, or not there. */
+export type RankBand = "1" | "2–3" | "4–k" | "none"
+export const RANK_BANDS: ReadonlyArray<RankBand> = ["1", "2–3", "4–k", "none"]
+
+/** The band of the first relevant item within the first k; null without relevant items. */
+export const rankBand = (ranked: ReadonlyArray<string>, relevant: ReadonlySet<string>, k: number): RankBand | null => {
+  if (relevant.size === 0) return null
+  const i = topK(ranked, k).findIndex((key) => relevant.has(key))
+  return i === -1 ? "none" : i === 0 ? "1" : i <= 2 ? "2–3" : "4–k"
+}
+
 /** Discounted cumulative gain of a gain list: Σ gain_i / log2(i + 1), i from 1. */
 export const dcg = (gains: ReadonlyArray<number>): number =>
   gains.reduce((sum, g, i) => sum + g / Math.log2(i + 2), 0)

@@ -45,7 +45,7 @@ import {
 } from "./corpus.js"
 import { type Loaded, loadCorpus } from "./load.js"
 import { DIRECTION_NAMES, selectCorpora, slicesOf } from "./slices.js"
-import { mean, ndcgAtK, type QueryOutcome, reciprocalRank, recallAtK, type Summary, summarize } from "./metrics.js"
+import { mean, ndcgAtK, type QueryOutcome, RANK_BANDS, rankBand, reciprocalRank, recallAtK, type Summary, summarize } from "./metrics.js"
 import { EVAL_MODEL, EVAL_MODEL_DIR, evalConfig, type Feature, fixedClock } from "./setup.js"
 
 const K = 10
@@ -292,6 +292,28 @@ const missesOf = (rows: ReadonlyArray<Row>): string =>
     return [`misses of ${r.configuration.name}:`, ...lines].join("\n")
   }).join("\n")
 
+/**
+ * Per configuration and category: how many answerable queries have their first relevant head
+ * first, second or third, fourth to tenth, or not in the first ten — whether a category misses
+ * its rules (recall) or finds them and ranks them low (MRR).
+ */
+const bandsOf = (rows: ReadonlyArray<Row>, corpus: Corpus): string => {
+  const slices = slicesOf(corpus)
+  const bandName = (b: string) => (b === "4–k" ? `4–${K}` : b)
+  const width = (name: string) => Math.max(name.length, 5)
+  const head = [pad("first relevant at", 26, true), ...slices.map((s) => pad(s.name, width(s.name)))]
+  return rows.map((r) => {
+    const lines = [`${r.configuration.name}:`, head.join(" | "), head.map((h) => "-".repeat(h.length)).join("-|-")]
+    for (const band of RANK_BANDS) {
+      lines.push([pad(bandName(band), 26, true), ...slices.map((s) => {
+        const n = r.measured.filter((m) => s.has(m) && rankBand(m.outcome.ranked, m.outcome.relevant, K) === band).length
+        return pad(String(n), width(s.name))
+      })].join(" | "))
+    }
+    return lines.join("\n")
+  }).join("\n\n")
+}
+
 /** One corpus's heading, sizes and tables, after every configuration ran on it. */
 const runCorpus = (info: CorpusInfo, configs: ReadonlyArray<Configuration>, misses: boolean, explain: ReadonlySet<string>) =>
   Effect.gen(function*() {
@@ -311,7 +333,7 @@ const runCorpus = (info: CorpusInfo, configs: ReadonlyArray<Configuration>, miss
     console.log(table(rows))
     console.log(`\n${categoryTable(rows, corpus)}`)
     console.log(`\n${goalTable(rows, corpus)}`)
-    if (misses) console.log(`\n${missesOf(rows)}`)
+    if (misses) console.log(`\n${bandsOf(rows, corpus)}\n\n${missesOf(rows)}`)
     for (const r of rows) {
       const explained = r.measured.flatMap((m) => (m.explained === undefined ? [] : [m.explained]))
       if (explained.length > 0) console.log(`\nexplained by ${r.configuration.name}:\n${explained.join("\n")}`)

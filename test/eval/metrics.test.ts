@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { dcg, mean, ndcgAtK, recallAtK, reciprocalRank, summarize } from "../../eval/metrics.js"
+import { dcg, mean, ndcgAtK, rankBand, recallAtK, reciprocalRank, summarize } from "../../eval/metrics.js"
 
 const rel = (...keys: Array<string>) => new Set(keys)
 
@@ -18,6 +18,23 @@ describe("recall@k", () => {
     // the repeat does not push b out of the first 2
     expect(recallAtK(["a", "a", "b"], rel("a", "b"), 2)).toBe(1)
     expect(recallAtK(["a"], rel(), 10)).toBeNaN()
+  })
+})
+
+describe("rank band of the first relevant item", () => {
+  it("says whether the first relevant item is first, second or third, fourth to k-th, or not within k", () => {
+    expect(rankBand(["a", "b", "c"], rel("a"), 10)).toBe("1")
+    expect(rankBand(["a", "b", "c"], rel("c", "x"), 10)).toBe("2–3")
+    expect(rankBand(["a", "b", "c", "d"], rel("d"), 10)).toBe("4–k")
+    // past k, or absent: not found within k
+    expect(rankBand(["a", "b", "c", "d"], rel("d"), 3)).toBe("none")
+    expect(rankBand(["a", "b"], rel("z"), 10)).toBe("none")
+  })
+
+  it("counts a repeated key once and has no band without relevant items", () => {
+    // the repeats of a do not push b past the second place
+    expect(rankBand(["a", "a", "a", "b"], rel("b"), 10)).toBe("2–3")
+    expect(rankBand(["a"], rel(), 10)).toBeNull()
   })
 })
 
