@@ -540,7 +540,11 @@ interface HeldUnion {
   readonly size: number
 }
 
-/** Rows past which a phrase is part of a sub-query's base (a new word's phrase has fewer, a business word's more). */
+/**
+ * Rows past which a phrase held before the question is part of a sub-query's base (a business
+ * word's phrase has more); a phrase read for this question — the new word's, however common — is
+ * merged in, so the base stays the business words'.
+ */
 const BASE_ROWS = 512
 /** Kept unions past which they start again (each holds at most HELD_FACTOR × the rows ranked). */
 const MAX_UNIONS = 2_000
@@ -676,10 +680,11 @@ const orderOf = (
   weights: ReadonlyArray<number>,
   phrases: ReadonlyArray<string>,
   lists: ReadonlyArray<PhraseRows>,
+  heldBefore: ReadonlyArray<boolean>,
   ranked: number
 ): ((n: number) => Ordered) => {
   const whole = (n: number): Ordered => inOrder(addUp(lists), n)
-  const inBase = lists.map((l) => l.seqs.length >= BASE_ROWS)
+  const inBase = lists.map((l, i) => heldBefore[i] === true && l.seqs.length >= BASE_ROWS)
   const base = lists.filter((_, i) => inBase[i] === true)
   if (base.length === 0) return whole
   const key = `${table}\u0000${weights.join(",")}\u0000${phrases.filter((_, i) => inBase[i] === true).join("\u0001")}`
@@ -749,8 +754,15 @@ export const subQueryRows = (
     const part = cachePart(sql, PART, emptyPart)
     if (part === undefined) return yield* Effect.die(new Error("subQueryRows on a connection without a stamp cache"))
     const lists: Array<PhraseRows> = []
-    for (const phrase of phrases) lists.push(yield* phraseRows(sql, part, table, weights, phrase))
-    const ordered = orderOf(part, table, weights, phrases, lists, filter.ranked)
+    // a phrase held before this question may belong to the base; one read now is the new word's
+    const heldBefore: Array<boolean> = []
+    for (const phrase of phrases) {
+      const known = part.phrases.get(keyOf(table, weights, phrase))
+      heldBefore.push(known !== undefined)
+      // a phrase held under this epoch without a step of the fiber runtime
+      lists.push(known !== undefined && known.epoch === part.epoch ? known : yield* phraseRows(sql, part, table, weights, phrase))
+    }
+    const ordered = orderOf(part, table, weights, phrases, lists, heldBefore, filter.ranked)
     const first = ordered(filter.ranked)
     yield* readDocs(sql, part, first)
     const kept = keep(first, part.docs, filter)
