@@ -81,6 +81,8 @@ interface PhrasePart {
   readonly probes: Map<LexFtsTable, { readonly epoch: number; readonly probe: Probe }>
   /** sub-queries' bases, their best rows kept in order (see HeldUnion), by table, weights and base phrases */
   readonly unions: Map<string, HeldUnion>
+  /** the epoch each base was last asked in */
+  readonly unionsAsked: Map<string, number>
 }
 
 const PART = "phrases"
@@ -91,7 +93,7 @@ const MAX_REWRITTEN = 64
 
 const emptyPart = (): PhrasePart => ({
   phrases: new Map(), seen: new Set(), held: 0, docs: [], epoch: 0, log: [], lengths: new Map(), probes: new Map(),
-  unions: new Map()
+  unions: new Map(), unionsAsked: new Map()
 })
 
 /**
@@ -566,11 +568,20 @@ const termAt = (l: PhraseRows, s: number): number => {
   return NaN
 }
 
-/** The base's best rows in order: kept, or added up now (what the sub-query alone would cost) and kept. */
-const heldUnion = (part: PhrasePart, key: string, base: ReadonlyArray<PhraseRows>, ranked: number): HeldUnion => {
+/**
+ * The base's best rows in order: kept, or added up now and kept when the base was asked before
+ * under this epoch; undefined the first time (the sub-query is added up whole, as it was: the
+ * first search after a write pays nothing for a base no later question may ask).
+ */
+const heldUnion = (part: PhrasePart, key: string, base: ReadonlyArray<PhraseRows>, ranked: number): HeldUnion | undefined => {
   const known = part.unions.get(key)
   if (known !== undefined && known.lists.length === base.length && known.lists.every((l, i) => l === base[i]) &&
     (known.seqs.length >= HELD_FACTOR * ranked || known.seqs.length === known.size)) return known
+  if (part.unionsAsked.get(key) !== part.epoch) {
+    if (part.unionsAsked.size >= MAX_UNIONS) part.unionsAsked.clear()
+    part.unionsAsked.set(key, part.epoch)
+    return undefined
+  }
   if (part.unions.size >= MAX_UNIONS) part.unions.clear()
   const best = inOrder(addUp(base), HELD_FACTOR * ranked)
   const held: HeldUnion = { lists: base, seqs: best.seqs, scores: best.scores, size: best.size }
@@ -689,6 +700,7 @@ const orderOf = (
   if (base.length === 0) return whole
   const key = `${table}\u0000${weights.join(",")}\u0000${phrases.filter((_, i) => inBase[i] === true).join("\u0001")}`
   const held = heldUnion(part, key, base, ranked)
+  if (held === undefined) return whole
   const merged = mergedRows(lists, inBase)
   return (n) => mergedOrder(held, merged, n) ?? whole(n)
 }

@@ -310,10 +310,11 @@ describe("sub-queries from phrase rows", () => {
         // the new word anywhere among the business words: a row's terms are added in the phrases' order
         const phrases = [...base.slice(0, q.at), ...q.rare.map((r) => p(r, q.at % 2 === 0)), ...base.slice(q.at)]
         const rowsAdded = yield* ask(phrases, q, q.limit, 300)
-        // the business words' best rows are kept from their second question under a stamp (their
-        // phrases held from the first; the write after round 30 starts the kept rows again); from
-        // then on their rows are not added up again: only the new phrases' rows, each over every phrase
-        if (round > 1 && round !== 31) {
+        // the business words' best rows are kept from their third question under a stamp (their
+        // phrases held from the first, the base asked in the second; the write after round 30
+        // starts the kept rows again); from then on their rows are not added up again: only the
+        // new phrases' rows, each over every phrase
+        if (round > 2 && round !== 31 && round !== 32) {
           expect(rowsAdded, phrases.join(" OR ")).toBeLessThan(baseRows / 4)
           merged++
         }
@@ -331,7 +332,7 @@ describe("sub-queries from phrase rows", () => {
           yield* refreshStampCache(sql)
         }
       }
-      expect(merged).toBe(57)
+      expect(merged).toBe(55)
     }))
   })
 })
