@@ -12,7 +12,9 @@
  * search adds them up in memory instead of running bm25 over every matching row of every
  * sub-query again. The rows a sub-query keeps are then chosen exactly as the one-step query
  * `… JOIN lex_doc … WHERE status IN (…) AND seq <> excluded ORDER BY score, seq LIMIT n` would
- * (lex_doc's rows are kept under the stamp too). The test compares both on random scopes.
+ * (lex_doc's rows are kept under the stamp too). The test compares both on random scopes. A
+ * sub-query's business words (its large phrases held before the question) keep their best rows in
+ * order, and a new word's rows are merged in (HeldUnion below): the same sums, bit for bit.
  *
  * Bounded: past MAX_HELD phrase rows the phrases start again (a phrase of a common word at 100k
  * rules holds ~90k rows, 12 bytes each; 28 once carried).
