@@ -12,7 +12,9 @@
  * search adds them up in memory instead of running bm25 over every matching row of every
  * sub-query again. The rows a sub-query keeps are then chosen exactly as the one-step query
  * `… JOIN lex_doc … WHERE status IN (…) AND seq <> excluded ORDER BY score, seq LIMIT n` would
- * (lex_doc's rows are kept under the stamp too). The test compares both on random scopes.
+ * (lex_doc's rows are kept under the stamp too). The test compares both on random scopes. A
+ * sub-query's business words (its large phrases held before the question) keep their best rows in
+ * order, and a new word's rows are merged in (HeldUnion below): the same sums, bit for bit.
  *
  * Bounded: past MAX_HELD phrase rows the phrases start again (a phrase of a common word at 100k
  * rules holds ~90k rows, 12 bytes each; 28 once carried).
@@ -69,8 +71,8 @@ interface PhrasePart {
   readonly seen: Set<string>
   /** rows held by `phrases` */
   held: number
-  /** lex_doc by seq; null: no lex_doc row */
-  readonly docs: Map<number, DocInfo | null>
+  /** lex_doc by seq (an array: a Map's lookups were a tenth of a sub-query's time); null: no lex_doc row */
+  readonly docs: Array<DocInfo | null | undefined>
   /** one more with every write the part is carried through */
   epoch: number
   /** the seqs each carried write rewrote, by the epoch it began; the oldest go past MAX_LOG */
@@ -79,6 +81,10 @@ interface PhrasePart {
   readonly lengths: Map<LexFtsTable, Lengths>
   /** the rewritten rows copied for the epoch they were copied in */
   readonly probes: Map<LexFtsTable, { readonly epoch: number; readonly probe: Probe }>
+  /** sub-queries' bases, their best rows kept in order (see HeldUnion), by table, weights and base phrases */
+  readonly unions: Map<string, HeldUnion>
+  /** the epoch each base was last asked in */
+  readonly unionsAsked: Map<string, number>
 }
 
 const PART = "phrases"
@@ -88,7 +94,8 @@ const MAX_LOG = 64
 const MAX_REWRITTEN = 64
 
 const emptyPart = (): PhrasePart => ({
-  phrases: new Map(), seen: new Set(), held: 0, docs: new Map(), epoch: 0, log: [], lengths: new Map(), probes: new Map()
+  phrases: new Map(), seen: new Set(), held: 0, docs: [], epoch: 0, log: [], lengths: new Map(), probes: new Map(),
+  unions: new Map(), unionsAsked: new Map()
 })
 
 /**
@@ -103,10 +110,11 @@ const carry = (held: unknown, changes: ReadonlyArray<IndexChange>): PhrasePart |
     for (const s of c.seqs) seqs.add(s)
   }
   part.epoch++
+  part.unions.clear()
   part.log.push({ epoch: part.epoch, seqs: [...seqs] })
   if (part.log.length > MAX_LOG) part.log.shift()
   for (const s of seqs) {
-    part.docs.delete(s)
+    part.docs[s] = undefined
     for (const lengths of part.lengths.values()) forgetLength(lengths, s)
   }
   return part
@@ -158,13 +166,21 @@ const phraseSql = (table: LexFtsTable): string =>
     (SELECT rowid, bm25(${table}, ?, ?, ?, ?) AS score FROM ${table} WHERE ${table} MATCH ? LIMIT -1)`
 const PHRASE_SQL: Record<LexFtsTable, string> = { lex_word: phraseSql("lex_word"), lex_stem: phraseSql("lex_stem"), lex_tri: phraseSql("lex_tri") }
 
-/** The rowids and terms (negated: −bm25) of a phrase's two JSON arrays. */
+/** The rowids and terms (negated: −bm25) of a phrase's two JSON arrays, seqs ascending (FTS5 gives them so; sorted if not). */
 const phraseArrays = (rowids: unknown, scores: unknown): { seqs: Int32Array; terms: Float64Array } => {
   const ids = JSON.parse(typeof rowids === "string" ? rowids : "[]") as Array<number>
   const bm25 = JSON.parse(typeof scores === "string" ? scores : "[]") as Array<number>
+  let ascending = true
+  for (let i = 1; i < ids.length; i++) if ((ids[i] as number) <= (ids[i - 1] as number)) ascending = false
+  const order = ascending ? undefined : ids.map((_, i) => i).sort((a, b) => (ids[a] as number) - (ids[b] as number))
+  const seqs = new Int32Array(ids.length)
   const terms = new Float64Array(bm25.length)
-  for (let i = 0; i < bm25.length; i++) terms[i] = -(bm25[i] as number)
-  return { seqs: Int32Array.from(ids), terms }
+  for (let k = 0; k < bm25.length; k++) {
+    const i = order === undefined ? k : (order[k] as number)
+    seqs[k] = ids[i] as number
+    terms[k] = -(bm25[i] as number)
+  }
+  return { seqs, terms }
 }
 
 /**
@@ -364,27 +380,28 @@ const rebased = (
     const terms = new Float64Array(total)
     const newFreqs = new Float64Array(total)
     const newLens = new Float64Array(total)
+    // the rows kept and the rewritten ones merged, seqs ascending (as FTS5 gives them)
+    const added = addedSeqs.map((_, i) => i).sort((a, b) => (addedSeqs[a] as number) - (addedSeqs[b] as number))
     let j = 0
-    for (let i = 0; i < n; i++) {
-      const s = old.seqs[i] as number
-      if (isRewritten(s)) continue
-      const f = freqs[i] as number
-      const d = lens[i] as number
+    let a = 0
+    const put = (s: number, f: number, d: number): void => {
       seqs[j] = s
       terms[j] = termOf(idf, avgdl, f, d)
       newFreqs[j] = f
       newLens[j] = d
       j++
     }
-    for (let i = 0; i < addedSeqs.length; i++) {
-      const f = addedFreqs[i] as number
-      const d = addedLens[i] as number
-      seqs[j] = addedSeqs[i] as number
-      terms[j] = termOf(idf, avgdl, f, d)
-      newFreqs[j] = f
-      newLens[j] = d
-      j++
+    const putAdded = (): void => {
+      const k = added[a++] as number
+      put(addedSeqs[k] as number, addedFreqs[k] as number, addedLens[k] as number)
     }
+    for (let i = 0; i < n; i++) {
+      const s = old.seqs[i] as number
+      if (isRewritten(s)) continue
+      while (a < added.length && (addedSeqs[added[a] as number] as number) < s) putAdded()
+      put(s, freqs[i] as number, lens[i] as number)
+    }
+    while (a < added.length) putAdded()
     return { seqs, terms, epoch: part.epoch, basis, freqs: newFreqs, lens: newLens }
   })
 
@@ -431,11 +448,16 @@ const phraseRows = (
 
 /**
  * Scratch buffers, reused (a search allocates no large arrays): the sums and marks indexed by seq,
- * the union's seqs and scores. One search at a time per thread uses them
- * between two yields; a union that must outlive a yield (a read of lex_doc) is copied first. The
- * selection of the best rows is select.ts's.
+ * the union's seqs and scores. One search at a time per thread uses them, in code that does not
+ * yield; what outlives a yield is copied into arrays of its own. The selection of the best rows
+ * is select.ts's.
  */
 let sums = new Float64Array(1024)
+let addedUp = 0
+
+/** How many phrase rows this thread has added into sub-queries' sums: a measure for tests and the bench. */
+export const phraseRowsAddedUp = (): number => addedUp
+
 let marks = new Uint8Array(1024)
 let unionSeqs = new Int32Array(1024)
 let unionScores = new Float64Array(1024)
@@ -458,6 +480,7 @@ const addUp = (lists: ReadonlyArray<PhraseRows>): Union => {
   marks = grown(marks, maxSeq + 1, (n) => new Uint8Array(n))
   unionSeqs = grown(unionSeqs, total, (n) => new Int32Array(n))
   unionScores = grown(unionScores, total, (n) => new Float64Array(n))
+  addedUp += total
   let size = 0
   for (const l of lists) {
     for (let j = 0; j < l.seqs.length; j++) {
@@ -478,26 +501,222 @@ const addUp = (lists: ReadonlyArray<PhraseRows>): Union => {
   return { seqs: unionSeqs, scores: unionScores, size }
 }
 
-/** The union in arrays of its own (it outlives a yield). */
-const detached = (u: Union): Union =>
-  u.seqs === unionSeqs ? { seqs: u.seqs.slice(0, u.size), scores: u.scores.slice(0, u.size), size: u.size } : u
-
-/** Indices of the `n` best rows by (score, seq), in that order (all rows when there are fewer): bm25, the smallest first. */
-const best = (u: Union, n: number): Array<number> => {
-  const { seqs } = u
-  return bestIndices(u.scores, (i) => seqs[i] as number, u.size, n, "ascending")
+/** Rows of a union in (score, seq) order, best first: `count` of them, in arrays of their own; `size` rows in the union. */
+interface Ordered {
+  readonly seqs: Int32Array
+  readonly scores: Float64Array
+  readonly count: number
+  readonly size: number
 }
 
-/** The rows of the ordered union entries that pass the filter, at most filter.limit (a function of its own: V8 optimizes it once). */
-const keep = (u: Union, order: ReadonlyArray<number>, docs: PhrasePart["docs"], filter: RowFilter): Array<SubQueryRow> => {
+/** The `n` best rows of a union (all when fewer) in (score, seq) order, copied out of the scratch buffers. */
+const inOrder = (u: Union, n: number): Ordered => {
+  const { seqs, scores } = u
+  const order = bestIndices(scores, (i) => seqs[i] as number, u.size, n, "ascending")
+  const out = { seqs: new Int32Array(order.length), scores: new Float64Array(order.length), count: order.length, size: u.size }
+  for (let k = 0; k < order.length; k++) {
+    const i = order[k] as number
+    out.seqs[k] = seqs[i] as number
+    out.scores[k] = scores[i] as number
+  }
+  return out
+}
+
+/**
+ * The union of a sub-query's large phrases (its base), its best rows kept in (score, seq) order.
+ * An agent's questions bring the same business words again beside a word new to the service:
+ * their phrases hold most of the rows, the new word's few. Adding up every phrase again and
+ * choosing the best rows again is then the sub-query's whole cost, though only the rows the small
+ * phrases hold can change: a row none of them holds gets + 0 for each of them in FTS5's sum, which
+ * leaves it bit for bit as the base gave it. So the base's best rows are kept, and a question adds
+ * up again only the rows of its small phrases — each over every phrase of the sub-query in their
+ * order, as FTS5 does — and merges them into the kept order. A row of the small phrases only
+ * rises (its terms are positive), so the question's best n are the kept rows' best n it did not
+ * add up again, and its own; when the kept rows run out first, the sub-query is added up whole.
+ */
+interface HeldUnion {
+  /** the base phrases' rows it was added up from (held as they are: a carried or re-read phrase is another object) */
+  readonly lists: ReadonlyArray<PhraseRows>
+  /** the base's best rows, in order */
+  readonly seqs: Int32Array
+  readonly scores: Float64Array
+  /** the base's rows in all */
+  readonly size: number
+}
+
+/**
+ * Rows past which a phrase held before the question is part of a sub-query's base (a business
+ * word's phrase has more); a phrase read for this question — the new word's, however common — is
+ * merged in, so the base stays the business words'.
+ */
+const BASE_ROWS = 512
+/** Kept unions past which they start again (each holds at most HELD_FACTOR × the rows ranked). */
+const MAX_UNIONS = 2_000
+/** The base's best rows kept, per row a sub-query ranks: room for the rows a question adds up again. */
+const HELD_FACTOR = 2
+
+/** The term of `s` in a phrase's rows (its seqs ascending); NaN when the phrase does not hold the row. */
+const termAt = (l: PhraseRows, s: number): number => {
+  const { seqs } = l
+  let lo = 0
+  let hi = seqs.length - 1
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1
+    const m = seqs[mid] as number
+    if (m < s) lo = mid + 1
+    else if (m > s) hi = mid - 1
+    else return l.terms[mid] as number
+  }
+  return NaN
+}
+
+/**
+ * The base's best rows in order: kept, or added up now and kept when the base was asked before
+ * under this epoch; undefined the first time (the sub-query is added up whole, as it was: the
+ * first search after a write pays nothing for a base no later question may ask).
+ */
+const heldUnion = (part: PhrasePart, key: string, base: ReadonlyArray<PhraseRows>, ranked: number): HeldUnion | undefined => {
+  const known = part.unions.get(key)
+  if (known !== undefined && known.lists.length === base.length && known.lists.every((l, i) => l === base[i]) &&
+    (known.seqs.length >= HELD_FACTOR * ranked || known.seqs.length === known.size)) return known
+  if (part.unionsAsked.get(key) !== part.epoch) {
+    if (part.unionsAsked.size >= MAX_UNIONS) part.unionsAsked.clear()
+    part.unionsAsked.set(key, part.epoch)
+    return undefined
+  }
+  if (part.unions.size >= MAX_UNIONS) part.unions.clear()
+  const best = inOrder(addUp(base), HELD_FACTOR * ranked)
+  const held: HeldUnion = { lists: base, seqs: best.seqs, scores: best.scores, size: best.size }
+  part.unions.set(key, held)
+  return held
+}
+
+/** The rows the small phrases hold, each added up over every phrase in order, in (score, seq) order; and how many the base lacks. */
+interface Merged {
+  readonly seqs: Int32Array
+  readonly scores: Float64Array
+  readonly fresh: number
+  readonly maxSeq: number
+}
+
+const mergedRows = (lists: ReadonlyArray<PhraseRows>, inBase: ReadonlyArray<boolean>): Merged => {
+  let maxSeq = 0
+  for (const [i, l] of lists.entries()) {
+    if (inBase[i] === true) continue
+    for (let j = 0; j < l.seqs.length; j++) if ((l.seqs[j] as number) > maxSeq) maxSeq = l.seqs[j] as number
+  }
+  marks = grown(marks, maxSeq + 1, (n) => new Uint8Array(n))
+  const seqs: Array<number> = []
+  for (const [i, l] of lists.entries()) {
+    if (inBase[i] === true) continue
+    for (let j = 0; j < l.seqs.length; j++) {
+      const s = l.seqs[j] as number
+      if (marks[s] === 0) {
+        marks[s] = 1
+        seqs.push(s)
+      }
+    }
+  }
+  const scores = new Float64Array(seqs.length)
+  let fresh = 0
+  for (const [k, s] of seqs.entries()) {
+    marks[s] = 0
+    // FTS5's sum: 0, then each phrase's term in the sub-query's order (+ 0 for a phrase without the row)
+    let sum = 0
+    let based = false
+    for (const [i, l] of lists.entries()) {
+      const t = termAt(l, s)
+      if (t !== t) continue
+      addedUp++
+      sum = sum + t
+      if (inBase[i] === true) based = true
+    }
+    scores[k] = -sum
+    if (!based) fresh++
+  }
+  const order = bestIndices(scores, (k) => seqs[k] as number, seqs.length, seqs.length, "ascending")
+  const out = { seqs: new Int32Array(order.length), scores: new Float64Array(order.length), fresh, maxSeq }
+  for (let k = 0; k < order.length; k++) {
+    out.seqs[k] = seqs[order[k] as number] as number
+    out.scores[k] = scores[order[k] as number] as number
+  }
+  return out
+}
+
+/** Whether row (sa, a) comes before row (sb, b): score, then seq. */
+const precedes = (a: number, sa: number, b: number, sb: number): boolean => a < b || (!(a > b) && sa < sb)
+
+/**
+ * The `n` best rows of the base merged with the small phrases' rows (theirs replace the base's);
+ * undefined when the base's kept rows run out before.
+ */
+const mergedOrder = (held: HeldUnion, merged: Merged, n: number): Ordered | undefined => {
+  const size = held.size + merged.fresh
+  const count = Math.min(n, size)
+  const { maxSeq } = merged
+  marks = grown(marks, maxSeq + 1, (m) => new Uint8Array(m))
+  const mm = marks
+  for (let k = 0; k < merged.seqs.length; k++) mm[merged.seqs[k] as number] = 1
+  const seqs = new Int32Array(count)
+  const scores = new Float64Array(count)
+  const hs = held.seqs
+  const cut = hs.length < held.size
+  let i = 0
+  let j = 0
+  let k = 0
+  for (; k < count; k++) {
+    while (i < hs.length && (hs[i] as number) <= maxSeq && mm[hs[i] as number] === 1) i++
+    if (i === hs.length && cut) break
+    const takeHeld = j >= merged.seqs.length ||
+      (i < hs.length && precedes(held.scores[i] as number, hs[i] as number, merged.scores[j] as number, merged.seqs[j] as number))
+    if (takeHeld) {
+      seqs[k] = hs[i] as number
+      scores[k] = held.scores[i] as number
+      i++
+    } else {
+      seqs[k] = merged.seqs[j] as number
+      scores[k] = merged.scores[j] as number
+      j++
+    }
+  }
+  for (let x = 0; x < merged.seqs.length; x++) mm[merged.seqs[x] as number] = 0
+  return k < count ? undefined : { seqs, scores, count, size }
+}
+
+/**
+ * The sub-query's rows in order, `n` at a time: from the base's kept rows and the small phrases'
+ * rows, else (no base, or more rows asked than kept) added up whole.
+ */
+const orderOf = (
+  part: PhrasePart,
+  table: LexFtsTable,
+  weights: ReadonlyArray<number>,
+  phrases: ReadonlyArray<string>,
+  lists: ReadonlyArray<PhraseRows>,
+  heldBefore: ReadonlyArray<boolean>,
+  ranked: number
+): ((n: number) => Ordered) => {
+  const whole = (n: number): Ordered => inOrder(addUp(lists), n)
+  const inBase = lists.map((l, i) => heldBefore[i] === true && l.seqs.length >= BASE_ROWS)
+  const base = lists.filter((_, i) => inBase[i] === true)
+  if (base.length === 0) return whole
+  const key = `${table}\u0000${weights.join(",")}\u0000${phrases.filter((_, i) => inBase[i] === true).join("\u0001")}`
+  const held = heldUnion(part, key, base, ranked)
+  if (held === undefined) return whole
+  const merged = mergedRows(lists, inBase)
+  return (n) => mergedOrder(held, merged, n) ?? whole(n)
+}
+
+/** The rows of the ordered entries that pass the filter, at most filter.limit (a function of its own: V8 optimizes it once). */
+const keep = (o: Ordered, docs: PhrasePart["docs"], filter: RowFilter): Array<SubQueryRow> => {
   const out: Array<SubQueryRow> = []
-  for (const i of order) {
-    const seq = u.seqs[i] as number
-    const d = docs.get(seq)
+  for (let i = 0; i < o.count; i++) {
+    const seq = o.seqs[i] as number
+    const d = docs[seq]
     if (d === null || d === undefined || seq === filter.excludeSeq || !filter.statuses.includes(d.status)) continue
     out.push({
       seq, rule_id: d.rule_id, version: d.version, status: d.status, valid_from: d.valid_from, valid_until: d.valid_until,
-      score: u.scores[i] as number
+      score: o.scores[i] as number
     })
     if (out.length >= filter.limit) break
   }
@@ -505,8 +724,9 @@ const keep = (u: Union, order: ReadonlyArray<number>, docs: PhrasePart["docs"], 
 }
 
 /** lex_doc of the seqs not known yet, in one read. */
-const readDocs = (sql: SqlClient, part: PhrasePart, seqs: ReadonlyArray<number>): Effect.Effect<void, SqlError> => {
-  const missing = seqs.filter((s) => !part.docs.has(s))
+const readDocs = (sql: SqlClient, part: PhrasePart, o: Ordered): Effect.Effect<void, SqlError> => {
+  const missing: Array<number> = []
+  for (let i = 0; i < o.count; i++) if (part.docs[o.seqs[i] as number] === undefined) missing.push(o.seqs[i] as number)
   if (missing.length === 0) return Effect.void
   return Effect.map(
     sql<DocInfo>`SELECT seq, rule_id, version, status, valid_from, valid_until FROM lex_doc
@@ -514,11 +734,11 @@ const readDocs = (sql: SqlClient, part: PhrasePart, seqs: ReadonlyArray<number>)
     (rows) => {
       for (const r of rows) {
         const seq = Number(r.seq)
-        part.docs.set(seq, {
+        part.docs[seq] = {
           seq, rule_id: r.rule_id, version: Number(r.version), status: r.status, valid_from: r.valid_from, valid_until: r.valid_until
-        })
+        }
       }
-      for (const s of missing) if (!part.docs.has(s)) part.docs.set(s, null)
+      for (const s of missing) if (part.docs[s] === undefined) part.docs[s] = null
     }
   )
 }
@@ -548,27 +768,20 @@ export const subQueryRows = (
     const part = cachePart(sql, PART, emptyPart)
     if (part === undefined) return yield* Effect.die(new Error("subQueryRows on a connection without a stamp cache"))
     const lists: Array<PhraseRows> = []
-    for (const phrase of phrases) lists.push(yield* phraseRows(sql, part, table, weights, phrase))
-    let u = addUp(lists)
-    /** lex_doc of the ordered rows not known yet (read with the union in arrays of its own) */
-    const missingOf = (order: ReadonlyArray<number>) => {
-      const out: Array<number> = []
-      for (const i of order) if (!part.docs.has(u.seqs[i] as number)) out.push(u.seqs[i] as number)
-      return out
+    // a phrase held before this question may belong to the base; one read now is the new word's
+    const heldBefore: Array<boolean> = []
+    for (const phrase of phrases) {
+      const known = part.phrases.get(keyOf(table, weights, phrase))
+      heldBefore.push(known !== undefined)
+      // a phrase held under this epoch without a step of the fiber runtime
+      lists.push(known !== undefined && known.epoch === part.epoch ? known : yield* phraseRows(sql, part, table, weights, phrase))
     }
-    const first = best(u, filter.ranked)
-    const missing = missingOf(first)
-    if (missing.length > 0) {
-      u = detached(u)
-      yield* readDocs(sql, part, missing)
-    }
-    const kept = keep(u, first, part.docs, filter)
-    if (kept.length >= filter.limit || first.length === u.size) return kept
-    const all = best(u, u.size)
-    const rest = missingOf(all)
-    if (rest.length > 0) {
-      u = detached(u)
-      yield* readDocs(sql, part, rest)
-    }
-    return keep(u, all, part.docs, filter)
+    const ordered = orderOf(part, table, weights, phrases, lists, heldBefore, filter.ranked)
+    const first = ordered(filter.ranked)
+    yield* readDocs(sql, part, first)
+    const kept = keep(first, part.docs, filter)
+    if (kept.length >= filter.limit || first.count === first.size) return kept
+    const all = ordered(first.size)
+    yield* readDocs(sql, part, all)
+    return keep(all, part.docs, filter)
   })

@@ -17,6 +17,7 @@ import { altExpr } from "../../../src/search/lexical/match.js"
 import {
   answersFromPhraseRows,
   keepsPhraseRows,
+  phraseRowsAddedUp,
   phrasesReadWhole,
   subQueryRows,
   type IndexedStatus
@@ -260,6 +261,78 @@ describe("sub-queries from phrase rows", () => {
       }
       expect(compared).toBeGreaterThan(150)
       expect(carried).toBeGreaterThan(40)
+    }))
+  })
+
+  it("a question beside the business words of earlier ones adds up only its new phrase's rows and merges them: the same rows and scores as FTS5 bit for bit", async () => {
+    await run(lexConfig(dir), Effect.gen(function*() {
+      yield* Effect.flatMap(ScopeStore, (s) => s.create("sales"))
+      const sql = yield* sqlOf("sales")
+      // common words in most rows (each phrase of them holds hundreds), rare words in a few
+      const COMMON = ["preis", "rabatt", "kunde", "lieferung", "zahlung"]
+      const RARE = Array.from({ length: 24 }, (_, i) => `sel${"abcdefghijklmnopqrstuvwx"[i]}ten`)
+      const common = fc.array(fc.constantFrom(...COMMON, ...COMMON, "preisliste", "kunden"), { minLength: 1, maxLength: 6 }).map((ws) => ws.join(" "))
+      const [docs = []] = fc.sample(fc.array(fc.record({
+        cols: fc.tuple(common, common, common, common),
+        rare: fc.option(fc.tuple(fc.constantFrom(...RARE), fc.integer({ min: 0, max: 3 })), { nil: undefined, freq: 3 }),
+        status: fc.constantFrom(...STATUSES)
+      }), { minLength: 1_400, maxLength: 1_400 }), { numRuns: 1, seed: 41 })
+      const rows: Array<Doc> = docs.map((d) => {
+        const cols = [...d.cols] as [string, string, string, string]
+        if (d.rare !== undefined) cols[d.rare[1]] = `${cols[d.rare[1]]} ${d.rare[0]}`
+        return { cols, status: d.status }
+      })
+      yield* fill(sql, rows)
+      yield* refreshStampCache(sql)
+      const p = (token: string, prefix = false) => altExpr({ tokens: [token], prefix })
+      const base = [p("preis"), p("kunde", true), p("rabatt"), p("lieferung")]
+      const asked = fc.sample(fc.record({
+        rare: fc.uniqueArray(fc.constantFrom(...RARE), { minLength: 1, maxLength: 2 }),
+        at: fc.integer({ min: 0, max: 4 }),
+        proposals: fc.boolean(),
+        exclude: fc.integer({ min: -1, max: 60 }),
+        limit: fc.integer({ min: 1, max: 60 })
+      }), { numRuns: 60, seed: 42 })
+      const ask = (phrases: ReadonlyArray<string>, q: (typeof asked)[number], limit: number, ranked: number) =>
+        Effect.gen(function*() {
+          const statuses: Array<IndexedStatus> = q.proposals ? ["confirmed", "superseded", "proposed"] : ["confirmed", "superseded"]
+          const want = yield* reference(sql, phrases, statuses, q.exclude, limit)
+          const before = phraseRowsAddedUp()
+          const got = yield* fromPhrases(sql, phrases, statuses, q.exclude, limit, ranked)
+          expect(got, phrases.join(" OR ")).toEqual(want.map((r) => ({ seq: Number(r.seq), score: r.score })))
+          return phraseRowsAddedUp() - before
+        })
+      let baseRows = 0
+      for (const b of base) baseRows += Number((yield* sql<{ n: number }>`SELECT count(*) AS n FROM lex_word WHERE lex_word MATCH ${b}`)[0]?.n)
+      expect(baseRows).toBeGreaterThan(4 * 600)
+      let merged = 0
+      for (const [round, q] of asked.entries()) {
+        // the new word anywhere among the business words: a row's terms are added in the phrases' order
+        const phrases = [...base.slice(0, q.at), ...q.rare.map((r) => p(r, q.at % 2 === 0)), ...base.slice(q.at)]
+        const rowsAdded = yield* ask(phrases, q, q.limit, 300)
+        // the business words' best rows are kept from their third question under a stamp (their
+        // phrases held from the first, the base asked in the second; the write after round 30
+        // starts the kept rows again); from then on their rows are not added up again: only the
+        // new phrases' rows, each over every phrase
+        if (round > 2 && round !== 31 && round !== 32) {
+          expect(rowsAdded, phrases.join(" OR ")).toBeLessThan(baseRows / 4)
+          merged++
+        }
+        // few rows ranked for many asked: the kept rows run out, and the sub-query is added up whole
+        yield* ask(phrases, q, 60, q.limit)
+        // a word as common as the business words: a base of its own, asked like any other
+        if (round % 10 === 5) yield* ask([...base, p("zahlung")], q, q.limit, 300)
+        if (round === 30) {
+          // a noted write of a row: the rows carried, the base's rows added up again, still FTS5's answers
+          const from = yield* readIndexStamp(sql)
+          yield* sql`UPDATE lex_word SET statement = 'preis preis selaten kunde' WHERE rowid = 7`.raw
+          yield* sql`UPDATE lex_doc SET version = 2 WHERE seq = 7`.raw
+          const to = yield* readIndexStamp(sql)
+          if (from !== undefined && to !== undefined) noteIndexChange(from, to, { words: [], stems: [], seqs: [7] })
+          yield* refreshStampCache(sql)
+        }
+      }
+      expect(merged).toBe(55)
     }))
   })
 })
