@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { decide } from "../../src/decision/decide.js"
 import { propose } from "../../src/domain/proposals.js"
 import { refreshStampCache } from "../../src/search/lexical/stamp-cache.js"
-import { heldFrequency } from "../../src/search/lexical/vocab.js"
+import { heldFrequency, typoListsReadWhole } from "../../src/search/lexical/vocab.js"
 import { search } from "../../src/search/search.js"
 import { tempDir, testConfig } from "../support/env.js"
 import { manualProposal } from "../support/fixtures.js"
@@ -43,7 +43,7 @@ afterEach(async () => {
 
 const find = async (text: string) => {
   const r = await service.runPromise(at(search(req({ text }), SEARCH_ID)))
-  return { heads: r.response.bundles.map((b) => b.head.ref), answer: answerOf(r) }
+  return { heads: r.response.bundles.map((b) => b.head.ref), variants: r.response.query.variants, answer: answerOf(r) }
 }
 /** the answer of a search that reads everything from the file (no cache) */
 const fresh = async (text: string) =>
@@ -100,5 +100,35 @@ describe("the vocabulary through a write of this process", () => {
     const after = await find("Skonto")
     expect(after.answer).toEqual(await fresh("Skonto"))
     expect(after.heads).not.toContain("rule/sales-0001@2")
+  })
+})
+
+describe("typo candidates through a write of this process", () => {
+  it("a word near a typo that a write brings is a correction at once; a far one keeps the list held; a rejected one is gone", async () => {
+    const typo = "Skontp Rechnung"
+    const before = await find(typo)
+    expect(before.answer).toEqual(await fresh(typo))
+    expect(before.variants["skontp"]).toContain("skonto")
+
+    // a rule with a word of the same first letter, far from the typo: the typo's list and candidates stay held
+    await service.runPromise(at(propose(manualProposal("Speditionen holen montags ab", { keywords: ["Spedition"], relations: [] }), agent)))
+    const read0 = typoListsReadWhole()
+    const far = await find(typo)
+    expect(typoListsReadWhole() - read0).toBe(0)
+    expect(far.answer).toEqual(await fresh(typo))
+
+    // a rule with "Skonti", one edit from the typo: a correction now, the list brought up to date without reading it whole
+    await service.runPromise(at(propose(manualProposal("Skonti gewährt der Einkauf nur auf Rechnungen über tausend Euro", { keywords: ["Skonti"], relations: [] }), agent)))
+    const read1 = typoListsReadWhole()
+    const near = await find(typo)
+    expect(typoListsReadWhole() - read1).toBe(0)
+    expect(near.variants["skontp"]).toContain("skonti")
+    expect(near.answer).toEqual(await fresh(typo))
+
+    // rejected: the word leaves the vocabulary and the corrections
+    await service.runPromise(at(decide("sales-0005", { decision: "reject", version: 1, reason: "not a rule" }, person)))
+    const gone = await find(typo)
+    expect(gone.variants["skontp"]).not.toContain("skonti")
+    expect(gone.answer).toEqual(await fresh(typo))
   })
 })

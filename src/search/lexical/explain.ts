@@ -3,6 +3,8 @@
  * from the hit's indexed rows, so the comparison uses the index's own normalization. The folded
  * columns of a row are kept, as one line (RowLine), in the connection's stamp cache
  * (stamp-cache.ts): a row changes only with a write, and a search explains up to 50 hits.
+ * Carried through a write of this process (stamp-cache.ts carryPart): the lines of the seqs the
+ * write rewrote are dropped, the others kept; a write that names no seqs starts them again.
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -11,7 +13,7 @@ import { storesStems } from "./document.js"
 import type { LexicalOptions } from "./options.js"
 import type { Alt } from "./match.js"
 import { type Analysis, type Expansion, termWeights } from "./query.js"
-import { boundedPart } from "./stamp-cache.js"
+import { boundedPart, carryPart, type IndexChange } from "./stamp-cache.js"
 import { fold } from "./text.js"
 
 export interface Explanation {
@@ -56,6 +58,27 @@ interface ExplainPart {
 
 const emptyPart = (): ExplainPart => ({ rows: { lex_word: new Map(), lex_stem: new Map(), lex_tri: new Map() }, held: 0 })
 
+/**
+ * The rows kept through changes of some rules' rows: a row is the rule's indexed text alone, so
+ * only the lines of the rewritten seqs are dropped (read again when a search explains them).
+ */
+const carry = (held: unknown, changes: ReadonlyArray<IndexChange>): ExplainPart | undefined => {
+  const part = held as ExplainPart
+  for (const c of changes) {
+    if (c.seqs === undefined) return undefined
+    for (const s of c.seqs) {
+      for (const rows of Object.values(part.rows)) if (rows.delete(s)) part.held--
+    }
+  }
+  return part
+}
+carryPart(PART, carry)
+
+let rowsRead = 0
+
+/** How many rows this thread has read from the lexical tables to explain hits (not held): a measure for tests. */
+export const explainRowsRead = (): number => rowsRead
+
 /** The line of a row's folded columns (see RowLine). */
 export const rowLine = (folded: ReadonlyArray<string>): RowLine => ` ${folded.join(` ${COLUMN_BREAK} `)} `
 
@@ -76,6 +99,7 @@ const linesOf = (sql: SqlClient, table: LexTable, seqs: ReadonlyArray<number>) =
       `SELECT rowid, keywords, statement, relations, quote FROM ${table} WHERE rowid IN (SELECT value FROM json_each(?))`,
       [JSON.stringify(missing)]
     )
+    rowsRead += rows.length
     for (const r of rows) {
       const line = rowLine([fold(r.keywords), fold(r.statement), fold(r.relations), fold(r.quote)])
       out.set(Number(r.rowid), line)

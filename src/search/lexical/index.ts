@@ -59,21 +59,23 @@ export interface LexicalIndexShape {
   readonly explainMany: (sql: SqlClient, analysis: Analysis, seqs: ReadonlyArray<number>) => Effect.Effect<Map<number, Explanation>, SqlError>
 }
 
-/** The folded tokens of one rule's rows in lex_word and lex_stem (every letter/digit run of their texts). */
+/** The folded tokens of one rule's rows in lex_word and lex_stem (every letter/digit run of their texts), and whether it is indexed (lex_doc). */
 const rowTokens = (sql: SqlClient, seq: number) =>
   Effect.gen(function*() {
     const of = (rows: ReadonlyArray<Record<string, string | null>>) =>
       rows.flatMap((r) => Object.values(r).flatMap((text) => (text ?? "").split(/[^\p{L}\p{N}_]+/u))).filter((t) => t.length > 0).map(fold)
     const words = of(yield* sql<Record<string, string | null>>`SELECT keywords, statement, relations, quote FROM lex_word WHERE rowid = ${seq}`)
     const stems = of(yield* sql<Record<string, string | null>>`SELECT keywords, statement, relations, quote FROM lex_stem WHERE rowid = ${seq}`)
-    return { words, stems }
+    const indexed = (yield* sql<{ n: number }>`SELECT count(*) AS n FROM lex_doc WHERE seq = ${seq}`)[0]?.n ?? 0
+    return { words, stems, indexed: Number(indexed) }
   })
 
 /**
  * Doc.reindexRule, noting the tokens of the rule's rows before and after it with the index stamps
- * around it (stamp-cache.ts noteIndexChange), so the connections' vocabularies and phrase rows are
- * carried through the write. Noted only when the stamp moved by the rule's own rows (≤ 2 changes of lex_doc, the
- * same build).
+ * around it (stamp-cache.ts noteIndexChange), its seq and the change in the number of indexed
+ * rules, so the connections' vocabularies, analyses, phrase rows and explained rows are carried
+ * through the write. Noted only when the stamp moved by the rule's own rows (≤ 2 changes of
+ * lex_doc, the same build).
  */
 const reindexNoted = (sql: SqlClient, ruleId: string, options: LexicalOptions) =>
   Effect.gen(function*() {
@@ -88,7 +90,8 @@ const reindexNoted = (sql: SqlClient, ruleId: string, options: LexicalOptions) =
     if (moved < 1 || moved > 2) return
     const after = yield* rowTokens(sql, seq)
     noteIndexChange(from, to, {
-      words: [...new Set([...before.words, ...after.words])], stems: [...new Set([...before.stems, ...after.stems])], seqs: [seq]
+      words: [...new Set([...before.words, ...after.words])], stems: [...new Set([...before.stems, ...after.stems])], seqs: [seq],
+      docs: after.indexed - before.indexed
     })
   })
 

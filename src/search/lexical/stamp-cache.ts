@@ -14,8 +14,9 @@
  * between the stamp before and after it (noteIndexChange), on this thread and, through a BroadcastChannel,
  * on the others of the process (the read pool's workers, the redaction's apply thread). A cache
  * whose stamp leads by noted changes to the file's stamp is carried: each part with a carrier
- * (carryPart: the vocabulary, the phrase rows) keeps what those changes cannot have changed or
- * brings it up to date; every other part starts empty. Without the chain of notes (another process, a rebuild, a note not arrived yet) the cache
+ * (carryPart: the vocabulary, each word's analysis, the phrase rows, the explained rows) keeps
+ * what those changes cannot have changed or brings it up to date; every other part starts empty.
+ * Without the chain of notes (another process, a rebuild, a note not arrived yet) the cache
  * starts empty as before.
  */
 import { BroadcastChannel } from "node:worker_threads"
@@ -39,6 +40,8 @@ export interface IndexChange {
   readonly stems: ReadonlyArray<string>
   /** the seqs (rowids) whose rows the change rewrote in every lexical table; absent: not known */
   readonly seqs?: ReadonlyArray<number>
+  /** how many indexed rules (lex_doc rows) the change added, negative for removed; absent: not known */
+  readonly docs?: number
 }
 
 interface Note {

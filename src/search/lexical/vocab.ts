@@ -23,6 +23,8 @@ interface ScopeVocab {
   docs: number | undefined
   readonly df: Record<VocabTable, Map<string, number>>
   readonly starting: Map<string, ReadonlyArray<{ term: string; doc: number }>>
+  /** the changed words a typo list may hold since a write it was carried through (read again on its next use) */
+  readonly stale: Map<string, Set<string>>
   readonly near: Map<string, ReadonlyArray<NearWord>>
   readonly counts: Map<string, number>
   readonly has: { readonly exact: Map<string, boolean>; readonly prefixes: Map<string, boolean> }
@@ -34,7 +36,8 @@ const MAX_ENTRIES = 200_000
 const PART = "vocab"
 
 const emptyVocab = (): ScopeVocab => ({
-  docs: undefined, df: { lex_word_vocab: new Map(), lex_stem_vocab: new Map() }, starting: new Map(), near: new Map(), counts: new Map(),
+  docs: undefined, df: { lex_word_vocab: new Map(), lex_stem_vocab: new Map() }, starting: new Map(), stale: new Map(), near: new Map(),
+  counts: new Map(),
   has: { exact: new Map(), prefixes: new Map() }, entries: 0
 })
 
@@ -45,36 +48,107 @@ const cacheOf = (sql: SqlClient): ScopeVocab | undefined => boundedPart(sql, PAR
 const tokensOfMatch = (match: string): Array<{ readonly token: string; readonly prefix: boolean }> =>
   [...match.matchAll(/"((?:[^"]|"")*)"(\s*\*)?/g)].map((m) => ({ token: fold((m[1] ?? "").replaceAll("\"\"", "\"")), prefix: m[2] !== undefined }))
 
+/** The tokens of each rule count's expression, parsed once per expression (a count's key is carried through many writes). */
+const matchTokens = new Map<string, ReturnType<typeof tokensOfMatch>>()
+const MAX_MATCH_TOKENS = 50_000
+const tokensOfCount = (key: string): ReturnType<typeof tokensOfMatch> => {
+  let known = matchTokens.get(key)
+  if (known === undefined) {
+    if (matchTokens.size >= MAX_MATCH_TOKENS) matchTokens.clear()
+    known = tokensOfMatch(key.slice(key.indexOf("\u0000") + 1))
+    matchTokens.set(key, known)
+  }
+  return known
+}
+
+/** Every start of the strings (the empty one too): `p` is in it exactly when one of them startsWith(p). */
+const startsOf = (set: ReadonlySet<string>): Set<string> => {
+  const out = new Set<string>(set.size > 0 ? [""] : [])
+  for (const w of set) for (let k = 1; k <= w.length; k++) out.add(w.slice(0, k))
+  return out
+}
+
+const firstOf = (w: string): string => String.fromCodePoint(w.codePointAt(0) ?? 0)
+/** SQLite's length() of a term: its characters (code points). */
+const charsOf = (w: string): number => {
+  let n = 0
+  for (const _ of w) n++
+  return n
+}
+
+/** A typo list's key (wordsStartingLike): first letter, length range. */
+const startingKey = (first: string, minLength: number, maxLength: number): string => `${first}\u0000${minLength}\u0000${maxLength}`
+const parseStartingKey = (key: string): { first: string; min: number; max: number } => {
+  const [first = "", min = "0", max = "0"] = key.split("\u0000")
+  return { first, min: Number(min), max: Number(max) }
+}
+
 /**
- * The vocabulary kept through changes of the rows of some rules: the frequencies, known words and
- * prefixes of the tokens they touched are dropped, and so are the typo candidates of the first
- * letters they start with, the rule counts of expressions that name one of them, and the number of
- * indexed rules; everything else still holds.
+ * Whether a changed word can be in a typo list (wordsStartingLike's WHERE: its first letter, its
+ * length in the range); a first letter whose next code point is not a letter of its own (the
+ * surrogates' edge) is taken as touched.
+ */
+const inList = (w: string, first: string, min: number, max: number): boolean => {
+  if (firstOf(w) !== first) return false
+  if ((first.codePointAt(0) ?? 0) >= 0xd7ff) return true
+  const n = charsOf(w)
+  return n >= min && n <= max
+}
+
+/**
+ * The vocabulary kept through changes of the rows of some rules: the frequencies and known words
+ * of the tokens they touched are dropped, the prefixes they start with, the rule counts of
+ * expressions that name one of them; a typo list keeps its other words and reads again only the
+ * changed words it may hold (`stale`, on its next use); the typo candidates of a word stay unless a
+ * changed word is one of them (within its edits, of its length range); the number of indexed rules
+ * moves by the noted count (read again when a change has none). Everything else still holds.
  */
 const carry = (part: unknown, changes: ReadonlyArray<IndexChange>): ScopeVocab => {
   const v = part as ScopeVocab
   const words = new Set(changes.flatMap((c) => c.words))
   const stems = new Set(changes.flatMap((c) => c.stems))
-  const firsts = new Set([...words].map((w) => String.fromCodePoint(w.codePointAt(0) ?? 0)))
   for (const w of words) {
     v.df.lex_word_vocab.delete(w)
     v.has.exact.delete(w)
   }
   for (const t of stems) v.df.lex_stem_vocab.delete(t)
-  const anyStarts = (set: ReadonlySet<string>, prefix: string) => {
-    for (const w of set) if (w.startsWith(prefix)) return true
-    return false
+  const wordStarts = startsOf(words)
+  for (const p of wordStarts) v.has.prefixes.delete(p)
+  const byFirst = new Map<string, Array<string>>()
+  for (const w of words) {
+    const f = firstOf(w)
+    const list = byFirst.get(f)
+    if (list === undefined) byFirst.set(f, [w])
+    else list.push(w)
   }
-  for (const p of [...v.has.prefixes.keys()]) if (anyStarts(words, p)) v.has.prefixes.delete(p)
-  for (const key of [...v.starting.keys()]) if (firsts.has(key.slice(0, key.indexOf("\u0000")))) v.starting.delete(key)
-  for (const key of [...v.near.keys()]) if (firsts.has(String.fromCodePoint(key.codePointAt(0) ?? 0))) v.near.delete(key)
-  for (const key of [...v.counts.keys()]) {
-    const at = key.indexOf("\u0000")
-    const changed = key.slice(0, at) === "lex_word" ? words : stems
-    const named = tokensOfMatch(key.slice(at + 1)).some((t) => (t.prefix ? anyStarts(changed, t.token) : changed.has(t.token)))
-    if (named) v.counts.delete(key)
+  for (const key of v.starting.keys()) {
+    const { first, min, max } = parseStartingKey(key)
+    for (const w of byFirst.get(first) ?? []) {
+      if (!inList(w, first, min, max)) continue
+      const stale = v.stale.get(key)
+      if (stale === undefined) v.stale.set(key, new Set([w]))
+      else stale.add(w)
+    }
   }
-  v.docs = undefined
+  for (const key of [...v.near.keys()]) {
+    const at = key.lastIndexOf("\u0000")
+    const q = key.slice(0, at)
+    const max = Number(key.slice(at + 1))
+    const first = firstOf(q)
+    const touched = (byFirst.get(first) ?? []).some((w) =>
+      inList(w, first, q.length - max, q.length + max) && !hasDigit(w) && w !== q && editDistance(q, w, max) <= max
+    )
+    if (touched) v.near.delete(key)
+  }
+  const stemStarts = startsOf(stems)
+  for (const key of v.counts.keys()) {
+    const changed = key.startsWith("lex_word\u0000") ? words : stems
+    const starts = changed === words ? wordStarts : stemStarts
+    if (tokensOfCount(key).some((t) => (t.prefix ? starts.has(t.token) : changed.has(t.token)))) v.counts.delete(key)
+  }
+  let docs = v.docs
+  for (const c of changes) docs = docs === undefined || c.docs === undefined ? undefined : docs + c.docs
+  v.docs = docs
   v.entries = v.df.lex_word_vocab.size + v.df.lex_stem_vocab.size + v.has.exact.size + v.has.prefixes.size + v.counts.size +
     [...v.starting.values()].reduce((n, l) => n + l.length + 1, 0) + [...v.near.values()].reduce((n, l) => n + l.length + 1, 0)
   return v
@@ -129,7 +203,12 @@ export const documentCount = (sql: SqlClient): Effect.Effect<number, SqlError> =
   })
 }
 
-/** Vocabulary words that start with the first character of `token`, within a length range. */
+let typoListsRead = 0
+
+/** How many typo lists this thread has read whole from the vocabulary (not held, nor carried): a measure for tests. */
+export const typoListsReadWhole = (): number => typoListsRead
+
+/** Vocabulary words that start with the first character of `token`, within a length range (in no particular order). */
 export const wordsStartingLike = (
   sql: SqlClient,
   token: string,
@@ -139,13 +218,29 @@ export const wordsStartingLike = (
   const first = String.fromCodePoint(token.codePointAt(0) ?? 0x61)
   const next = String.fromCodePoint((first.codePointAt(0) ?? 0x61) + 1)
   const cache = cacheOf(sql)
-  const key = `${first}\u0000${minLength}\u0000${maxLength}`
+  const key = startingKey(first, minLength, maxLength)
   const known = cache?.starting.get(key)
-  if (known !== undefined) return Effect.succeed(known)
+  const stale = cache?.stale.get(key)
+  if (known !== undefined && stale === undefined) return Effect.succeed(known)
+  if (known !== undefined && stale !== undefined && cache !== undefined) {
+    // carried through a write: the list's other words are as they were; the changed ones as the vocabulary holds them now
+    return Effect.map(documentFrequencies(sql, "lex_word_vocab", stale), (now) => {
+      const list = known.filter((r) => !stale.has(r.term))
+      for (const w of stale) {
+        const doc = now.get(w)
+        if (doc !== undefined) list.push({ term: w, doc })
+      }
+      cache.starting.set(key, list)
+      cache.stale.delete(key)
+      cache.entries += list.length - known.length
+      return list
+    })
+  }
   return Effect.map(
     sql<{ term: string; doc: number }>`SELECT term, doc FROM lex_word_vocab
       WHERE term >= ${first} AND term < ${next} AND length(term) BETWEEN ${minLength} AND ${maxLength}`,
     (rows) => {
+      typoListsRead++
       if (cache !== undefined) {
         cache.starting.set(key, rows)
         cache.entries += rows.length + 1
