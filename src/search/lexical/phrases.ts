@@ -223,11 +223,11 @@ const probeOf = (sql: SqlClient, part: PhrasePart, table: LexFtsTable, seqs: Rea
       yield* sql.unsafe(`DELETE FROM ${name}`).raw
       part.probes.set(table, { epoch: part.epoch, probe })
     }
-    for (const s of missing) {
-      yield* sql.unsafe(`INSERT INTO ${name} (rowid, keywords, statement, relations, quote)
-        SELECT rowid, keywords, statement, relations, quote FROM main.${table} WHERE rowid = ?`, [s]).raw
-      probe.has.add(s)
-    }
+    // one statement: one FTS5 transaction, so one segment, whatever the number of rows
+    yield* sql.unsafe(`INSERT INTO ${name} (rowid, keywords, statement, relations, quote)
+      SELECT t.rowid, t.keywords, t.statement, t.relations, t.quote
+      FROM json_each(?) AS j CROSS JOIN main.${table} AS t ON t.rowid = j.value`, [JSON.stringify(missing)]).raw
+    for (const s of missing) probe.has.add(s)
     for (const [s, d] of yield* readLengths(sql, name, missing)) probe.lengths.set(s, d)
     let tokens = 0
     for (const d of probe.lengths.values()) tokens += d
