@@ -1,6 +1,7 @@
 /**
  * The setting of the tests of what a search keeps per connection through writes (vocab-carry,
- * term-cache, phrases-carry): a scope "sales" of confirmed rules written on a fixed day, one
+ * term-cache, phrases-carry, explain-carry, carry-other-process; write-child.ts writes with it from
+ * another process, so it imports nothing of vitest — the hooks are in cache-scope.ts): a scope "sales" of confirmed rules written on a fixed day, one
  * service whose writes and searches share the scope's connection (as the running service's main
  * thread does), and the same search read wholly from the file (no cache) to compare with.
  */

@@ -6,22 +6,15 @@
  */
 import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
-import { type ManagedRuntime } from "effect"
-import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { typeScriptExecArgv } from "../../src/backup/worker-loader.js"
 import type { SearchRequest } from "../../src/domain/search-schemas.js"
 import { explainRowsRead } from "../../src/search/lexical/explain.js"
 import { search } from "../../src/search/search.js"
-import { tempDir, testConfig } from "../support/env.js"
-import type { Stores } from "../support/run.js"
-import { answerOf, at, freshAnswer, salesRequest, SEARCH_ID, serviceOf, writeSales } from "./cache-support.js"
+import { answerOf, at, freshAnswer, salesRequest, SEARCH_ID } from "./cache-support.js"
+import { salesScope } from "./cache-scope.js"
 
 const CHILD = fileURLToPath(new URL("./fixtures/write-child.ts", import.meta.url))
-
-let dir: string
-let cleanup: () => void
-let config: ReturnType<typeof testConfig>
-let service: ManagedRuntime.ManagedRuntime<Stores, unknown>
 
 const STATEMENTS = [
   ["Rechnungen mit Skonto werden innerhalb von zehn Tagen bezahlt", ["Rechnung", "Skonto"]],
@@ -32,22 +25,13 @@ const STATEMENTS = [
 const TEXT = "Rechnung Skontp Versand"
 const req = (text: string): SearchRequest => salesRequest({ text })
 
-beforeEach(async () => {
-  ;({ dir, cleanup } = tempDir())
-  config = testConfig(dir)
-  await writeSales(config, STATEMENTS)
-  service = serviceOf(config)
-})
-afterEach(async () => {
-  await service.dispose()
-  cleanup()
-})
+const scope = salesScope(STATEMENTS)
 
 /** the answer of a search that reads everything from the file (no cache) */
-const fresh = () => freshAnswer(config, req(TEXT))
+const fresh = () => freshAnswer(scope.config, req(TEXT))
 const find = async () => {
   const before = explainRowsRead()
-  const r = await service.runPromise(at(search(req(TEXT), SEARCH_ID)))
+  const r = await scope.service.runPromise(at(search(req(TEXT), SEARCH_ID)))
   const versand = r.response.bundles.find((b) => b.head.ref === "rule/sales-0001@3")?.head.found_via
   return { answer: answerOf(r), variants: r.response.query.variants, versand, rowsRead: explainRowsRead() - before }
 }
@@ -55,7 +39,7 @@ const find = async () => {
 /** Runs write-child.ts in a process of its own; resolves when it has written and exited. */
 const writeFromAnotherProcess = () =>
   new Promise<void>((resolve, reject) => {
-    const child = spawn(process.execPath, [...typeScriptExecArgv(), CHILD, dir], { stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(process.execPath, [...typeScriptExecArgv(), CHILD, scope.dir], { stdio: ["ignore", "pipe", "pipe"] })
     let output = ""
     child.stdout.on("data", (d: Buffer) => (output += d.toString("utf8")))
     child.stderr.on("data", (d: Buffer) => (output += d.toString("utf8")))

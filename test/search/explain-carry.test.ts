@@ -5,8 +5,8 @@
  * review changed is explained from its new row, a rejected or superseded one is gone, a redacted
  * word is matched nowhere; a write whose note never arrives (another process) starts them again.
  */
-import { Effect, type ManagedRuntime } from "effect"
-import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { Effect } from "effect"
+import { describe, expect, it } from "vitest"
 import { decide } from "../../src/decision/decide.js"
 import type { SearchRequest } from "../../src/domain/search-schemas.js"
 import { propose } from "../../src/domain/proposals.js"
@@ -14,15 +14,10 @@ import { applyRedaction } from "../../src/redaction/apply.js"
 import { previewRedaction } from "../../src/redaction/preview.js"
 import { explainRowsRead } from "../../src/search/lexical/explain.js"
 import { search } from "../../src/search/search.js"
-import { tempDir, testConfig } from "../support/env.js"
 import { manualProposal } from "../support/fixtures.js"
 import { type Stores, sqlOf } from "../support/run.js"
-import { agent, answerOf, at, freshAnswer, person, salesRequest, SEARCH_ID, serviceOf, writeSales } from "./cache-support.js"
-
-let dir: string
-let cleanup: () => void
-let config: ReturnType<typeof testConfig>
-let service: ManagedRuntime.ManagedRuntime<Stores, unknown>
+import { agent, answerOf, at, freshAnswer, person, salesRequest, SEARCH_ID } from "./cache-support.js"
+import { salesScope } from "./cache-scope.js"
 
 const STATEMENTS = [
   ["Rechnungen mit Skonto werden innerhalb von zehn Tagen bezahlt", ["Rechnung", "Skonto"]],
@@ -35,21 +30,12 @@ const TEXT = "Rechnung Skonto Versand Kunden"
 
 const req = (text: string): SearchRequest => salesRequest({ text })
 
-beforeEach(async () => {
-  ;({ dir, cleanup } = tempDir())
-  config = testConfig(dir)
-  await writeSales(config, STATEMENTS)
-  service = serviceOf(config)
-})
-afterEach(async () => {
-  await service.dispose()
-  cleanup()
-})
+const scope = salesScope(STATEMENTS)
 
 /** A search on the service's connection: its heads, its answer and how many lexical rows it read to explain them. */
 const find = async (text = TEXT) => {
   const before = explainRowsRead()
-  const r = await service.runPromise(at(search(req(text), SEARCH_ID)))
+  const r = await scope.service.runPromise(at(search(req(text), SEARCH_ID)))
   const head = (ref: string) => r.response.bundles.find((b) => b.head.ref === ref)?.head
   return {
     heads: r.response.bundles.map((b) => b.head.ref), head, bundles: JSON.stringify(r.response.bundles), answer: answerOf(r),
@@ -57,8 +43,8 @@ const find = async (text = TEXT) => {
   }
 }
 /** the answer of a search that reads everything from the file (no cache) */
-const fresh = async (text = TEXT) => freshAnswer(config, req(text))
-const write = <A, E>(effect: Effect.Effect<A, E, Stores>) => service.runPromise(at(effect))
+const fresh = async (text = TEXT) => freshAnswer(scope.config, req(text))
+const write = <A, E>(effect: Effect.Effect<A, E, Stores>) => scope.service.runPromise(at(effect))
 
 describe("explained rows through writes", () => {
   it("a write keeps the rows it did not rewrite; a rewritten, rejected, superseded or redacted rule is explained from the file", async () => {

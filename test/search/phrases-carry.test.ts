@@ -5,8 +5,8 @@
  * the file answers: a new rule with the words is found, a rejected, superseded or redacted one is
  * gone; a write whose note never arrives (another process: the CLI) starts the rows again.
  */
-import { Effect, type ManagedRuntime } from "effect"
-import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { Effect } from "effect"
+import { describe, expect, it } from "vitest"
 import { decide } from "../../src/decision/decide.js"
 import type { SearchRequest } from "../../src/domain/search-schemas.js"
 import { propose } from "../../src/domain/proposals.js"
@@ -14,15 +14,10 @@ import { applyRedaction } from "../../src/redaction/apply.js"
 import { previewRedaction } from "../../src/redaction/preview.js"
 import { phrasesReadWhole } from "../../src/search/lexical/phrases.js"
 import { search } from "../../src/search/search.js"
-import { tempDir, testConfig } from "../support/env.js"
 import { manualProposal } from "../support/fixtures.js"
 import { run, type Stores, sqlOf } from "../support/run.js"
-import { agent, answerOf, at, freshAnswer, person, salesRequest, SEARCH_ID, serviceOf, writeSales } from "./cache-support.js"
-
-let dir: string
-let cleanup: () => void
-let config: ReturnType<typeof testConfig>
-let service: ManagedRuntime.ManagedRuntime<Stores, unknown>
+import { agent, answerOf, at, freshAnswer, person, salesRequest, SEARCH_ID } from "./cache-support.js"
+import { salesScope } from "./cache-scope.js"
 
 const STATEMENTS = [
   ["Rechnungen mit Skonto werden innerhalb von zehn Tagen bezahlt", ["Rechnung", "Skonto"]],
@@ -35,25 +30,16 @@ const TEXT = "Rechnung Skonto Tage Kunden"
 
 const req = (text: string): SearchRequest => salesRequest({ text })
 
-beforeEach(async () => {
-  ;({ dir, cleanup } = tempDir())
-  config = testConfig(dir)
-  await writeSales(config, STATEMENTS)
-  service = serviceOf(config)
-})
-afterEach(async () => {
-  await service.dispose()
-  cleanup()
-})
+const scope = salesScope(STATEMENTS)
 
 const find = async (text = TEXT) => {
-  const r = await service.runPromise(at(search(req(text), SEARCH_ID)))
+  const r = await scope.service.runPromise(at(search(req(text), SEARCH_ID)))
   return { heads: r.response.bundles.map((b) => b.head.ref), bundles: JSON.stringify(r.response.bundles), answer: answerOf(r) }
 }
 /** the answer of a search that reads everything from the file (no cache) */
 const fresh = async (text = TEXT) =>
-  freshAnswer(config, req(text))
-const write = <A, E>(effect: Effect.Effect<A, E, Stores>) => service.runPromise(at(effect))
+  freshAnswer(scope.config, req(text))
+const write = <A, E>(effect: Effect.Effect<A, E, Stores>) => scope.service.runPromise(at(effect))
 /** The search after a write: its answer, and how many phrases it read whole from FTS5. */
 const afterWrite = async (text = TEXT) => {
   const before = phrasesReadWhole()
@@ -123,14 +109,14 @@ describe("phrase rows through writes", () => {
     await find()
     await find(`${TEXT} Post`)
     // another connection of this process (its own store, as the apply thread has): the note reaches this one
-    await run(config, at(propose(manualProposal("Skonto für Kunden gilt zehn Tage", { keywords: ["Skonto"], relations: [] }), agent)))
+    await run(scope.config, at(propose(manualProposal("Skonto für Kunden gilt zehn Tage", { keywords: ["Skonto"], relations: [] }), agent)))
     const other = await afterWrite()
     expect(other.readWhole).toBe(0)
     expect(other.heads).toContain("rule/sales-0005@1")
     expect(other.answer).toEqual(await fresh())
 
     // another process (the CLI): its write moves the stamps, but no note arrives
-    await run(config, Effect.gen(function*() {
+    await run(scope.config, Effect.gen(function*() {
       const sql = yield* sqlOf("sales")
       yield* sql.withTransaction(Effect.gen(function*() {
         yield* sql`DELETE FROM lex_word WHERE rowid = (SELECT seq FROM lex_doc WHERE rule_id = 'sales-0005')`.raw

@@ -5,23 +5,18 @@
  * correction gone), a word the write takes away is unknown again (corrected again); every answer
  * equals one read wholly from the file.
  */
-import { Effect, type ManagedRuntime } from "effect"
-import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { Effect } from "effect"
+import { describe, expect, it } from "vitest"
 import { decide } from "../../src/decision/decide.js"
 import type { SearchRequest } from "../../src/domain/search-schemas.js"
 import { propose } from "../../src/domain/proposals.js"
 import { heldTermCount, heldTermTexts } from "../../src/search/lexical/query.js"
 import { refreshStampCache } from "../../src/search/lexical/stamp-cache.js"
 import { search } from "../../src/search/search.js"
-import { tempDir, testConfig } from "../support/env.js"
 import { manualProposal } from "../support/fixtures.js"
-import { type Stores, sqlOf } from "../support/run.js"
-import { agent, answerOf, at, freshAnswer, person, salesRequest, SEARCH_ID, serviceOf, writeSales } from "./cache-support.js"
-
-let dir: string
-let cleanup: () => void
-let config: ReturnType<typeof testConfig>
-let service: ManagedRuntime.ManagedRuntime<Stores, unknown>
+import { sqlOf } from "../support/run.js"
+import { agent, answerOf, at, freshAnswer, person, salesRequest, SEARCH_ID } from "./cache-support.js"
+import { salesScope } from "./cache-scope.js"
 
 const STATEMENTS = [
   ["Rechnungen mit Skonto werden innerhalb von zehn Tagen bezahlt", ["Rechnung", "Skonto"]],
@@ -31,28 +26,19 @@ const STATEMENTS = [
 
 const req = (text: string): SearchRequest => salesRequest({ text })
 
-beforeEach(async () => {
-  ;({ dir, cleanup } = tempDir())
-  config = testConfig(dir)
-  await writeSales(config, STATEMENTS)
-  service = serviceOf(config)
-})
-afterEach(async () => {
-  await service.dispose()
-  cleanup()
-})
+const scope = salesScope(STATEMENTS)
 
 const find = async (text: string) => {
-  const r = await service.runPromise(at(search(req(text), SEARCH_ID)))
+  const r = await scope.service.runPromise(at(search(req(text), SEARCH_ID)))
   return { heads: r.response.bundles.map((b) => b.head.ref), variants: r.response.query.variants, answer: answerOf(r) }
 }
 /** the answer of a search that reads everything from the file (no cache) */
 const fresh = async (text: string) =>
-  freshAnswer(config, req(text))
-const heldTerms = () => service.runPromise(Effect.map(sqlOf("sales"), (sql) => heldTermCount(sql)))
+  freshAnswer(scope.config, req(text))
+const heldTerms = () => scope.service.runPromise(Effect.map(sqlOf("sales"), (sql) => heldTermCount(sql)))
 /** The terms the connection holds after it read the file's stamp (carried through a write of this process, or started empty). */
 const heldTexts = () =>
-  service.runPromise(Effect.gen(function*() {
+  scope.service.runPromise(Effect.gen(function*() {
     const sql = yield* sqlOf("sales")
     yield* sql.withTransaction(refreshStampCache(sql))
     return heldTermTexts(sql)
@@ -78,7 +64,7 @@ describe("a word's analysis kept under the stamp", () => {
 
     expect(await heldTexts()).toEqual(expect.arrayContaining(["rechnug", "skonto"]))
     // a proposal that holds the word itself: it is known now, no typo of "Rechnung" any more
-    await service.runPromise(at(propose(manualProposal("Die Rechnug der Spedition prüft der Einkauf", { keywords: ["Rechnug"], relations: [] }), agent)))
+    await scope.service.runPromise(at(propose(manualProposal("Die Rechnug der Spedition prüft der Einkauf", { keywords: ["Rechnug"], relations: [] }), agent)))
     // carried through the write: the word it did not touch stays analysed
     expect(await heldTexts()).toContain("skonto")
     const added = await find("Rechnug Skonto")
@@ -87,7 +73,7 @@ describe("a word's analysis kept under the stamp", () => {
     expect(added.answer).toEqual(await fresh("Rechnug Skonto"))
 
     // rejected: its rows leave the index, and the word with them: corrected again
-    await service.runPromise(at(decide("sales-0004", { decision: "reject", version: 1, reason: "not a rule" }, person)))
+    await scope.service.runPromise(at(decide("sales-0004", { decision: "reject", version: 1, reason: "not a rule" }, person)))
     const removed = await find("Rechnug Skonto")
     expect(removed.variants["rechnug"]).toContain("rechnung")
     expect(removed.heads).not.toContain("rule/sales-0004@1")

@@ -5,22 +5,17 @@
  * brings is found by the next search, a word it removes is gone from it, and every answer equals
  * one read wholly from the file; a word the write did not touch is still held, not read again.
  */
-import { Effect, type ManagedRuntime } from "effect"
-import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { Effect } from "effect"
+import { describe, expect, it } from "vitest"
 import { decide } from "../../src/decision/decide.js"
 import { propose } from "../../src/domain/proposals.js"
 import { refreshStampCache } from "../../src/search/lexical/stamp-cache.js"
 import { heldFrequency, typoListsReadWhole } from "../../src/search/lexical/vocab.js"
 import { search } from "../../src/search/search.js"
-import { tempDir, testConfig } from "../support/env.js"
 import { manualProposal } from "../support/fixtures.js"
-import { type Stores, sqlOf } from "../support/run.js"
-import { agent, answerOf, at, freshAnswer, person, salesRequest, SEARCH_ID, serviceOf, writeSales } from "./cache-support.js"
-
-let dir: string
-let cleanup: () => void
-let config: ReturnType<typeof testConfig>
-let service: ManagedRuntime.ManagedRuntime<Stores, unknown>
+import { sqlOf } from "../support/run.js"
+import { agent, answerOf, at, freshAnswer, person, salesRequest, SEARCH_ID } from "./cache-support.js"
+import { salesScope } from "./cache-scope.js"
 
 const STATEMENTS = [
   ["Rechnungen mit Skonto werden innerhalb von zehn Tagen bezahlt", ["Rechnung", "Skonto"]],
@@ -30,27 +25,18 @@ const STATEMENTS = [
 
 const req = salesRequest
 
-beforeEach(async () => {
-  ;({ dir, cleanup } = tempDir())
-  config = testConfig(dir)
-  await writeSales(config, STATEMENTS)
-  service = serviceOf(config)
-})
-afterEach(async () => {
-  await service.dispose()
-  cleanup()
-})
+const scope = salesScope(STATEMENTS)
 
 const find = async (text: string) => {
-  const r = await service.runPromise(at(search(req({ text }), SEARCH_ID)))
+  const r = await scope.service.runPromise(at(search(req({ text }), SEARCH_ID)))
   return { heads: r.response.bundles.map((b) => b.head.ref), variants: r.response.query.variants, answer: answerOf(r) }
 }
 /** the answer of a search that reads everything from the file (no cache) */
 const fresh = async (text: string) =>
-  freshAnswer(config, req({ text }))
+  freshAnswer(scope.config, req({ text }))
 /** What the connection holds of each word after it read the file's stamp (nothing else read). */
 const held = (...words: ReadonlyArray<string>) =>
-  service.runPromise(Effect.gen(function*() {
+  scope.service.runPromise(Effect.gen(function*() {
     const sql = yield* sqlOf("sales")
     yield* sql.withTransaction(refreshStampCache(sql))
     return words.map((w) => heldFrequency(sql, "lex_word_vocab", w))
@@ -65,7 +51,7 @@ describe("the vocabulary through a write of this process", () => {
     expect(await held("zaunpfahl")).toEqual([0])
 
     // a proposal with the new word, on the same connection
-    await service.runPromise(at(propose(manualProposal("Zaunpfähle liefert der Hersteller frei Baustelle", { keywords: ["Zaunpfahl"], relations: [] }), agent)))
+    await scope.service.runPromise(at(propose(manualProposal("Zaunpfähle liefert der Hersteller frei Baustelle", { keywords: ["Zaunpfahl"], relations: [] }), agent)))
     // carried: the untouched word is still held; the new word's 0 is gone (dropped, or read again by the proposal's duplicate check)
     const [stillHeld, added0] = await held("rechnung", "zaunpfahl")
     expect(stillHeld).toBe(1)
@@ -76,7 +62,7 @@ describe("the vocabulary through a write of this process", () => {
     expect(await held("zaunpfahl")).toEqual([1])
 
     // rejected: its rows leave the index, and the word with them
-    await service.runPromise(at(decide("sales-0004", { decision: "reject", version: 1, reason: "not a rule" }, person)))
+    await scope.service.runPromise(at(decide("sales-0004", { decision: "reject", version: 1, reason: "not a rule" }, person)))
     const [heldAfter, removed1] = await held("rechnung", "zaunpfahl")
     expect(heldAfter).toBe(1)
     expect(removed1).not.toBe(1)
@@ -91,7 +77,7 @@ describe("the vocabulary through a write of this process", () => {
     expect((await find("Skonto")).heads).toContain("rule/sales-0001@2")
     expect(await held("skonto")).toEqual([1])
     // a successor without the word supersedes rule 1 from today on
-    await service.runPromise(at(Effect.gen(function*() {
+    await scope.service.runPromise(at(Effect.gen(function*() {
       yield* propose(manualProposal("Rechnungen werden innerhalb von zehn Tagen bezahlt", {
         keywords: ["Rechnung"], relations: [], supersedes: "sales-0001"
       }), agent)
@@ -111,14 +97,14 @@ describe("typo candidates through a write of this process", () => {
     expect(before.variants["skontp"]).toContain("skonto")
 
     // a rule with a word of the same first letter, far from the typo: the typo's list and candidates stay held
-    await service.runPromise(at(propose(manualProposal("Speditionen holen montags ab", { keywords: ["Spedition"], relations: [] }), agent)))
+    await scope.service.runPromise(at(propose(manualProposal("Speditionen holen montags ab", { keywords: ["Spedition"], relations: [] }), agent)))
     const read0 = typoListsReadWhole()
     const far = await find(typo)
     expect(typoListsReadWhole() - read0).toBe(0)
     expect(far.answer).toEqual(await fresh(typo))
 
     // a rule with "Skonti", one edit from the typo: a correction now, the list brought up to date without reading it whole
-    await service.runPromise(at(propose(manualProposal("Skonti gewährt der Einkauf nur auf Rechnungen über tausend Euro", { keywords: ["Skonti"], relations: [] }), agent)))
+    await scope.service.runPromise(at(propose(manualProposal("Skonti gewährt der Einkauf nur auf Rechnungen über tausend Euro", { keywords: ["Skonti"], relations: [] }), agent)))
     const read1 = typoListsReadWhole()
     const near = await find(typo)
     expect(typoListsReadWhole() - read1).toBe(0)
@@ -126,7 +112,7 @@ describe("typo candidates through a write of this process", () => {
     expect(near.answer).toEqual(await fresh(typo))
 
     // rejected: the word leaves the vocabulary and the corrections
-    await service.runPromise(at(decide("sales-0005", { decision: "reject", version: 1, reason: "not a rule" }, person)))
+    await scope.service.runPromise(at(decide("sales-0005", { decision: "reject", version: 1, reason: "not a rule" }, person)))
     const gone = await find(typo)
     expect(gone.variants["skontp"]).not.toContain("skonti")
     expect(gone.answer).toEqual(await fresh(typo))
