@@ -7,6 +7,7 @@ import { afterEach, beforeEach } from "vitest"
 import { tempDir, testConfig } from "../support/env.js"
 import type { Stores } from "../support/run.js"
 import { serviceOf, writeSales } from "./cache-support.js"
+
 /** A data dir with the scope sales written from `statements` before each test, and its service; both gone after it. */
 export const salesScope = (statements: ReadonlyArray<readonly [string, ReadonlyArray<string>]>) => {
   const scope = {} as {
