@@ -37,6 +37,14 @@ export const salesRequest = (over: Partial<SearchRequest>): SearchRequest => ({
 /** The answer without what differs from run to run (durations). */
 export const answerOf = (r: { response: { stages: unknown } & Record<string, unknown> }) => ({ ...r.response, stages: null })
 
+/** The rules of the scope sales the tests write (each test takes all or the first of them: sales-0001, …). */
+export const SALES_RULES = [
+  ["Rechnungen mit Skonto werden innerhalb von zehn Tagen bezahlt", ["Rechnung", "Skonto"]],
+  ["Die Lieferzeit für Hakenleisten erfragt der Einkauf beim Lieferanten", ["Lieferzeit", "Hakenleiste"]],
+  ["Zahlungsziele für Neukunden betragen dreißig Tage netto", ["Zahlungsziel", "Kunde"]],
+  ["Rechnungen an Neukunden gehen per Post", ["Rechnung", "Kunde"]]
+] as const
+
 /** Writes the scope sales: a mail, then each statement with its keywords proposed and confirmed (sales-0001, …). */
 export const writeSales = (config: ReturnType<typeof testConfig>, statements: ReadonlyArray<readonly [string, ReadonlyArray<string>]>) =>
   run(config, at(Effect.gen(function*() {

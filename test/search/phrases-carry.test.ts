@@ -16,15 +16,10 @@ import { phrasesReadWhole } from "../../src/search/lexical/phrases.js"
 import { search } from "../../src/search/search.js"
 import { manualProposal } from "../support/fixtures.js"
 import { run, type Stores, sqlOf } from "../support/run.js"
-import { agent, answerOf, at, freshAnswer, person, salesRequest, SEARCH_ID } from "./cache-support.js"
+import { agent, answerOf, at, freshAnswer, person, salesRequest, SEARCH_ID, SALES_RULES } from "./cache-support.js"
 import { salesScope } from "./cache-scope.js"
 
-const STATEMENTS = [
-  ["Rechnungen mit Skonto werden innerhalb von zehn Tagen bezahlt", ["Rechnung", "Skonto"]],
-  ["Die Lieferzeit für Hakenleisten erfragt der Einkauf beim Lieferanten", ["Lieferzeit", "Hakenleiste"]],
-  ["Zahlungsziele für Neukunden betragen dreißig Tage netto", ["Zahlungsziel", "Kunde"]],
-  ["Rechnungen an Neukunden gehen per Post", ["Rechnung", "Kunde"]]
-] as const
+const STATEMENTS = SALES_RULES
 
 const TEXT = "Rechnung Skonto Tage Kunden"
 

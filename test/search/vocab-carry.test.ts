@@ -14,14 +14,10 @@ import { heldFrequency, typoListsReadWhole } from "../../src/search/lexical/voca
 import { search } from "../../src/search/search.js"
 import { manualProposal } from "../support/fixtures.js"
 import { sqlOf } from "../support/run.js"
-import { agent, answerOf, at, freshAnswer, person, salesRequest, SEARCH_ID } from "./cache-support.js"
+import { agent, answerOf, at, freshAnswer, person, salesRequest, SEARCH_ID, SALES_RULES } from "./cache-support.js"
 import { salesScope } from "./cache-scope.js"
 
-const STATEMENTS = [
-  ["Rechnungen mit Skonto werden innerhalb von zehn Tagen bezahlt", ["Rechnung", "Skonto"]],
-  ["Die Lieferzeit für Hakenleisten erfragt der Einkauf beim Lieferanten", ["Lieferzeit", "Hakenleiste"]],
-  ["Zahlungsziele für Neukunden betragen dreißig Tage netto", ["Zahlungsziel", "Kunde"]]
-] as const
+const STATEMENTS = SALES_RULES.slice(0, 3)
 
 const req = salesRequest
 
