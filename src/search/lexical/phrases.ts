@@ -36,6 +36,7 @@ import type { LexFtsTable } from "./schema.js"
 import { grown } from "./scratch.js"
 import { bestIndices } from "./select.js"
 import { cachePart, carryPart, type IndexChange } from "./stamp-cache.js"
+import { fold } from "./text.js"
 
 export type IndexedStatus = "confirmed" | "superseded" | "proposed"
 
@@ -52,10 +53,18 @@ export interface SubQueryRow {
 
 type DocInfo = Omit<SubQueryRow, "score">
 
-/** One phrase's rows: rowids and their bm25 terms (−bm25 of the phrase alone). */
+/**
+ * One phrase's rows: rowids and their bm25 terms (−bm25 of the phrase alone). A phrase carried
+ * through a write whose rows the write did not touch gets its terms when first needed whole
+ * (termsOf); a term alone is computed on its own (termAt), with the same float operations.
+ */
 interface PhraseRows {
   readonly seqs: Int32Array
-  readonly terms: Float64Array
+  /** undefined until needed whole: then termOf(idf, avgdl, freqs[i], lens[i]) for each row */
+  terms: Float64Array | undefined
+  /** the idf and average length the terms are computed with (NaN: terms read from FTS5) */
+  readonly idf: number
+  readonly avgdl: number
   /** the part's epoch the terms belong to */
   readonly epoch: number
   /** the table's counts the terms were computed for (undefined: not read yet) */
@@ -76,7 +85,7 @@ interface PhrasePart {
   /** one more with every write the part is carried through */
   epoch: number
   /** the seqs each carried write rewrote, by the epoch it began; the oldest go past MAX_LOG */
-  readonly log: Array<{ readonly epoch: number; readonly seqs: ReadonlyArray<number> }>
+  readonly log: Array<LogEntry>
   /** the tables' row lengths and their totals */
   readonly lengths: Map<LexFtsTable, Lengths>
   /** the rewritten rows copied for the epoch they were copied in */
@@ -85,6 +94,17 @@ interface PhrasePart {
   readonly unions: Map<string, HeldUnion>
   /** the epoch each base was last asked in */
   readonly unionsAsked: Map<string, number>
+}
+
+/**
+ * A carried write: the seqs it rewrote, and the folded tokens of their rows in lex_word and
+ * lex_stem before and after it (the note's words and stems, each also split at "_", which
+ * lex_word's tokenizer separates and lex_stem's keeps).
+ */
+interface LogEntry {
+  readonly epoch: number
+  readonly seqs: ReadonlyArray<number>
+  readonly tokens: ReadonlyMap<LexFtsTable, ReadonlySet<string>>
 }
 
 const PART = "phrases"
@@ -105,13 +125,24 @@ const emptyPart = (): PhrasePart => ({
 const carry = (held: unknown, changes: ReadonlyArray<IndexChange>): PhrasePart | undefined => {
   const part = held as PhrasePart
   const seqs = new Set<number>()
+  const words = new Set<string>()
+  const stems = new Set<string>()
+  const add = (into: Set<string>, tokens: ReadonlyArray<string>): void => {
+    for (const t of tokens) {
+      into.add(t)
+      if (t.includes("_")) for (const x of t.split("_")) if (x.length > 0) into.add(x)
+    }
+  }
   for (const c of changes) {
     if (c.seqs === undefined) return undefined
     for (const s of c.seqs) seqs.add(s)
+    add(words, c.words)
+    add(stems, c.stems)
   }
   part.epoch++
-  part.unions.clear()
-  part.log.push({ epoch: part.epoch, seqs: [...seqs] })
+  // a base not asked since the log's oldest write is let go (it can no longer be carried)
+  for (const [key, u] of part.unions) if (u.epoch < part.epoch - MAX_LOG) part.unions.delete(key)
+  part.log.push({ epoch: part.epoch, seqs: [...seqs], tokens: new Map([["lex_word", words], ["lex_stem", stems]]) })
   if (part.log.length > MAX_LOG) part.log.shift()
   for (const s of seqs) {
     part.docs[s] = undefined
@@ -287,6 +318,81 @@ const lengthsOf = (sql: SqlClient, part: PhrasePart, table: LexFtsTable): Effect
 
 const basisOf = (l: Lengths): Basis | undefined => (l.rows > 0 ? { rows: l.rows, tokens: l.tokens } : undefined)
 
+/** The folded tokens of a phrase (its quoted literals, split as either tokenizer may split them) and whether its last is a prefix. */
+const phraseTokens = (phrase: string): { readonly tokens: ReadonlyArray<string>; readonly prefix: boolean } => {
+  const tokens: Array<string> = []
+  for (const m of phrase.matchAll(/"((?:[^"]|"")*)"/g)) {
+    for (const t of fold((m[1] ?? "").replace(/""/g, "\"").toLowerCase()).split(/[^\p{L}\p{N}]+/u)) if (t.length > 0) tokens.push(t)
+  }
+  return { tokens, prefix: /\*\s*$/.test(phrase) }
+}
+
+/**
+ * Whether a row a carried write rewrote after `epoch` may hold the phrase, before or after the
+ * write: every token of the phrase is among that write's rows' tokens (the last a prefix of one
+ * when it is a prefix). Always so on lex_tri (a note names no trigrams).
+ */
+const mayTouch = (part: PhrasePart, table: LexFtsTable, phrase: string, epoch: number): boolean => {
+  const { tokens, prefix } = phraseTokens(phrase)
+  if (tokens.length === 0) return true
+  const last = tokens.length - 1
+  for (const entry of part.log) {
+    if (entry.epoch <= epoch) continue
+    const set = entry.tokens.get(table)
+    if (set === undefined) return true
+    let all = true
+    for (let i = 0; i < tokens.length && all; i++) {
+      const t = tokens[i] as string
+      if (i < last || !prefix) all = set.has(t)
+      else {
+        all = false
+        for (const w of set) {
+          if (w.startsWith(t)) {
+            all = true
+            break
+          }
+        }
+      }
+    }
+    if (all) return true
+  }
+  return false
+}
+
+/** The position of `s` in ascending seqs, or −1. */
+const indexOf = (seqs: Int32Array, s: number): number => {
+  let lo = 0
+  let hi = seqs.length - 1
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1
+    const m = seqs[mid] as number
+    if (m < s) lo = mid + 1
+    else if (m > s) hi = mid - 1
+    else return mid
+  }
+  return -1
+}
+
+/** A phrase's terms, computed whole when they were left to be computed (see PhraseRows). */
+const termsOf = (l: PhraseRows): Float64Array => {
+  if (l.terms !== undefined) return l.terms
+  const { freqs, lens, idf, avgdl } = l
+  const n = l.seqs.length
+  const terms = new Float64Array(n)
+  if (freqs === undefined || lens === undefined) throw new Error("a phrase's terms left without its frequencies")
+  for (let i = 0; i < n; i++) terms[i] = termOf(idf, avgdl, freqs[i] as number, lens[i] as number)
+  l.terms = terms
+  return terms
+}
+
+/** The term of `s` in a phrase's rows (its seqs ascending); NaN when the phrase does not hold the row. */
+const termAt = (l: PhraseRows, s: number): number => {
+  const i = indexOf(l.seqs, s)
+  if (i < 0) return NaN
+  if (l.terms !== undefined) return l.terms[i] as number
+  return termOf(l.idf, l.avgdl, (l.freqs as Float64Array)[i] as number, (l.lens as Float64Array)[i] as number)
+}
+
 /** The seqs rewritten since `epoch`; undefined when the log no longer reaches back to it. */
 const rewrittenSince = (part: PhrasePart, epoch: number): Set<number> | undefined => {
   const first = part.log[0]
@@ -325,6 +431,7 @@ const rebased = (
     let freqs = old.freqs
     let lens = old.lens
     if (freqs === undefined || lens === undefined) {
+      const oldTerms = termsOf(old)
       const lengths = current.d
       const [idf = 0] = yield* idfsOf(sql, [[old.basis.rows, n]])
       const avgdl = avgdlOf(old.basis)
@@ -334,19 +441,32 @@ const rebased = (
         const s = old.seqs[i] as number
         if (isRewritten(s)) continue
         const d = s < lengths.length ? (lengths[s] as number) : -1
-        const f = d < 0 ? undefined : frequencyOf(idf, avgdl, old.terms[i] as number, d)
+        const f = d < 0 ? undefined : frequencyOf(idf, avgdl, oldTerms[i] as number, d)
         if (f === undefined) return undefined
         freqs[i] = f
         lens[i] = d
       }
     }
+    // a phrase no rewritten row holds, before or after: the same rows, their terms for the new
+    // counts, computed when needed (a rewritten seq among its rows: the tokens were not FTS5's)
+    if (!mayTouch(part, table, phrase, old.epoch) && [...rewritten].every((s) => indexOf(old.seqs, s) < 0)) {
+      const [idf = 0] = yield* idfsOf(sql, [[basis.rows, n]])
+      return { seqs: old.seqs, terms: undefined, idf, avgdl: avgdlOf(basis), epoch: part.epoch, basis, freqs, lens }
+    }
     // the rewritten seqs' rows now: their frequencies from the probe, checked against its bm25
     const probe = yield* probeOf(sql, part, table, rewritten)
+    probed++
     const addedSeqs: Array<number> = []
     const addedFreqs: Array<number> = []
     const addedLens: Array<number> = []
-    let kept = 0
-    for (let i = 0; i < n; i++) if (!isRewritten(old.seqs[i] as number)) kept++
+    // the positions of the rewritten seqs among the phrase's rows (they are few; the rows many)
+    const removed: Array<number> = []
+    for (const s of rewritten) {
+      const i = indexOf(old.seqs, s)
+      if (i >= 0) removed.push(i)
+    }
+    removed.sort((x, y) => x - y)
+    const kept = n - removed.length
     let found: { seqs: Int32Array; terms: Float64Array } = { seqs: new Int32Array(0), terms: new Float64Array(0) }
     if (probe.basis !== undefined) {
       const rows = yield* sql.unsafe(PROBE_ROWS[table], [...weights, phrase]).values
@@ -370,39 +490,50 @@ const rebased = (
       }
     }
     const avgdl = avgdlOf(basis)
-    if (kept === n && addedSeqs.length === 0) {
-      // no row of the phrase rewritten: the same rows, their terms for the new counts
-      const terms = new Float64Array(n)
-      for (let i = 0; i < n; i++) terms[i] = termOf(idf, avgdl, freqs[i] as number, lens[i] as number)
-      return { seqs: old.seqs, terms, epoch: part.epoch, basis, freqs, lens }
-    }
+    // the terms for the new counts are computed when needed (termsOf, termAt)
+    if (kept === n && addedSeqs.length === 0) return { seqs: old.seqs, terms: undefined, idf, avgdl, epoch: part.epoch, basis, freqs, lens }
+    // the rows kept and the rewritten ones merged, seqs ascending (as FTS5 gives them): the runs
+    // between them copied whole
     const seqs = new Int32Array(total)
-    const terms = new Float64Array(total)
     const newFreqs = new Float64Array(total)
     const newLens = new Float64Array(total)
-    // the rows kept and the rewritten ones merged, seqs ascending (as FTS5 gives them)
-    const added = addedSeqs.map((_, i) => i).sort((a, b) => (addedSeqs[a] as number) - (addedSeqs[b] as number))
-    let j = 0
-    let a = 0
-    const put = (s: number, f: number, d: number): void => {
-      seqs[j] = s
-      terms[j] = termOf(idf, avgdl, f, d)
-      newFreqs[j] = f
-      newLens[j] = d
-      j++
+    let src = 0
+    let dst = 0
+    let r = 0
+    const copyUntil = (end: number): void => {
+      while (src < end) {
+        while (r < removed.length && (removed[r] as number) < src) r++
+        const stop = r < removed.length && (removed[r] as number) < end ? (removed[r] as number) : end
+        seqs.set(old.seqs.subarray(src, stop), dst)
+        newFreqs.set(freqs.subarray(src, stop), dst)
+        newLens.set(lens.subarray(src, stop), dst)
+        dst += stop - src
+        src = stop
+        if (src < end) {
+          src++
+          r++
+        }
+      }
     }
-    const putAdded = (): void => {
-      const k = added[a++] as number
-      put(addedSeqs[k] as number, addedFreqs[k] as number, addedLens[k] as number)
+    const added = addedSeqs.map((_, i) => i).sort((x, y) => (addedSeqs[x] as number) - (addedSeqs[y] as number))
+    for (const k of added) {
+      const s = addedSeqs[k] as number
+      // the first row at or past s (a rewritten row at s is not copied)
+      let lo = 0
+      let hi = n
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1
+        if ((old.seqs[mid] as number) < s) lo = mid + 1
+        else hi = mid
+      }
+      copyUntil(lo)
+      seqs[dst] = s
+      newFreqs[dst] = addedFreqs[k] as number
+      newLens[dst] = addedLens[k] as number
+      dst++
     }
-    for (let i = 0; i < n; i++) {
-      const s = old.seqs[i] as number
-      if (isRewritten(s)) continue
-      while (a < added.length && (addedSeqs[added[a] as number] as number) < s) putAdded()
-      put(s, freqs[i] as number, lens[i] as number)
-    }
-    while (a < added.length) putAdded()
-    return { seqs, terms, epoch: part.epoch, basis, freqs: newFreqs, lens: newLens }
+    copyUntil(n)
+    return { seqs, terms: undefined, idf, avgdl, epoch: part.epoch, basis, freqs: newFreqs, lens: newLens }
   })
 
 /** Keeps a phrase's rows in the part (all of them start again past MAX_HELD). */
@@ -418,6 +549,10 @@ const hold = (part: PhrasePart, key: string, rows: PhraseRows, replaced: PhraseR
 }
 
 let readWhole = 0
+let probed = 0
+
+/** How many phrases this thread has brought up to date through the probe (a rewritten row may hold them): a measure for tests. */
+export const phrasesProbed = (): number => probed
 
 /** How many phrases this thread has read whole from FTS5 (not carried, nor held): a measure for tests and the bench. */
 export const phrasesReadWhole = (): number => readWhole
@@ -443,7 +578,7 @@ const phraseRows = (
     readWhole++
     const basis = basisOf(yield* lengthsOf(sql, part, table))
     const found = phraseArrays(rows[0]?.[0], rows[0]?.[1])
-    return hold(part, key, { ...found, epoch: part.epoch, basis, freqs: undefined, lens: undefined }, undefined)
+    return hold(part, key, { ...found, idf: NaN, avgdl: NaN, epoch: part.epoch, basis, freqs: undefined, lens: undefined }, undefined)
   })
 
 /**
@@ -457,6 +592,11 @@ let addedUp = 0
 
 /** How many phrase rows this thread has added into sub-queries' sums: a measure for tests and the bench. */
 export const phraseRowsAddedUp = (): number => addedUp
+
+let carriedBases = 0
+
+/** How many sub-queries' bases this thread has carried through writes (carriedUnion): a measure for tests. */
+export const basesCarried = (): number => carriedBases
 
 let marks = new Uint8Array(1024)
 let unionSeqs = new Int32Array(1024)
@@ -483,6 +623,7 @@ const addUp = (lists: ReadonlyArray<PhraseRows>): Union => {
   addedUp += total
   let size = 0
   for (const l of lists) {
+    const terms = termsOf(l)
     for (let j = 0; j < l.seqs.length; j++) {
       const s = l.seqs[j] as number
       if (marks[s] === 0) {
@@ -490,7 +631,7 @@ const addUp = (lists: ReadonlyArray<PhraseRows>): Union => {
         sums[s] = 0
         unionSeqs[size++] = s
       }
-      sums[s] = (sums[s] as number) + (l.terms[j] as number)
+      sums[s] = (sums[s] as number) + (terms[j] as number)
     }
   }
   for (let i = 0; i < size; i++) {
@@ -542,6 +683,8 @@ interface HeldUnion {
   readonly scores: Float64Array
   /** the base's rows in all */
   readonly size: number
+  /** the part's epoch its rows belong to */
+  readonly epoch: number
 }
 
 /**
@@ -555,20 +698,6 @@ const MAX_UNIONS = 2_000
 /** The base's best rows kept, per row a sub-query ranks: room for the rows a question adds up again. */
 const HELD_FACTOR = 2
 
-/** The term of `s` in a phrase's rows (its seqs ascending); NaN when the phrase does not hold the row. */
-const termAt = (l: PhraseRows, s: number): number => {
-  const { seqs } = l
-  let lo = 0
-  let hi = seqs.length - 1
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1
-    const m = seqs[mid] as number
-    if (m < s) lo = mid + 1
-    else if (m > s) hi = mid - 1
-    else return l.terms[mid] as number
-  }
-  return NaN
-}
 
 /**
  * The base's best rows in order: kept, or added up now and kept when the base was asked before
@@ -578,17 +707,102 @@ const termAt = (l: PhraseRows, s: number): number => {
 const heldUnion = (part: PhrasePart, key: string, base: ReadonlyArray<PhraseRows>, ranked: number): HeldUnion | undefined => {
   const known = part.unions.get(key)
   if (known !== undefined && known.lists.length === base.length && known.lists.every((l, i) => l === base[i]) &&
-    (known.seqs.length >= HELD_FACTOR * ranked || known.seqs.length === known.size)) return known
-  if (part.unionsAsked.get(key) !== part.epoch) {
+    (known.seqs.length >= ranked || known.seqs.length === known.size)) return known
+  if (known !== undefined && known.epoch < part.epoch) {
+    const carried = carriedUnion(part, known, base, ranked)
+    if (carried !== undefined) {
+      part.unions.set(key, carried)
+      return carried
+    }
+  }
+  else if (part.unionsAsked.get(key) !== part.epoch) {
     if (part.unionsAsked.size >= MAX_UNIONS) part.unionsAsked.clear()
     part.unionsAsked.set(key, part.epoch)
     return undefined
   }
   if (part.unions.size >= MAX_UNIONS) part.unions.clear()
   const best = inOrder(addUp(base), HELD_FACTOR * ranked)
-  const held: HeldUnion = { lists: base, seqs: best.seqs, scores: best.scores, size: best.size }
+  const held: HeldUnion = { lists: base, seqs: best.seqs, scores: best.scores, size: best.size, epoch: part.epoch }
   part.unions.set(key, held)
   return held
+}
+
+/** FTS5's idf of a phrase of `hits` rows in a table of `rows` (Math.log: within a bit of ln(), for a bound only). */
+const idfBound = (rows: number, hits: number): number => {
+  const v = Math.log((rows - hits + 0.5) / (hits + 0.5))
+  return v <= 0 ? 1e-6 : v
+}
+
+/**
+ * A base's kept rows carried through the writes since they were kept, when the rows ranked can
+ * still be told exactly; else undefined. Each phrase's term of a row not rewritten moves by its
+ * idf's ratio and by its length factor, which grows by at most the ratio of the average lengths
+ * (bm25.ts termOf: f + k1·(1 − b + b·d/avgdl) in the divisor), so no row outside the kept ones
+ * can have passed the last kept row's sum times the largest of those ratios. The kept rows are
+ * added up again (their terms one by one), the rewritten rows of the base too, and those above
+ * that bound are the base's best rows, in order.
+ */
+const carriedUnion = (part: PhrasePart, known: HeldUnion, base: ReadonlyArray<PhraseRows>, ranked: number): HeldUnion | undefined => {
+  if (known.lists.length !== base.length) return undefined
+  const rewritten = rewrittenSince(part, known.epoch)
+  if (rewritten === undefined || rewritten.size > MAX_REWRITTEN) return undefined
+  let grow = 0
+  for (let i = 0; i < base.length; i++) {
+    const was = known.lists[i] as PhraseRows
+    const now = base[i] as PhraseRows
+    if (was.basis === undefined || now.basis === undefined) return undefined
+    const r = (idfBound(now.basis.rows, now.seqs.length) / idfBound(was.basis.rows, was.seqs.length)) *
+      Math.max(1, avgdlOf(now.basis) / avgdlOf(was.basis))
+    if (!(r < 2)) return undefined
+    if (r > grow) grow = r
+  }
+  const complete = known.seqs.length === known.size
+  const bound = complete ? -Infinity : -(known.scores[known.seqs.length - 1] as number) * grow * (1 + 1e-9)
+  // the rows added up again: the kept ones not rewritten, and the rewritten ones
+  const seqs: Array<number> = []
+  for (let k = 0; k < known.seqs.length; k++) if (!rewritten.has(known.seqs[k] as number)) seqs.push(known.seqs[k] as number)
+  let size = known.size
+  for (const s of rewritten) {
+    if (known.lists.some((l) => indexOf(l.seqs, s) >= 0)) size--
+    if (!base.some((l) => indexOf(l.seqs, s) >= 0)) continue
+    size++
+    seqs.push(s)
+  }
+  // each phrase's terms of those rows added in the phrases' order, as addUp adds them (a term
+  // computed only for a row added up)
+  let top = 0
+  for (const s of seqs) if (s > top) top = s
+  marks = grown(marks, top + 1, (x) => new Uint8Array(x))
+  sums = grown(sums, top + 1, (x) => new Float64Array(x))
+  for (const s of seqs) {
+    marks[s] = 1
+    sums[s] = 0
+  }
+  for (const l of base) {
+    const ls = l.seqs
+    for (let j = 0; j < ls.length; j++) {
+      const s = ls[j] as number
+      if (s > top) break
+      if (marks[s] !== 1) continue
+      addedUp++
+      sums[s] = (sums[s] as number) + (l.terms !== undefined
+        ? (l.terms[j] as number)
+        : termOf(l.idf, l.avgdl, (l.freqs as Float64Array)[j] as number, (l.lens as Float64Array)[j] as number))
+    }
+  }
+  const scores = seqs.map((x) => -(sums[x] as number))
+  for (const x of seqs) marks[x] = 0
+  const order = bestIndices(scores, (k) => seqs[k] as number, seqs.length, seqs.length, "ascending")
+  let m = 0
+  while (m < order.length && -(scores[order[m] as number] as number) > bound) m++
+  if (m < ranked && !(complete && m === order.length)) return undefined
+  carriedBases++
+  const out = { seqs: new Int32Array(m), scores: new Float64Array(m) }
+  for (let k = 0; k < m; k++) {
+    out.seqs[k] = seqs[order[k] as number] as number
+    out.scores[k] = scores[order[k] as number] as number
+  }
+  return { lists: base, seqs: out.seqs, scores: out.scores, size: complete && m === order.length ? m : Math.max(size, m), epoch: part.epoch }
 }
 
 /** The rows the small phrases hold, each added up over every phrase in order, in (score, seq) order; and how many the base lacks. */
