@@ -26,7 +26,11 @@
  * for bit), the rewritten seqs' rows are copied into a temp table with the same tokenizer where
  * FTS5 gives their frequencies (the probe), and every term is computed again with FTS5's formula for the new counts. A phrase that cannot be (weights that are
  * not whole numbers, a frequency that does not give the term back, too many rewritten rows, a
- * chain of writes longer than the log) is read again from FTS5.
+ * chain of writes longer than the log) is read again from FTS5. A phrase whose tokens are not all
+ * among the rewritten rows' tokens before and after the write (the note's words and stems) holds
+ * none of those rows: its rows stay, and no probe is needed. A carried phrase's terms are computed
+ * when a sum needs them (termsOf, or one by one). A sub-query's kept business-word rows are
+ * carried too while their order can still be told exactly (carriedUnion).
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -700,9 +704,10 @@ const HELD_FACTOR = 2
 
 
 /**
- * The base's best rows in order: kept, or added up now and kept when the base was asked before
- * under this epoch; undefined the first time (the sub-query is added up whole, as it was: the
- * first search after a write pays nothing for a base no later question may ask).
+ * The base's best rows in order: kept; carried from an earlier epoch (carriedUnion); or added up
+ * now and kept when the base was kept before or asked before under this epoch; undefined the
+ * first time (the sub-query is added up whole, as it was: a search pays nothing for a base no
+ * later question may ask).
  */
 const heldUnion = (part: PhrasePart, key: string, base: ReadonlyArray<PhraseRows>, ranked: number): HeldUnion | undefined => {
   const known = part.unions.get(key)
