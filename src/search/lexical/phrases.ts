@@ -424,14 +424,15 @@ const rebased = (
     const current = yield* lengthsOf(sql, part, table)
     const basis = basisOf(current)
     if (basis === undefined) return undefined
-    // the rewritten seqs as a mask (a phrase of a common word has most of the table's rows)
-    let top = 0
-    for (const s of rewritten) if (s > top) top = s
-    const mask = new Uint8Array(top + 1)
-    for (const s of rewritten) mask[s] = 1
-    const isRewritten = (s: number): boolean => s <= top && mask[s] === 1
-    // the rows kept: every one but the rewritten seqs', with its frequency and length
+    // the positions of the rewritten seqs among the phrase's rows, ascending (they are few; the rows many)
     const n = old.seqs.length
+    const removed: Array<number> = []
+    for (const s of rewritten) {
+      const i = indexOf(old.seqs, s)
+      if (i >= 0) removed.push(i)
+    }
+    removed.sort((x, y) => x - y)
+    // the rows kept: every one but the rewritten seqs', with its frequency and length
     let freqs = old.freqs
     let lens = old.lens
     if (freqs === undefined || lens === undefined) {
@@ -441,9 +442,13 @@ const rebased = (
       const avgdl = avgdlOf(old.basis)
       freqs = new Float64Array(n)
       lens = new Float64Array(n)
+      let r = 0
       for (let i = 0; i < n; i++) {
+        if (r < removed.length && removed[r] === i) {
+          r++
+          continue
+        }
         const s = old.seqs[i] as number
-        if (isRewritten(s)) continue
         const d = s < lengths.length ? (lengths[s] as number) : -1
         const f = d < 0 ? undefined : frequencyOf(idf, avgdl, oldTerms[i] as number, d)
         if (f === undefined) return undefined
@@ -453,7 +458,7 @@ const rebased = (
     }
     // a phrase no rewritten row holds, before or after: the same rows, their terms for the new
     // counts, computed when needed (a rewritten seq among its rows: the tokens were not FTS5's)
-    if (!mayTouch(part, table, phrase, old.epoch) && [...rewritten].every((s) => indexOf(old.seqs, s) < 0)) {
+    if (!mayTouch(part, table, phrase, old.epoch) && removed.length === 0) {
       const [idf = 0] = yield* idfsOf(sql, [[basis.rows, n]])
       return { seqs: old.seqs, terms: undefined, idf, avgdl: avgdlOf(basis), epoch: part.epoch, basis, freqs, lens }
     }
@@ -463,13 +468,6 @@ const rebased = (
     const addedSeqs: Array<number> = []
     const addedFreqs: Array<number> = []
     const addedLens: Array<number> = []
-    // the positions of the rewritten seqs among the phrase's rows (they are few; the rows many)
-    const removed: Array<number> = []
-    for (const s of rewritten) {
-      const i = indexOf(old.seqs, s)
-      if (i >= 0) removed.push(i)
-    }
-    removed.sort((x, y) => x - y)
     const kept = n - removed.length
     let found: { seqs: Int32Array; terms: Float64Array } = { seqs: new Int32Array(0), terms: new Float64Array(0) }
     if (probe.basis !== undefined) {
@@ -477,14 +475,14 @@ const rebased = (
       found = phraseArrays(rows[0]?.[0], rows[0]?.[1])
     }
     let matched = 0
-    for (let i = 0; i < found.seqs.length; i++) if (isRewritten(found.seqs[i] as number)) matched++
+    for (let i = 0; i < found.seqs.length; i++) if (rewritten.has(found.seqs[i] as number)) matched++
     const total = kept + matched
     const [idf = 0, probeIdf = 0] = yield* idfsOf(sql, probe.basis === undefined ? [[basis.rows, total]] : [[basis.rows, total], [probe.basis.rows, found.seqs.length]])
     if (probe.basis !== undefined) {
       const probeAvgdl = avgdlOf(probe.basis)
       for (let i = 0; i < found.seqs.length; i++) {
         const s = found.seqs[i] as number
-        if (!isRewritten(s)) continue
+        if (!rewritten.has(s)) continue
         const d = probe.lengths.get(s)
         const f = d === undefined ? undefined : frequencyOf(probeIdf, probeAvgdl, found.terms[i] as number, d)
         if (f === undefined || d === undefined) return undefined
@@ -496,11 +494,25 @@ const rebased = (
     const avgdl = avgdlOf(basis)
     // the terms for the new counts are computed when needed (termsOf, termAt)
     if (kept === n && addedSeqs.length === 0) return { seqs: old.seqs, terms: undefined, idf, avgdl, epoch: part.epoch, basis, freqs, lens }
+    const added = addedSeqs.map((_, i) => i).sort((x, y) => (addedSeqs[x] as number) - (addedSeqs[y] as number))
+    // rows only added past the last (a new rule): written after the kept ones, in room left for them
+    const appended = removed.length === 0 && (n === 0 || (addedSeqs[added[0] as number] as number) > (old.seqs[n - 1] as number))
+    const grown3 = appended ? grownInPlace(old.seqs, freqs, lens, total) : undefined
+    if (grown3 !== undefined) {
+      const [seqs, newFreqs, newLens] = grown3
+      for (const [k, a] of added.entries()) {
+        seqs[n + k] = addedSeqs[a] as number
+        newFreqs[n + k] = addedFreqs[a] as number
+        newLens[n + k] = addedLens[a] as number
+      }
+      return { seqs, terms: undefined, idf, avgdl, epoch: part.epoch, basis, freqs: newFreqs, lens: newLens }
+    }
     // the rows kept and the rewritten ones merged, seqs ascending (as FTS5 gives them): the runs
-    // between them copied whole
-    const seqs = new Int32Array(total)
-    const newFreqs = new Float64Array(total)
-    const newLens = new Float64Array(total)
+    // between them copied whole, into arrays with room for rows added later
+    const room = total + Math.max(16, total >> 4)
+    const seqs = roomy(new Int32Array(room), total)
+    const newFreqs = roomy(new Float64Array(room), total)
+    const newLens = roomy(new Float64Array(room), total)
     let src = 0
     let dst = 0
     let r = 0
@@ -508,6 +520,7 @@ const rebased = (
       while (src < end) {
         while (r < removed.length && (removed[r] as number) < src) r++
         const stop = r < removed.length && (removed[r] as number) < end ? (removed[r] as number) : end
+        copied += stop - src
         seqs.set(old.seqs.subarray(src, stop), dst)
         newFreqs.set(freqs.subarray(src, stop), dst)
         newLens.set(lens.subarray(src, stop), dst)
@@ -519,7 +532,6 @@ const rebased = (
         }
       }
     }
-    const added = addedSeqs.map((_, i) => i).sort((x, y) => (addedSeqs[x] as number) - (addedSeqs[y] as number))
     for (const k of added) {
       const s = addedSeqs[k] as number
       // the first row at or past s (a rewritten row at s is not copied)
@@ -540,6 +552,38 @@ const rebased = (
     return { seqs, terms: undefined, idf, avgdl, epoch: part.epoch, basis, freqs: newFreqs, lens: newLens }
   })
 
+/**
+ * A phrase's arrays may be the first rows of larger buffers with room for rows added later: how
+ * many of a buffer's elements a view uses (the last one made of it). A view made of the first n
+ * of them leaves the rest to a later one, so an earlier view (held by a base carried from an
+ * earlier epoch) never sees its rows change.
+ */
+const used = new WeakMap<ArrayBufferLike, number>()
+
+/** The first `n` elements of `a` as a view, the rest left as room. */
+const roomy = <T extends Int32Array | Float64Array>(a: T, n: number): T => {
+  used.set(a.buffer, n)
+  return a.subarray(0, n) as T
+}
+
+/** The three arrays grown to `total` rows in their own buffers, when all three have room and no later view took it; else undefined. */
+const grownInPlace = (
+  seqs: Int32Array,
+  freqs: Float64Array,
+  lens: Float64Array,
+  total: number
+): [Int32Array, Float64Array, Float64Array] | undefined => {
+  const n = seqs.length
+  for (const a of [seqs, freqs, lens]) {
+    if (a.byteOffset !== 0 || used.get(a.buffer) !== n || a.buffer.byteLength < total * a.BYTES_PER_ELEMENT) return undefined
+  }
+  const s = new Int32Array(seqs.buffer, 0, total)
+  const f = new Float64Array(freqs.buffer, 0, total)
+  const l = new Float64Array(lens.buffer, 0, total)
+  for (const a of [s, f, l]) used.set(a.buffer, total)
+  return [s, f, l]
+}
+
 /** Keeps a phrase's rows in the part (all of them start again past MAX_HELD). */
 const hold = (part: PhrasePart, key: string, rows: PhraseRows, replaced: PhraseRows | undefined): PhraseRows => {
   if (replaced !== undefined) part.held -= replaced.seqs.length
@@ -554,6 +598,10 @@ const hold = (part: PhrasePart, key: string, rows: PhraseRows, replaced: PhraseR
 
 let readWhole = 0
 let probed = 0
+let copied = 0
+
+/** How many phrase rows this thread has copied to bring phrases up to date (rows added past the last are not): a measure for tests. */
+export const phraseRowsCopied = (): number => copied
 
 /** How many phrases this thread has brought up to date through the probe (a rewritten row may hold them): a measure for tests. */
 export const phrasesProbed = (): number => probed

@@ -18,6 +18,7 @@ import {
   answersFromPhraseRows,
   basesCarried,
   keepsPhraseRows,
+  phraseRowsCopied,
   phrasesProbed,
   phraseRowsAddedUp,
   phrasesReadWhole,
@@ -320,6 +321,24 @@ describe("sub-queries from phrase rows", () => {
       yield* write(5, cols("muster"))
       yield* ask
       expect(phrasesProbed()).toBe(probedBefore + 3)
+      // new rows past the last holding both (new rules): written after the rows kept, in the room
+      // left for them from the second on (the first copy leaves room), no row copied
+      const add = (seq: number) =>
+        Effect.gen(function*() {
+          const from = yield* readIndexStamp(sql)
+          yield* sql.withTransaction(Effect.gen(function*() {
+            yield* sql`INSERT INTO lex_word (rowid, keywords, statement, relations, quote) VALUES (${seq}, 'rabatt', 'skonto preis', 'kunde', 'zahlung')`.raw
+            yield* sql`INSERT INTO lex_doc (seq, rule_id, version, status, valid_from, valid_until) VALUES (${seq}, ${`sales-${seq}`}, 1, 'confirmed', '2026-01-01', NULL)`.raw
+          }))
+          const stamp = yield* readIndexStamp(sql)
+          if (from !== undefined && stamp !== undefined) noteIndexChange(from, stamp, { words: [...yield* rowWords(sql, seq)], stems: [], seqs: [seq] })
+          yield* refreshStampCache(sql)
+          yield* ask
+        })
+      yield* add(41)
+      const copiedBefore = phraseRowsCopied()
+      for (const seq of [42, 43, 44]) yield* add(seq)
+      expect(phraseRowsCopied(), "no row copied for rows added past the last").toBe(copiedBefore)
       expect(phrasesReadWhole(), "no phrase read again").toBe(readBefore)
     }))
   })
