@@ -153,7 +153,8 @@ const main = Effect.gen(function*() {
  * propose with the secret scan and the classification against without, at BENCH_INTAKE_RULES rules,
  * default 10k); the part search-http (POST /v1/search one at a time on
  * BENCH_SEARCH_HTTP_RULES confirmed rules loaded through /v1, default 3,000, against the raw FTS5
- * query on the same file); the part load (POST /v1/search from 16 and 200 keep-alive
+ * query on the same file; BENCH_SEARCH_HTTP_WARM warm-up rounds, default 0; BENCH_SEARCH_HTTP_FROM a
+ * data dir kept by BENCH_KEEP=1 instead of the load); the part load (POST /v1/search from 16 and 200 keep-alive
  * clients with /healthz and the ops socket probed, before and after the read pool and the
  * admission gate; BENCH_LOAD_BIG, BENCH_LOAD_SMALL, BENCH_LOAD_SECONDS, BENCH_LOAD_DIR, BENCH_LOAD_SEED);
  * the part overload (POST /v1/search with new words from 20 and from 200 clients that honour Retry-After,
