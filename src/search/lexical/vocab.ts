@@ -13,7 +13,7 @@
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
-import { boundedPart, carryPart, type IndexChange } from "./stamp-cache.js"
+import { boundedPart, carryPart, type IndexChange, type RowTokens } from "./stamp-cache.js"
 import { editDistance, fold, hasDigit } from "./text.js"
 
 export type VocabTable = "lex_word_vocab" | "lex_stem_vocab"
@@ -44,21 +44,109 @@ const emptyVocab = (): ScopeVocab => ({
 /** The connection's vocabulary under the file's stamp, or undefined when it has no cache (uncached reads). */
 const cacheOf = (sql: SqlClient): ScopeVocab | undefined => boundedPart(sql, PART, emptyVocab, (c) => c.entries, MAX_ENTRIES)
 
-/** The quoted tokens of a MATCH expression (match.ts altExpr: each token an FTS5 literal, a prefix marked " *"). */
-const tokensOfMatch = (match: string): Array<{ readonly token: string; readonly prefix: boolean }> =>
-  [...match.matchAll(/"((?:[^"]|"")*)"(\s*\*)?/g)].map((m) => ({ token: fold((m[1] ?? "").replaceAll("\"\"", "\"")), prefix: m[2] !== undefined }))
+/** One alternative of a MATCH expression: its tokens as FTS5 reads them (a phrase when more than one), the last a prefix or not. */
+interface MatchAlt {
+  readonly tokens: ReadonlyArray<string>
+  readonly prefix: boolean
+}
 
-/** The tokens of each rule count's expression, parsed once per expression (a count's key is carried through many writes). */
-const matchTokens = new Map<string, ReturnType<typeof tokensOfMatch>>()
-const MAX_MATCH_TOKENS = 50_000
-const tokensOfCount = (key: string): ReturnType<typeof tokensOfMatch> => {
-  let known = matchTokens.get(key)
+/**
+ * The alternatives of a MATCH expression (match.ts orExpr: quoted literals joined by " + " into a
+ * phrase, a prefix marked " *", phrases joined by " OR "); a literal's tokens are its folded
+ * letter/digit runs (and "_" in lex_stem), as a row's (index.ts rowTokens).
+ */
+const altsOfMatch = (match: string, separators: RegExp): Array<MatchAlt> => {
+  const alts: Array<MatchAlt> = []
+  let tokens: Array<string> = []
+  let prefix = false
+  for (const m of match.matchAll(/"((?:[^"]|"")*)"|\*|\bOR\b/g)) {
+    if (m[1] !== undefined) tokens.push(...m[1].replaceAll("\"\"", "\"").split(separators).filter((t) => t.length > 0).map(fold))
+    else if (m[0] === "*") prefix = true
+    else {
+      alts.push({ tokens, prefix })
+      tokens = []
+      prefix = false
+    }
+  }
+  alts.push({ tokens, prefix })
+  return alts
+}
+
+/** The alternatives of each rule count's expression, parsed once per expression (a count's key is carried through many writes). */
+const matchAlts = new Map<string, ReadonlyArray<MatchAlt>>()
+const MAX_MATCH_ALTS = 50_000
+const altsOfCount = (key: string): ReadonlyArray<MatchAlt> => {
+  let known = matchAlts.get(key)
   if (known === undefined) {
-    if (matchTokens.size >= MAX_MATCH_TOKENS) matchTokens.clear()
-    known = tokensOfMatch(key.slice(key.indexOf("\u0000") + 1))
-    matchTokens.set(key, known)
+    if (matchAlts.size >= MAX_MATCH_ALTS) matchAlts.clear()
+    // the separators of the table's tokenizer: lex_stem keeps "_" in a token (its tails), lex_word does not
+    known = altsOfMatch(key.slice(key.indexOf("\u0000") + 1), key.startsWith("lex_word\u0000") ? /[^\p{L}\p{N}]+/u : /[^\p{L}\p{N}_]+/u)
+    matchAlts.set(key, known)
   }
   return known
+}
+
+/** Whether an alternative's token at `i` is in `tokens` (a prefix: the start of one of them, `starts`). */
+const hasToken = (a: MatchAlt, i: number, tokens: ReadonlySet<string>, starts: ReadonlySet<string>): boolean =>
+  a.prefix && i === a.tokens.length - 1 ? starts.has(a.tokens[i] ?? "") : tokens.has(a.tokens[i] ?? "")
+
+/** Whether an expression names one of the tokens (`starts`: every start of them, for its prefixes). */
+const names = (alts: ReadonlyArray<MatchAlt>, tokens: ReadonlySet<string>, starts: ReadonlySet<string>): boolean =>
+  alts.some((a) => a.tokens.some((_, i) => hasToken(a, i, tokens, starts)))
+
+/**
+ * Whether a row of these tokens matches the expression, as FTS5 would: an alternative of one token
+ * matches when the row holds it (a prefix: a token starting with it); a phrase whose tokens the row
+ * does not all hold does not match; one whose tokens it holds depends on their order, which the
+ * tokens do not tell (undefined), as an alternative without tokens does.
+ */
+const rowMatches = (alts: ReadonlyArray<MatchAlt>, row: RowSet): boolean | undefined => {
+  let unknown = false
+  for (const a of alts) {
+    if (a.tokens.length === 0) return undefined
+    if (!a.tokens.every((_, i) => hasToken(a, i, row.tokens, row.starts))) continue
+    if (a.tokens.length === 1) return true
+    unknown = true
+  }
+  return unknown ? undefined : false
+}
+
+/** A row's tokens in one table, with every start of them. */
+interface RowSet {
+  readonly tokens: ReadonlySet<string>
+  readonly starts: ReadonlySet<string>
+}
+/** Each rewritten seq's row in one table before the first change and after the last one. */
+type RowsOf = Map<number, { readonly before: RowSet; readonly after: RowSet }>
+
+/** The rewritten rows of a chain of changes per table, or undefined when a change does not tell its row (its counts are read again). */
+const rowsOfChanges = (changes: ReadonlyArray<IndexChange>): { readonly lex_word: RowsOf; readonly lex_stem: RowsOf } | undefined => {
+  const rows = { lex_word: new Map() as RowsOf, lex_stem: new Map() as RowsOf }
+  const setOf = (tokens: ReadonlyArray<string>): RowSet => {
+    const set = new Set(tokens)
+    return { tokens: set, starts: startsOf(set) }
+  }
+  for (const c of changes) {
+    const seq = c.seqs?.length === 1 ? c.seqs[0] : undefined
+    if (seq === undefined || c.row === undefined) return undefined
+    for (const [table, of] of [["lex_word", (r: RowTokens) => r.words], ["lex_stem", (r: RowTokens) => r.stems]] as const) {
+      const known = rows[table].get(seq)
+      rows[table].set(seq, { before: known?.before ?? setOf(of(c.row.before)), after: setOf(of(c.row.after)) })
+    }
+  }
+  return rows
+}
+
+/** How many more rows match the expression after the changes than before (undefined: not known from the tokens). */
+const countMoved = (alts: ReadonlyArray<MatchAlt>, rows: RowsOf): number | undefined => {
+  let moved = 0
+  for (const { before, after } of rows.values()) {
+    const was = rowMatches(alts, before)
+    const is = rowMatches(alts, after)
+    if (was === undefined || is === undefined) return undefined
+    moved += (is ? 1 : 0) - (was ? 1 : 0)
+  }
+  return moved
 }
 
 /** Every start of the strings (the empty one too): `p` is in it exactly when one of them startsWith(p). */
@@ -97,8 +185,10 @@ const inList = (w: string, first: string, min: number, max: number): boolean => 
 
 /**
  * The vocabulary kept through changes of the rows of some rules: the frequencies and known words
- * of the tokens they touched are dropped, the prefixes they start with, the rule counts of
- * expressions that name one of them; a typo list keeps its other words and reads again only the
+ * of the tokens they touched are dropped, the prefixes they start with; a rule count whose
+ * expression names one of them moves by the rewritten rows that match it after the changes and
+ * matched it before (each row's tokens in the note), and is dropped when they cannot tell (a phrase
+ * whose words a row holds, a change without its row); a typo list keeps its other words and reads again only the
  * changed words it may hold (`stale`, on its next use); the typo candidates of a word stay unless a
  * changed word is one of them (within its edits, of its length range); the number of indexed rules
  * moves by the noted count (read again when a change has none). Everything else still holds.
@@ -141,10 +231,16 @@ const carry = (part: unknown, changes: ReadonlyArray<IndexChange>): ScopeVocab =
     if (touched) v.near.delete(key)
   }
   const stemStarts = startsOf(stems)
-  for (const key of v.counts.keys()) {
-    const changed = key.startsWith("lex_word\u0000") ? words : stems
-    const starts = changed === words ? wordStarts : stemStarts
-    if (tokensOfCount(key).some((t) => (t.prefix ? starts.has(t.token) : changed.has(t.token)))) v.counts.delete(key)
+  let rows: ReturnType<typeof rowsOfChanges> | null = null
+  for (const [key, n] of v.counts) {
+    const word = key.startsWith("lex_word\u0000")
+    const alts = altsOfCount(key)
+    if (!names(alts, word ? words : stems, word ? wordStarts : stemStarts)) continue
+    // named: moved by the rewritten rows that match it now and matched it before, else read again
+    if (rows === null) rows = rowsOfChanges(changes)
+    const moved = rows === undefined ? undefined : countMoved(alts, word ? rows.lex_word : rows.lex_stem)
+    if (moved === undefined) v.counts.delete(key)
+    else if (moved !== 0) v.counts.set(key, n + moved)
   }
   let docs = v.docs
   for (const c of changes) docs = docs === undefined || c.docs === undefined ? undefined : docs + c.docs
@@ -281,6 +377,11 @@ export const nearWords = (sql: SqlClient, q: string, max: number): Effect.Effect
     return near
   })
 
+let ruleCountsRead = 0
+
+/** How many rule counts this thread has read from the file (not held, nor carried): a measure for tests. */
+export const ruleCountsReadFromFile = (): number => ruleCountsRead
+
 /** The rules whose row in `table` matches `match` (a MATCH expression), counted once per stamp. */
 export const matchingRules = (sql: SqlClient, table: "lex_word" | "lex_stem", match: string): Effect.Effect<number, SqlError> => {
   const cache = cacheOf(sql)
@@ -288,6 +389,7 @@ export const matchingRules = (sql: SqlClient, table: "lex_word" | "lex_stem", ma
   const known = cache?.counts.get(key)
   if (known !== undefined) return Effect.succeed(known)
   return Effect.map(sql.unsafe<{ n: number }>(`SELECT count(*) AS n FROM ${table} WHERE ${table} MATCH ?`, [match]), (rows) => {
+    ruleCountsRead++
     const n = Number(rows[0]?.n ?? 0)
     if (cache !== undefined) {
       cache.counts.set(key, n)
