@@ -151,4 +151,20 @@ describe("the rule counts of term weights through a write of this process", () =
     expect(chained.answer).toEqual(await fresh(text))
     expect(chained.answer).toEqual(end.answer)
   })
+
+  it("a count of stems (a word the rules hold only inside compounds) moves as well", async () => {
+    // "Leisten": no rule holds the word, the stem sub-query finds "Hakenleisten" by its tail
+    const text = "Leisten Rechnung"
+    const before = await find(text)
+    expect(before.heads).toContain("rule/sales-0002@2")
+    expect(before.answer).toEqual(await fresh(text))
+
+    // another connection of this process proposes a rule with another compound of the same tail
+    await run(scope.config, at(propose(manualProposal("Fußleisten liefert der Schreiner mit Rechnung", { keywords: ["Fußleiste"], relations: [] }), agent)))
+    const read0 = ruleCountsReadFromFile()
+    const after = await find(text)
+    expect(ruleCountsReadFromFile() - read0).toBe(0)
+    expect(after.heads).toContain("rule/sales-0004@1")
+    expect(after.answer).toEqual(await fresh(text))
+  })
 })

@@ -27,17 +27,26 @@ interface ScopeVocab {
   readonly stale: Map<string, Set<string>>
   readonly near: Map<string, ReadonlyArray<NearWord>>
   readonly counts: Map<string, number>
+  /** the keys of the rule counts by the tokens their expressions name, per table (what a write's changed tokens reach) */
+  readonly countsBy: Record<"lex_word" | "lex_stem", CountIndex>
   readonly has: { readonly exact: Map<string, boolean>; readonly prefixes: Map<string, boolean> }
   /** entries held; past MAX_ENTRIES the cache starts again */
   entries: number
 }
+
+/** Count keys by a token their expression names: as a whole token, and as the prefix of an alternative. */
+interface CountIndex {
+  readonly exact: Map<string, Set<string>>
+  readonly prefix: Map<string, Set<string>>
+}
+const emptyCountIndex = (): CountIndex => ({ exact: new Map(), prefix: new Map() })
 
 const MAX_ENTRIES = 200_000
 const PART = "vocab"
 
 const emptyVocab = (): ScopeVocab => ({
   docs: undefined, df: { lex_word_vocab: new Map(), lex_stem_vocab: new Map() }, starting: new Map(), stale: new Map(), near: new Map(),
-  counts: new Map(),
+  counts: new Map(), countsBy: { lex_word: emptyCountIndex(), lex_stem: emptyCountIndex() },
   has: { exact: new Map(), prefixes: new Map() }, entries: 0
 })
 
@@ -90,9 +99,31 @@ const altsOfCount = (key: string): ReadonlyArray<MatchAlt> => {
 const hasToken = (a: MatchAlt, i: number, tokens: ReadonlySet<string>, starts: ReadonlySet<string>): boolean =>
   a.prefix && i === a.tokens.length - 1 ? starts.has(a.tokens[i] ?? "") : tokens.has(a.tokens[i] ?? "")
 
-/** Whether an expression names one of the tokens (`starts`: every start of them, for its prefixes). */
-const names = (alts: ReadonlyArray<MatchAlt>, tokens: ReadonlySet<string>, starts: ReadonlySet<string>): boolean =>
-  alts.some((a) => a.tokens.some((_, i) => hasToken(a, i, tokens, starts)))
+/** Each token a count's expression names, with the index (whole token or prefix) it is named in. */
+const namedTokens = function*(index: CountIndex, alts: ReadonlyArray<MatchAlt>): Generator<readonly [Map<string, Set<string>>, string]> {
+  for (const a of alts) for (const [i, t] of a.tokens.entries()) yield [a.prefix && i === a.tokens.length - 1 ? index.prefix : index.exact, t]
+}
+const indexCount = (index: CountIndex, key: string): void => {
+  for (const [by, t] of namedTokens(index, altsOfCount(key))) {
+    const keys = by.get(t)
+    if (keys === undefined) by.set(t, new Set([key]))
+    else keys.add(key)
+  }
+}
+const unindexCount = (index: CountIndex, key: string): void => {
+  for (const [by, t] of namedTokens(index, altsOfCount(key))) {
+    const keys = by.get(t)
+    keys?.delete(key)
+    if (keys?.size === 0) by.delete(t)
+  }
+}
+/** The keys of the counts whose expression names one of the tokens (`starts`: every start of them, for a prefix alternative). */
+const countsNaming = (index: CountIndex, tokens: ReadonlySet<string>, starts: ReadonlySet<string>): Set<string> => {
+  const out = new Set<string>()
+  for (const t of tokens) for (const k of index.exact.get(t) ?? []) out.add(k)
+  for (const p of starts) for (const k of index.prefix.get(p) ?? []) out.add(k)
+  return out
+}
 
 /**
  * Whether a row of these tokens matches the expression, as FTS5 would: an alternative of one token
@@ -187,11 +218,12 @@ const inList = (w: string, first: string, min: number, max: number): boolean => 
  * The vocabulary kept through changes of the rows of some rules: the frequencies and known words
  * of the tokens they touched are dropped, the prefixes they start with; a rule count whose
  * expression names one of them moves by the rewritten rows that match it after the changes and
- * matched it before (each row's tokens in the note), and is dropped when they cannot tell (a phrase
- * whose words a row holds, a change without its row); a typo list keeps its other words and reads again only the
- * changed words it may hold (`stale`, on its next use); the typo candidates of a word stay unless a
- * changed word is one of them (within its edits, of its length range); the number of indexed rules
- * moves by the noted count (read again when a change has none). Everything else still holds.
+ * matched it before (each row's tokens in the note), and is dropped when they cannot tell (a
+ * phrase whose words a row holds, a change without its row); a typo list keeps its other words and
+ * reads again only the changed words it may hold (`stale`, on its next use); the typo candidates
+ * of a word stay unless a changed word is one of them (within its edits, of its length range); the
+ * number of indexed rules moves by the noted count (read again when a change has none).
+ * Everything else still holds.
  */
 const carry = (part: unknown, changes: ReadonlyArray<IndexChange>): ScopeVocab => {
   const v = part as ScopeVocab
@@ -232,15 +264,20 @@ const carry = (part: unknown, changes: ReadonlyArray<IndexChange>): ScopeVocab =
   }
   const stemStarts = startsOf(stems)
   let rows: ReturnType<typeof rowsOfChanges> | null = null
-  for (const [key, n] of v.counts) {
-    const word = key.startsWith("lex_word\u0000")
-    const alts = altsOfCount(key)
-    if (!names(alts, word ? words : stems, word ? wordStarts : stemStarts)) continue
-    // named: moved by the rewritten rows that match it now and matched it before, else read again
-    if (rows === null) rows = rowsOfChanges(changes)
-    const moved = rows === undefined ? undefined : countMoved(alts, word ? rows.lex_word : rows.lex_stem)
-    if (moved === undefined) v.counts.delete(key)
-    else if (moved !== 0) v.counts.set(key, n + moved)
+  for (const [table, changed, starts] of [["lex_word", words, wordStarts], ["lex_stem", stems, stemStarts]] as const) {
+    // the counts whose expression names a changed token: moved by the rewritten rows that match it
+    // now and matched it before, else read again; the others stay as they are
+    const index = v.countsBy[table]
+    for (const key of countsNaming(index, changed, starts)) {
+      const n = v.counts.get(key)
+      if (n === undefined) continue
+      if (rows === null) rows = rowsOfChanges(changes)
+      const moved = rows === undefined ? undefined : countMoved(altsOfCount(key), rows[table])
+      if (moved === undefined) {
+        v.counts.delete(key)
+        unindexCount(index, key)
+      } else if (moved !== 0) v.counts.set(key, n + moved)
+    }
   }
   let docs = v.docs
   for (const c of changes) docs = docs === undefined || c.docs === undefined ? undefined : docs + c.docs
@@ -392,6 +429,7 @@ export const matchingRules = (sql: SqlClient, table: "lex_word" | "lex_stem", ma
     ruleCountsRead++
     const n = Number(rows[0]?.n ?? 0)
     if (cache !== undefined) {
+      if (!cache.counts.has(key)) indexCount(cache.countsBy[table], key)
       cache.counts.set(key, n)
       cache.entries += 1
     }
