@@ -90,10 +90,15 @@ const reindexNoted = (sql: SqlClient, ruleId: string, options: LexicalOptions) =
     const moved = seqOfIndexStamp(to) - seqOfIndexStamp(from)
     if (moved < 1 || moved > 2) return
     const after = yield* rowTokens(sql, seq)
-    const tokensOf = (r: typeof before) => ({ words: [...new Set(r.words)], stems: [...new Set(r.stems)] })
+    const words = [...new Set([...before.words, ...after.words])]
+    const stems = [...new Set([...before.stems, ...after.stems])]
+    const where = (tokens: ReadonlyArray<string>, was: ReadonlyArray<string>, is: ReadonlyArray<string>) => {
+      const [b, a] = [new Set(was), new Set(is)]
+      return tokens.map((t) => (!a.has(t) ? "0" : b.has(t) ? "2" : "1")).join("")
+    }
     noteIndexChange(from, to, {
-      words: [...new Set([...before.words, ...after.words])], stems: [...new Set([...before.stems, ...after.stems])], seqs: [seq],
-      docs: after.indexed - before.indexed, row: { before: tokensOf(before), after: tokensOf(after) }
+      words, stems, seqs: [seq], docs: after.indexed - before.indexed,
+      row: { words: where(words, before.words, after.words), stems: where(stems, before.stems, after.stems) }
     })
   })
 

@@ -13,7 +13,7 @@
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
-import { boundedPart, carryPart, type IndexChange, type RowTokens } from "./stamp-cache.js"
+import { boundedPart, carryPart, type IndexChange } from "./stamp-cache.js"
 import { editDistance, fold, hasDigit } from "./text.js"
 
 export type VocabTable = "lex_word_vocab" | "lex_stem_vocab"
@@ -153,16 +153,18 @@ type RowsOf = Map<number, { readonly before: RowSet; readonly after: RowSet }>
 /** The rewritten rows of a chain of changes per table, or undefined when a change does not tell its row (its counts are read again). */
 const rowsOfChanges = (changes: ReadonlyArray<IndexChange>): { readonly lex_word: RowsOf; readonly lex_stem: RowsOf } | undefined => {
   const rows = { lex_word: new Map() as RowsOf, lex_stem: new Map() as RowsOf }
-  const setOf = (tokens: ReadonlyArray<string>): RowSet => {
-    const set = new Set(tokens)
+  /** the tokens the row held (`where`: "0" before only, "1" after only, "2" both) before the change, or after it */
+  const setOf = (tokens: ReadonlyArray<string>, where: string, held: "0" | "1"): RowSet => {
+    const set = new Set(tokens.filter((_, i) => where[i] === held || where[i] === "2"))
     return { tokens: set, starts: startsOf(set) }
   }
   for (const c of changes) {
     const seq = c.seqs?.length === 1 ? c.seqs[0] : undefined
     if (seq === undefined || c.row === undefined) return undefined
-    for (const [table, of] of [["lex_word", (r: RowTokens) => r.words], ["lex_stem", (r: RowTokens) => r.stems]] as const) {
+    for (const [table, tokens, where] of [["lex_word", c.words, c.row.words], ["lex_stem", c.stems, c.row.stems]] as const) {
+      if (where.length !== tokens.length) return undefined
       const known = rows[table].get(seq)
-      rows[table].set(seq, { before: known?.before ?? setOf(of(c.row.before)), after: setOf(of(c.row.after)) })
+      rows[table].set(seq, { before: known?.before ?? setOf(tokens, where, "0"), after: setOf(tokens, where, "1") })
     }
   }
   return rows
