@@ -85,6 +85,33 @@ describe("the vocabulary through a write of this process", () => {
   })
 })
 
+describe("document frequencies through a write of this process", () => {
+  it("move by the rewritten rule's rows, not read again: each step held as the file counts it", async () => {
+    const text = "Zahlungseingang Rechnung"
+    expect((await find(text)).answer).toEqual(await fresh(text))
+    const [rechnung, eingang] = await held("rechnung", "zahlungseingang")
+    expect(rechnung).toBe(1)
+    expect(eingang).toBe(0)
+    // each write alone (its note read by the next refresh, no search between): the words of the
+    // rewritten rule move by one, the others stay
+    await scope.service.runPromise(at(propose(manualProposal("Den Zahlungseingang jeder Rechnung bucht die Buchhaltung", {
+      keywords: ["Zahlungseingang"], relations: []
+    }), agent)))
+    expect(await held("rechnung", "zahlungseingang")).toEqual([2, 1])
+    await scope.service.runPromise(at(decide("sales-0004", { decision: "confirm", version: 1 }, person)))
+    expect(await held("rechnung", "zahlungseingang")).toEqual([2, 1])
+    const confirmed = await find(text)
+    expect(confirmed.heads).toContain("rule/sales-0004@2")
+    expect(confirmed.answer).toEqual(await fresh(text))
+    // another rule with the word, then rejected: its rows leave the index
+    await scope.service.runPromise(at(propose(manualProposal("Jede Rechnung trägt die Bestellnummer", { keywords: ["Rechnung"], relations: [] }), agent)))
+    expect(await held("rechnung", "zahlungseingang")).toEqual([3, 1])
+    await scope.service.runPromise(at(decide("sales-0005", { decision: "reject", version: 1, reason: "not a rule" }, person)))
+    expect(await held("rechnung", "zahlungseingang")).toEqual([2, 1])
+    expect((await find(text)).answer).toEqual(await fresh(text))
+  })
+})
+
 describe("typo candidates through a write of this process", () => {
   it("a word near a typo that a write brings is a correction at once; a far one keeps the list held; a rejected one is gone", async () => {
     const typo = "Skontp Rechnung"

@@ -182,6 +182,13 @@ const countMoved = (alts: ReadonlyArray<MatchAlt>, rows: RowsOf): number | undef
   return moved
 }
 
+/** How many more rewritten rows hold the token after the changes than before. */
+const frequencyMoved = (token: string, rows: RowsOf): number => {
+  let moved = 0
+  for (const { before, after } of rows.values()) moved += (after.tokens.has(token) ? 1 : 0) - (before.tokens.has(token) ? 1 : 0)
+  return moved
+}
+
 /** Every start of the strings (the empty one too): `p` is in it exactly when one of them startsWith(p). */
 const startsOf = (set: ReadonlySet<string>): Set<string> => {
   const out = new Set<string>(set.size > 0 ? [""] : [])
@@ -217,8 +224,10 @@ const inList = (w: string, first: string, min: number, max: number): boolean => 
 }
 
 /**
- * The vocabulary kept through changes of the rows of some rules: the frequencies and known words
- * of the tokens they touched are dropped, the prefixes they start with; a rule count whose
+ * The vocabulary kept through changes of the rows of some rules: the frequency of a token they
+ * touched moves by the rewritten rows that hold it after the changes and held it before (each
+ * row's tokens in the note; dropped when a change does not tell its row), a word still held by a
+ * row stays known, the other known words and the prefixes they start with are dropped; a rule count whose
  * expression names one of them moves by the rewritten rows that match it after the changes and
  * matched it before (each row's tokens in the note), and is dropped when they cannot tell (a
  * phrase whose words a row holds, a change without its row); a typo list keeps its other words and
@@ -231,11 +240,24 @@ const carry = (part: unknown, changes: ReadonlyArray<IndexChange>): ScopeVocab =
   const v = part as ScopeVocab
   const words = new Set(changes.flatMap((c) => c.words))
   const stems = new Set(changes.flatMap((c) => c.stems))
-  for (const w of words) {
-    v.df.lex_word_vocab.delete(w)
-    v.has.exact.delete(w)
+  let rows: ReturnType<typeof rowsOfChanges> | null = null
+  // a changed token's document frequency (the rows holding it) moves by the rewritten rows that
+  // hold it after the changes and held it before; without those rows it is read again. A word held
+  // by a row is in the vocabulary; one held by none is asked of the file again
+  for (const [table, vocab, changed] of [["lex_word", "lex_word_vocab", words], ["lex_stem", "lex_stem_vocab", stems]] as const) {
+    const df = v.df[vocab]
+    for (const t of changed) {
+      const n = df.get(t)
+      if (n !== undefined && rows === null) rows = rowsOfChanges(changes)
+      const moved = n === undefined || rows === undefined || rows === null ? undefined : frequencyMoved(t, rows[table])
+      if (n === undefined || moved === undefined) df.delete(t)
+      else df.set(t, n + moved)
+      if (table === "lex_word") {
+        if (n !== undefined && moved !== undefined && n + moved > 0) v.has.exact.set(t, true)
+        else v.has.exact.delete(t)
+      }
+    }
   }
-  for (const t of stems) v.df.lex_stem_vocab.delete(t)
   const wordStarts = startsOf(words)
   for (const p of wordStarts) v.has.prefixes.delete(p)
   const byFirst = new Map<string, Array<string>>()
@@ -265,7 +287,6 @@ const carry = (part: unknown, changes: ReadonlyArray<IndexChange>): ScopeVocab =
     if (touched) v.near.delete(key)
   }
   const stemStarts = startsOf(stems)
-  let rows: ReturnType<typeof rowsOfChanges> | null = null
   for (const [table, changed, starts] of [["lex_word", words, wordStarts], ["lex_stem", stems, stemStarts]] as const) {
     // the counts whose expression names a changed token: moved by the rewritten rows that match it
     // now and matched it before, else read again; the others stay as they are
