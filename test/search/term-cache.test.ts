@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest"
 import { decide } from "../../src/decision/decide.js"
 import type { SearchRequest } from "../../src/domain/search-schemas.js"
 import { propose } from "../../src/domain/proposals.js"
-import { heldTermCount, heldTermTexts } from "../../src/search/lexical/query.js"
+import { heldTermCount, heldTermTexts, termsAnalysedCount } from "../../src/search/lexical/query.js"
 import { refreshStampCache } from "../../src/search/lexical/stamp-cache.js"
 import { search } from "../../src/search/search.js"
 import { manualProposal } from "../support/fixtures.js"
@@ -75,5 +75,34 @@ describe("a word's analysis kept under the stamp", () => {
     expect(removed.heads).not.toContain("rule/sales-0004@1")
     expect(removed.answer).toEqual(await fresh("Rechnug Skonto"))
     expect(removed.answer).toEqual(before.answer)
+  })
+})
+
+describe("a word's analysis through a write of this process", () => {
+  // known words (kunde: its stem "kund" is the write's "Kunden"'s; lieferzeit, zahlungsziele: untouched) and
+  // typos (skontp: a typo of "s", the first letter of the write's "said"; lieferzeiz: of "l", untouched)
+  const text = "Kunde Lieferzeit Lieferzeiz Skontp Zahlungsziele"
+
+  it("drops exactly the terms whose forms, stems or typo candidates the write touched; the next search answers as the file does", async () => {
+    const before = await find(text)
+    expect(before.answer).toEqual(await fresh(text))
+    expect(await heldTexts()).toEqual(expect.arrayContaining(["kunde", "lieferzeit", "lieferzeiz", "skontp", "zahlungsziele"]))
+
+    await scope.service.runPromise(at(propose(manualProposal("Kunden holen ihre Ware montags ab", { keywords: ["Abholung"], relations: [] }), agent)))
+    const kept = await heldTexts()
+    expect(kept).toEqual(expect.arrayContaining(["lieferzeit", "lieferzeiz", "zahlungsziele"]))
+    expect(kept).not.toContain("kunde")
+    expect(kept).not.toContain("skontp")
+    const analysed0 = termsAnalysedCount()
+    const after = await find(text)
+    // only the two dropped terms are analysed again
+    expect(termsAnalysedCount() - analysed0).toBe(2)
+    expect(after.answer).toEqual(await fresh(text))
+
+    // a word one edit from the typo: its corrections change with the write, though none of its forms is touched
+    await scope.service.runPromise(at(propose(manualProposal("Skonti gewährt der Einkauf nur auf Rechnungen über tausend Euro", { keywords: ["Skonti"], relations: [] }), agent)))
+    const near = await find(text)
+    expect(near.variants["skontp"]).toContain("skonti")
+    expect(near.answer).toEqual(await fresh(text))
   })
 })

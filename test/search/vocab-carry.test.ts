@@ -10,10 +10,10 @@ import { describe, expect, it } from "vitest"
 import { decide } from "../../src/decision/decide.js"
 import { propose } from "../../src/domain/proposals.js"
 import { refreshStampCache } from "../../src/search/lexical/stamp-cache.js"
-import { heldFrequency, typoListsReadWhole } from "../../src/search/lexical/vocab.js"
+import { heldFrequency, ruleCountsReadFromFile, typoListsReadWhole } from "../../src/search/lexical/vocab.js"
 import { search } from "../../src/search/search.js"
 import { manualProposal } from "../support/fixtures.js"
-import { sqlOf } from "../support/run.js"
+import { run, sqlOf } from "../support/run.js"
 import { agent, answerOf, at, freshAnswer, person, salesRequest, SEARCH_ID, SALES_RULES } from "./cache-support.js"
 import { salesScope } from "./cache-scope.js"
 
@@ -85,6 +85,33 @@ describe("the vocabulary through a write of this process", () => {
   })
 })
 
+describe("document frequencies through a write of this process", () => {
+  it("move by the rewritten rule's rows, not read again: each step held as the file counts it", async () => {
+    const text = "Zahlungseingang Rechnung"
+    expect((await find(text)).answer).toEqual(await fresh(text))
+    const [rechnung, eingang] = await held("rechnung", "zahlungseingang")
+    expect(rechnung).toBe(1)
+    expect(eingang).toBe(0)
+    // each write alone (its note read by the next refresh, no search between): the words of the
+    // rewritten rule move by one, the others stay
+    await scope.service.runPromise(at(propose(manualProposal("Den Zahlungseingang jeder Rechnung bucht die Buchhaltung", {
+      keywords: ["Zahlungseingang"], relations: []
+    }), agent)))
+    expect(await held("rechnung", "zahlungseingang")).toEqual([2, 1])
+    await scope.service.runPromise(at(decide("sales-0004", { decision: "confirm", version: 1 }, person)))
+    expect(await held("rechnung", "zahlungseingang")).toEqual([2, 1])
+    const confirmed = await find(text)
+    expect(confirmed.heads).toContain("rule/sales-0004@2")
+    expect(confirmed.answer).toEqual(await fresh(text))
+    // another rule with the word, then rejected: its rows leave the index
+    await scope.service.runPromise(at(propose(manualProposal("Jede Rechnung trägt die Bestellnummer", { keywords: ["Rechnung"], relations: [] }), agent)))
+    expect(await held("rechnung", "zahlungseingang")).toEqual([3, 1])
+    await scope.service.runPromise(at(decide("sales-0005", { decision: "reject", version: 1, reason: "not a rule" }, person)))
+    expect(await held("rechnung", "zahlungseingang")).toEqual([2, 1])
+    expect((await find(text)).answer).toEqual(await fresh(text))
+  })
+})
+
 describe("typo candidates through a write of this process", () => {
   it("a word near a typo that a write brings is a correction at once; a far one keeps the list held; a rejected one is gone", async () => {
     const typo = "Skontp Rechnung"
@@ -112,5 +139,59 @@ describe("typo candidates through a write of this process", () => {
     const gone = await find(typo)
     expect(gone.variants["skontp"]).not.toContain("skonti")
     expect(gone.answer).toEqual(await fresh(typo))
+  })
+})
+
+describe("the rule counts of term weights through a write of this process", () => {
+  it("move by the rewritten rule's rows, not read again: a confirmed and a rejected rule count as the file does", async () => {
+    // the weights of a question of several words: each word's rule count
+    const text = "Rechnung Skonto Lieferzeit"
+    await scope.service.runPromise(at(Effect.gen(function*() {
+      yield* propose(manualProposal("Skonto auf Rechnungen gibt es nur bei Lastschrift", { keywords: ["Skonto"], relations: [] }), agent)
+      yield* propose(manualProposal("Die Lieferzeit der Rechnungen mit Skonto prüft der Einkauf", { keywords: ["Lieferzeit"], relations: [] }), agent)
+    })))
+    const before = await find(text)
+    expect(before.heads).toEqual(expect.arrayContaining(["rule/sales-0004@1", "rule/sales-0005@1"]))
+    expect(before.answer).toEqual(await fresh(text))
+
+    // confirmed: the same words in rewritten rows; rejected: its rows leave the index
+    for (const [id, decision] of [["sales-0004", { decision: "confirm", version: 1 }], ["sales-0005", { decision: "reject", version: 1, reason: "not a rule" }]] as const) {
+      const read0 = ruleCountsReadFromFile()
+      await scope.service.runPromise(at(decide(id, decision, person)))
+      const after = await find(text)
+      expect(ruleCountsReadFromFile() - read0).toBe(0)
+      expect(after.answer).toEqual(await fresh(text))
+    }
+    const end = await find(text)
+    expect(end.heads).toContain("rule/sales-0004@2")
+    expect(end.heads.filter((h) => h.startsWith("rule/sales-0005"))).toEqual([])
+
+    // two writes of one rule on another connection of this process before the next search (a chain
+    // of notes): proposed, then rejected — its row before the first and after the last are both none
+    await run(scope.config, at(Effect.gen(function*() {
+      yield* propose(manualProposal("Skonto auf Lieferzeit-Rechnungen gibt der Einkauf", { keywords: ["Skonto"], relations: [] }), agent)
+      yield* decide("sales-0006", { decision: "reject", version: 1, reason: "not a rule" }, person)
+    })))
+    const read0 = ruleCountsReadFromFile()
+    const chained = await find(text)
+    expect(ruleCountsReadFromFile() - read0).toBe(0)
+    expect(chained.answer).toEqual(await fresh(text))
+    expect(chained.answer).toEqual(end.answer)
+  })
+
+  it("a count of stems (a word the rules hold only inside compounds) moves as well", async () => {
+    // "Leisten": no rule holds the word, the stem sub-query finds "Hakenleisten" by its tail
+    const text = "Leisten Rechnung"
+    const before = await find(text)
+    expect(before.heads).toContain("rule/sales-0002@2")
+    expect(before.answer).toEqual(await fresh(text))
+
+    // another connection of this process proposes a rule with another compound of the same tail
+    await run(scope.config, at(propose(manualProposal("Fußleisten liefert der Schreiner mit Rechnung", { keywords: ["Fußleiste"], relations: [] }), agent)))
+    const read0 = ruleCountsReadFromFile()
+    const after = await find(text)
+    expect(ruleCountsReadFromFile() - read0).toBe(0)
+    expect(after.heads).toContain("rule/sales-0004@1")
+    expect(after.answer).toEqual(await fresh(text))
   })
 })

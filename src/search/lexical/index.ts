@@ -72,9 +72,10 @@ const rowTokens = (sql: SqlClient, seq: number) =>
 
 /**
  * Doc.reindexRule, noting the tokens of the rule's rows before and after it with the index stamps
- * around it (stamp-cache.ts noteIndexChange), its seq and the change in the number of indexed
- * rules, so the connections' vocabularies, analyses, phrase rows and explained rows are carried
- * through the write. Noted only when the stamp moved by the rule's own rows (≤ 2 changes of
+ * around it (stamp-cache.ts noteIndexChange), its seq, the row's tokens before and after apart
+ * (the rule counts of term weights move by them) and the change in the number of indexed rules,
+ * so the connections' vocabularies, analyses, phrase rows and explained rows are carried through
+ * the write. Noted only when the stamp moved by the rule's own rows (≤ 2 changes of
  * lex_doc, the same build).
  */
 const reindexNoted = (sql: SqlClient, ruleId: string, options: LexicalOptions) =>
@@ -89,9 +90,15 @@ const reindexNoted = (sql: SqlClient, ruleId: string, options: LexicalOptions) =
     const moved = seqOfIndexStamp(to) - seqOfIndexStamp(from)
     if (moved < 1 || moved > 2) return
     const after = yield* rowTokens(sql, seq)
+    const words = [...new Set([...before.words, ...after.words])]
+    const stems = [...new Set([...before.stems, ...after.stems])]
+    const where = (tokens: ReadonlyArray<string>, was: ReadonlyArray<string>, is: ReadonlyArray<string>) => {
+      const [b, a] = [new Set(was), new Set(is)]
+      return tokens.map((t) => (!a.has(t) ? "0" : b.has(t) ? "2" : "1")).join("")
+    }
     noteIndexChange(from, to, {
-      words: [...new Set([...before.words, ...after.words])], stems: [...new Set([...before.stems, ...after.stems])], seqs: [seq],
-      docs: after.indexed - before.indexed
+      words, stems, seqs: [seq], docs: after.indexed - before.indexed,
+      row: { words: where(words, before.words, after.words), stems: where(stems, before.stems, after.stems) }
     })
   })
 

@@ -80,6 +80,14 @@ interface HeldTerms {
   readonly terms: Map<string, HeldTerm>
   /** the looked-up forms the terms hold (what bounds the part) */
   forms: number
+  /**
+   * The keys of the held terms by what a write's changed tokens reach (kept with `terms` by hold and
+   * drop): each looked-up word form, each looked-up stem form, and the first letter of a term whose
+   * typo corrections were possible. A write looks up its changed tokens here, not every held form.
+   */
+  readonly byWord: Map<string, Set<string>>
+  readonly byStem: Map<string, Set<string>>
+  readonly byFirst: Map<string, Set<string>>
 }
 const TERMS_PART = "analysed-terms"
 /**
@@ -89,7 +97,8 @@ const TERMS_PART = "analysed-terms"
 export const MAX_HELD_FORMS = 200_000
 const formsOf = (h: HeldTerm): number => h.word.size + h.stem.size + 1
 const heldTermsOf = (sql: SqlClient) =>
-  boundedPart(sql, TERMS_PART, (): HeldTerms => ({ terms: new Map(), forms: 0 }), (p) => p.forms, MAX_HELD_FORMS)
+  boundedPart(sql, TERMS_PART, (): HeldTerms => ({ terms: new Map(), forms: 0, byWord: new Map(), byStem: new Map(), byFirst: new Map() }),
+    (p) => p.forms, MAX_HELD_FORMS)
 /** one id per options object (a connection's index may be asked with other options, as tests do) */
 const optionIds = new WeakMap<LexicalOptions, number>()
 let nextOptionId = 0
@@ -104,26 +113,73 @@ const termKey = (o: LexicalOptions, t: RawTerm, fuzzy: number | null): string =>
 
 const firstOf = (w: string): string => String.fromCodePoint(w.codePointAt(0) ?? 0)
 
+/** The first letter of a held term a changed word of the same first letter may correct (vocab.ts nearWords: words of its first letter). */
+const typoFirstOf = (h: HeldTerm): string | undefined => (h.budgeted ? firstOf(fold(h.term.text)) : undefined)
+
+const indexIn = (index: Map<string, Set<string>>, token: string, key: string): void => {
+  const keys = index.get(token)
+  if (keys === undefined) index.set(token, new Set([key]))
+  else keys.add(key)
+}
+const unindexIn = (index: Map<string, Set<string>>, token: string, key: string): void => {
+  const keys = index.get(token)
+  if (keys === undefined) return
+  keys.delete(key)
+  if (keys.size === 0) index.delete(token)
+}
+
+/** Takes the held term `h` of `key` out of the count of forms and the indexes. */
+const unindexTerm = (p: HeldTerms, key: string, h: HeldTerm): void => {
+  p.forms -= formsOf(h)
+  for (const f of h.word.keys()) unindexIn(p.byWord, f, key)
+  for (const f of h.stem.keys()) unindexIn(p.byStem, f, key)
+  const first = typoFirstOf(h)
+  if (first !== undefined) unindexIn(p.byFirst, first, key)
+}
+
+/** Drops the held term of `key` and its entries in the indexes. */
+const dropTerm = (p: HeldTerms, key: string): void => {
+  const h = p.terms.get(key)
+  if (h === undefined) return
+  p.terms.delete(key)
+  unindexTerm(p, key, h)
+}
+
+/** Holds `h` under `key` (in place of what was held there) with its entries in the indexes. */
+const holdTerm = (p: HeldTerms, key: string, h: HeldTerm): void => {
+  const before = p.terms.get(key)
+  if (before !== undefined) unindexTerm(p, key, before)
+  p.terms.set(key, h)
+  p.forms += formsOf(h)
+  for (const f of h.word.keys()) indexIn(p.byWord, f, key)
+  for (const f of h.stem.keys()) indexIn(p.byStem, f, key)
+  const first = typoFirstOf(h)
+  if (first !== undefined) indexIn(p.byFirst, first, key)
+}
+
 /**
  * The terms kept through changes of some rules' rows: those whose looked-up forms (the frequencies
  * their variants, parts and corrections were made of) the changed tokens do not touch, and whose
  * typo candidates (vocab.ts nearWords: words of the same first letter) they cannot have changed.
+ * The terms to drop are found through the indexes by the changed tokens: the work is per changed
+ * token and dropped term, not per held term.
  */
 const carryTerms = (part: unknown, changes: ReadonlyArray<IndexChange>): HeldTerms => {
   const p = part as HeldTerms
-  const words = new Set(changes.flatMap((c) => c.words))
-  const stems = new Set(changes.flatMap((c) => c.stems))
-  const firsts = new Set([...words].map(firstOf))
-  const touched = (forms: ReadonlyMap<string, number>, changed: ReadonlySet<string>) => {
-    for (const f of forms.keys()) if (changed.has(f)) return true
-    return false
+  const dropped = new Set<string>()
+  const firsts = new Set<string>()
+  const add = (keys: ReadonlySet<string> | undefined) => {
+    if (keys !== undefined) for (const k of keys) dropped.add(k)
   }
-  for (const [key, h] of p.terms) {
-    if (touched(h.word, words) || touched(h.stem, stems) || (h.budgeted && firsts.has(firstOf(fold(h.term.text))))) {
-      p.terms.delete(key)
-      p.forms -= formsOf(h)
+  for (const c of changes) {
+    for (const w of c.words) {
+      add(p.byWord.get(w))
+      firsts.add(firstOf(w))
     }
+    for (const t of c.stems) add(p.byStem.get(t))
   }
+  for (const f of firsts) add(p.byFirst.get(f))
+  for (const key of dropped) dropTerm(p, key)
   return p
 }
 carryPart(TERMS_PART, carryTerms)
@@ -133,6 +189,11 @@ export const heldTermCount = (sql: SqlClient): number | undefined => heldTermsOf
 
 /** The texts of the terms the connection holds analysed, without reading the stamp (tests). */
 export const heldTermTexts = (sql: SqlClient): Array<string> => [...(heldTermsOf(sql)?.terms.values() ?? [])].map((h) => h.term.text)
+
+let termsAnalysed = 0
+
+/** How many terms this thread has analysed (not held, nor carried through a write): a measure for tests. */
+export const termsAnalysedCount = (): number => termsAnalysed
 
 /** The most typo corrections one term takes (variants.ts FUZZY_PER_TERM): a budget above it changes nothing. */
 const FUZZY_KEY_MAX = 2
@@ -220,15 +281,12 @@ export const analyze = (
       asked = new Set()
       askedStem = new Set()
       const { term, fuzzyUsed, budgeted } = yield* termVariants(sql, t, ctx, fuzzyBudget)
+      termsAnalysed++
       const frequencies = { word: looked(own.word, word), stem: looked(own.stem, stem) }
       // kept when it asked about its own forms alone: then no other term of the question changed it
       const alone = [...asked].every((f) => frequencies.word.has(f)) && [...askedStem].every((f) => frequencies.stem.has(f))
       if (heldPart !== undefined && alone) {
-        const key = termKey(o, t, budgeted ? budgetKey : null)
-        const before = heldPart.terms.get(key)
-        const h: HeldTerm = { term, fuzzyUsed, budgeted, ...frequencies }
-        heldPart.terms.set(key, h)
-        heldPart.forms += formsOf(h) - (before === undefined ? 0 : formsOf(before))
+        holdTerm(heldPart, termKey(o, t, budgeted ? budgetKey : null), { term, fuzzyUsed, budgeted, ...frequencies })
       }
       asked = null
       askedStem = null

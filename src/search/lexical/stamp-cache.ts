@@ -42,6 +42,11 @@ export interface IndexChange {
   readonly seqs?: ReadonlyArray<number>
   /** how many indexed rules (lex_doc rows) the change added, negative for removed; absent: not known */
   readonly docs?: number
+  /**
+   * Where the one rewritten seq's row held each of `words` and `stems`, a character each in their
+   * order: "0" before the change only, "1" after it only, "2" both; absent: not known
+   */
+  readonly row?: { readonly words: string; readonly stems: string }
 }
 
 interface Note {

@@ -27,38 +27,166 @@ interface ScopeVocab {
   readonly stale: Map<string, Set<string>>
   readonly near: Map<string, ReadonlyArray<NearWord>>
   readonly counts: Map<string, number>
+  /** the keys of the rule counts by the tokens their expressions name, per table (what a write's changed tokens reach) */
+  readonly countsBy: Record<"lex_word" | "lex_stem", CountIndex>
   readonly has: { readonly exact: Map<string, boolean>; readonly prefixes: Map<string, boolean> }
   /** entries held; past MAX_ENTRIES the cache starts again */
   entries: number
 }
+
+/** Count keys by a token their expression names: as a whole token, and as the prefix of an alternative. */
+interface CountIndex {
+  readonly exact: Map<string, Set<string>>
+  readonly prefix: Map<string, Set<string>>
+}
+const emptyCountIndex = (): CountIndex => ({ exact: new Map(), prefix: new Map() })
 
 const MAX_ENTRIES = 200_000
 const PART = "vocab"
 
 const emptyVocab = (): ScopeVocab => ({
   docs: undefined, df: { lex_word_vocab: new Map(), lex_stem_vocab: new Map() }, starting: new Map(), stale: new Map(), near: new Map(),
-  counts: new Map(),
+  counts: new Map(), countsBy: { lex_word: emptyCountIndex(), lex_stem: emptyCountIndex() },
   has: { exact: new Map(), prefixes: new Map() }, entries: 0
 })
 
 /** The connection's vocabulary under the file's stamp, or undefined when it has no cache (uncached reads). */
 const cacheOf = (sql: SqlClient): ScopeVocab | undefined => boundedPart(sql, PART, emptyVocab, (c) => c.entries, MAX_ENTRIES)
 
-/** The quoted tokens of a MATCH expression (match.ts altExpr: each token an FTS5 literal, a prefix marked " *"). */
-const tokensOfMatch = (match: string): Array<{ readonly token: string; readonly prefix: boolean }> =>
-  [...match.matchAll(/"((?:[^"]|"")*)"(\s*\*)?/g)].map((m) => ({ token: fold((m[1] ?? "").replaceAll("\"\"", "\"")), prefix: m[2] !== undefined }))
+/** One alternative of a MATCH expression: its tokens as FTS5 reads them (a phrase when more than one), the last a prefix or not. */
+interface MatchAlt {
+  readonly tokens: ReadonlyArray<string>
+  readonly prefix: boolean
+}
 
-/** The tokens of each rule count's expression, parsed once per expression (a count's key is carried through many writes). */
-const matchTokens = new Map<string, ReturnType<typeof tokensOfMatch>>()
-const MAX_MATCH_TOKENS = 50_000
-const tokensOfCount = (key: string): ReturnType<typeof tokensOfMatch> => {
-  let known = matchTokens.get(key)
+/**
+ * The alternatives of a MATCH expression (match.ts orExpr: quoted literals joined by " + " into a
+ * phrase, a prefix marked " *", phrases joined by " OR "); a literal's tokens are its folded
+ * letter/digit runs (and "_" in lex_stem), as a row's (index.ts rowTokens).
+ */
+const altsOfMatch = (match: string, separators: RegExp): Array<MatchAlt> => {
+  const alts: Array<MatchAlt> = []
+  let tokens: Array<string> = []
+  let prefix = false
+  for (const m of match.matchAll(/"((?:[^"]|"")*)"|\*|\bOR\b/g)) {
+    if (m[1] !== undefined) tokens.push(...m[1].replaceAll("\"\"", "\"").split(separators).filter((t) => t.length > 0).map(fold))
+    else if (m[0] === "*") prefix = true
+    else {
+      alts.push({ tokens, prefix })
+      tokens = []
+      prefix = false
+    }
+  }
+  alts.push({ tokens, prefix })
+  return alts
+}
+
+/** The alternatives of each rule count's expression, parsed once per expression (a count's key is carried through many writes). */
+const matchAlts = new Map<string, ReadonlyArray<MatchAlt>>()
+const MAX_MATCH_ALTS = 50_000
+const altsOfCount = (key: string): ReadonlyArray<MatchAlt> => {
+  let known = matchAlts.get(key)
   if (known === undefined) {
-    if (matchTokens.size >= MAX_MATCH_TOKENS) matchTokens.clear()
-    known = tokensOfMatch(key.slice(key.indexOf("\u0000") + 1))
-    matchTokens.set(key, known)
+    if (matchAlts.size >= MAX_MATCH_ALTS) matchAlts.clear()
+    // the separators of the table's tokenizer: lex_stem keeps "_" in a token (its tails), lex_word does not
+    known = altsOfMatch(key.slice(key.indexOf("\u0000") + 1), key.startsWith("lex_word\u0000") ? /[^\p{L}\p{N}]+/u : /[^\p{L}\p{N}_]+/u)
+    matchAlts.set(key, known)
   }
   return known
+}
+
+/** Whether an alternative's token at `i` is in `tokens` (a prefix: the start of one of them, `starts`). */
+const hasToken = (a: MatchAlt, i: number, tokens: ReadonlySet<string>, starts: ReadonlySet<string>): boolean =>
+  a.prefix && i === a.tokens.length - 1 ? starts.has(a.tokens[i] ?? "") : tokens.has(a.tokens[i] ?? "")
+
+/** Each token a count's expression names, with the index (whole token or prefix) it is named in. */
+const namedTokens = function*(index: CountIndex, alts: ReadonlyArray<MatchAlt>): Generator<readonly [Map<string, Set<string>>, string]> {
+  for (const a of alts) for (const [i, t] of a.tokens.entries()) yield [a.prefix && i === a.tokens.length - 1 ? index.prefix : index.exact, t]
+}
+const indexCount = (index: CountIndex, key: string): void => {
+  for (const [by, t] of namedTokens(index, altsOfCount(key))) {
+    const keys = by.get(t)
+    if (keys === undefined) by.set(t, new Set([key]))
+    else keys.add(key)
+  }
+}
+const unindexCount = (index: CountIndex, key: string): void => {
+  for (const [by, t] of namedTokens(index, altsOfCount(key))) {
+    const keys = by.get(t)
+    keys?.delete(key)
+    if (keys?.size === 0) by.delete(t)
+  }
+}
+/** The keys of the counts whose expression names one of the tokens (`starts`: every start of them, for a prefix alternative). */
+const countsNaming = (index: CountIndex, tokens: ReadonlySet<string>, starts: ReadonlySet<string>): Set<string> => {
+  const out = new Set<string>()
+  for (const t of tokens) for (const k of index.exact.get(t) ?? []) out.add(k)
+  for (const p of starts) for (const k of index.prefix.get(p) ?? []) out.add(k)
+  return out
+}
+
+/**
+ * Whether a row of these tokens matches the expression, as FTS5 would: an alternative of one token
+ * matches when the row holds it (a prefix: a token starting with it); a phrase whose tokens the row
+ * does not all hold does not match; one whose tokens it holds depends on their order, which the
+ * tokens do not tell (undefined), as an alternative without tokens does.
+ */
+const rowMatches = (alts: ReadonlyArray<MatchAlt>, row: RowSet): boolean | undefined => {
+  let unknown = false
+  for (const a of alts) {
+    if (a.tokens.length === 0) return undefined
+    if (!a.tokens.every((_, i) => hasToken(a, i, row.tokens, row.starts))) continue
+    if (a.tokens.length === 1) return true
+    unknown = true
+  }
+  return unknown ? undefined : false
+}
+
+/** A row's tokens in one table, with every start of them. */
+interface RowSet {
+  readonly tokens: ReadonlySet<string>
+  readonly starts: ReadonlySet<string>
+}
+/** Each rewritten seq's row in one table before the first change and after the last one. */
+type RowsOf = Map<number, { readonly before: RowSet; readonly after: RowSet }>
+
+/** The rewritten rows of a chain of changes per table, or undefined when a change does not tell its row (its counts are read again). */
+const rowsOfChanges = (changes: ReadonlyArray<IndexChange>): { readonly lex_word: RowsOf; readonly lex_stem: RowsOf } | undefined => {
+  const rows = { lex_word: new Map() as RowsOf, lex_stem: new Map() as RowsOf }
+  /** the tokens the row held (`where`: "0" before only, "1" after only, "2" both) before the change, or after it */
+  const setOf = (tokens: ReadonlyArray<string>, where: string, held: "0" | "1"): RowSet => {
+    const set = new Set(tokens.filter((_, i) => where[i] === held || where[i] === "2"))
+    return { tokens: set, starts: startsOf(set) }
+  }
+  for (const c of changes) {
+    const seq = c.seqs?.length === 1 ? c.seqs[0] : undefined
+    if (seq === undefined || c.row === undefined) return undefined
+    for (const [table, tokens, where] of [["lex_word", c.words, c.row.words], ["lex_stem", c.stems, c.row.stems]] as const) {
+      if (where.length !== tokens.length) return undefined
+      const known = rows[table].get(seq)
+      rows[table].set(seq, { before: known?.before ?? setOf(tokens, where, "0"), after: setOf(tokens, where, "1") })
+    }
+  }
+  return rows
+}
+
+/** How many more rows match the expression after the changes than before (undefined: not known from the tokens). */
+const countMoved = (alts: ReadonlyArray<MatchAlt>, rows: RowsOf): number | undefined => {
+  let moved = 0
+  for (const { before, after } of rows.values()) {
+    const was = rowMatches(alts, before)
+    const is = rowMatches(alts, after)
+    if (was === undefined || is === undefined) return undefined
+    moved += (is ? 1 : 0) - (was ? 1 : 0)
+  }
+  return moved
+}
+
+/** How many more rewritten rows hold the token after the changes than before. */
+const frequencyMoved = (token: string, rows: RowsOf): number => {
+  let moved = 0
+  for (const { before, after } of rows.values()) moved += (after.tokens.has(token) ? 1 : 0) - (before.tokens.has(token) ? 1 : 0)
+  return moved
 }
 
 /** Every start of the strings (the empty one too): `p` is in it exactly when one of them startsWith(p). */
@@ -96,22 +224,40 @@ const inList = (w: string, first: string, min: number, max: number): boolean => 
 }
 
 /**
- * The vocabulary kept through changes of the rows of some rules: the frequencies and known words
- * of the tokens they touched are dropped, the prefixes they start with, the rule counts of
- * expressions that name one of them; a typo list keeps its other words and reads again only the
- * changed words it may hold (`stale`, on its next use); the typo candidates of a word stay unless a
- * changed word is one of them (within its edits, of its length range); the number of indexed rules
- * moves by the noted count (read again when a change has none). Everything else still holds.
+ * The vocabulary kept through changes of the rows of some rules: the frequency of a token they
+ * touched moves by the rewritten rows that hold it after the changes and held it before (each
+ * row's tokens in the note; dropped when a change does not tell its row), a word still held by a
+ * row stays known, the other known words and the prefixes they start with are dropped; a rule count whose
+ * expression names one of them moves by the rewritten rows that match it after the changes and
+ * matched it before (each row's tokens in the note), and is dropped when they cannot tell (a
+ * phrase whose words a row holds, a change without its row); a typo list keeps its other words and
+ * reads again only the changed words it may hold (`stale`, on its next use); the typo candidates
+ * of a word stay unless a changed word is one of them (within its edits, of its length range); the
+ * number of indexed rules moves by the noted count (read again when a change has none).
+ * Everything else still holds.
  */
 const carry = (part: unknown, changes: ReadonlyArray<IndexChange>): ScopeVocab => {
   const v = part as ScopeVocab
   const words = new Set(changes.flatMap((c) => c.words))
   const stems = new Set(changes.flatMap((c) => c.stems))
-  for (const w of words) {
-    v.df.lex_word_vocab.delete(w)
-    v.has.exact.delete(w)
+  let rows: ReturnType<typeof rowsOfChanges> | null = null
+  // a changed token's document frequency (the rows holding it) moves by the rewritten rows that
+  // hold it after the changes and held it before; without those rows it is read again. A word held
+  // by a row is in the vocabulary; one held by none is asked of the file again
+  for (const [table, vocab, changed] of [["lex_word", "lex_word_vocab", words], ["lex_stem", "lex_stem_vocab", stems]] as const) {
+    const df = v.df[vocab]
+    for (const t of changed) {
+      const n = df.get(t)
+      if (n !== undefined && rows === null) rows = rowsOfChanges(changes)
+      const moved = n === undefined || rows === undefined || rows === null ? undefined : frequencyMoved(t, rows[table])
+      if (n === undefined || moved === undefined) df.delete(t)
+      else df.set(t, n + moved)
+      if (table === "lex_word") {
+        if (n !== undefined && moved !== undefined && n + moved > 0) v.has.exact.set(t, true)
+        else v.has.exact.delete(t)
+      }
+    }
   }
-  for (const t of stems) v.df.lex_stem_vocab.delete(t)
   const wordStarts = startsOf(words)
   for (const p of wordStarts) v.has.prefixes.delete(p)
   const byFirst = new Map<string, Array<string>>()
@@ -141,10 +287,20 @@ const carry = (part: unknown, changes: ReadonlyArray<IndexChange>): ScopeVocab =
     if (touched) v.near.delete(key)
   }
   const stemStarts = startsOf(stems)
-  for (const key of v.counts.keys()) {
-    const changed = key.startsWith("lex_word\u0000") ? words : stems
-    const starts = changed === words ? wordStarts : stemStarts
-    if (tokensOfCount(key).some((t) => (t.prefix ? starts.has(t.token) : changed.has(t.token)))) v.counts.delete(key)
+  for (const [table, changed, starts] of [["lex_word", words, wordStarts], ["lex_stem", stems, stemStarts]] as const) {
+    // the counts whose expression names a changed token: moved by the rewritten rows that match it
+    // now and matched it before, else read again; the others stay as they are
+    const index = v.countsBy[table]
+    for (const key of countsNaming(index, changed, starts)) {
+      const n = v.counts.get(key)
+      if (n === undefined) continue
+      if (rows === null) rows = rowsOfChanges(changes)
+      const moved = rows === undefined ? undefined : countMoved(altsOfCount(key), rows[table])
+      if (moved === undefined) {
+        v.counts.delete(key)
+        unindexCount(index, key)
+      } else if (moved !== 0) v.counts.set(key, n + moved)
+    }
   }
   let docs = v.docs
   for (const c of changes) docs = docs === undefined || c.docs === undefined ? undefined : docs + c.docs
@@ -281,6 +437,11 @@ export const nearWords = (sql: SqlClient, q: string, max: number): Effect.Effect
     return near
   })
 
+let ruleCountsRead = 0
+
+/** How many rule counts this thread has read from the file (not held, nor carried): a measure for tests. */
+export const ruleCountsReadFromFile = (): number => ruleCountsRead
+
 /** The rules whose row in `table` matches `match` (a MATCH expression), counted once per stamp. */
 export const matchingRules = (sql: SqlClient, table: "lex_word" | "lex_stem", match: string): Effect.Effect<number, SqlError> => {
   const cache = cacheOf(sql)
@@ -288,8 +449,10 @@ export const matchingRules = (sql: SqlClient, table: "lex_word" | "lex_stem", ma
   const known = cache?.counts.get(key)
   if (known !== undefined) return Effect.succeed(known)
   return Effect.map(sql.unsafe<{ n: number }>(`SELECT count(*) AS n FROM ${table} WHERE ${table} MATCH ?`, [match]), (rows) => {
+    ruleCountsRead++
     const n = Number(rows[0]?.n ?? 0)
     if (cache !== undefined) {
+      if (!cache.counts.has(key)) indexCount(cache.countsBy[table], key)
       cache.counts.set(key, n)
       cache.entries += 1
     }
