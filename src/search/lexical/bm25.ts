@@ -71,13 +71,43 @@ export const readLengths = (sql: SqlClient, table: LexFtsTable | string, seqs: R
 
 const IDF_SQL = [1, 2, 3].map((n) => `SELECT ${Array.from({ length: n }, (_, i) => `ln((? - ? + 0.5) / (? + 0.5)) AS v${i}`).join(", ")}`)
 
-/** The idfs of phrases with `hits` rows in tables of `rows` rows (at most three), by SQLite's ln(), in one statement. */
-export const idfsOf = (sql: SqlClient, pairs: ReadonlyArray<readonly [rows: number, hits: number]>): Effect.Effect<Array<number>, SqlError> =>
-  Effect.map(sql.unsafe(IDF_SQL[pairs.length - 1] as string, pairs.flatMap(([rows, hits]) => [rows, hits, hits])).values, (r) =>
-    pairs.map((_, i) => {
-      const v = Number(r[0]?.[i] ?? 0)
-      return v <= 0 ? 1e-6 : v
-    }))
+/** idfs by their two counts (what they are a function of), kept so a phrase asks no statement for one computed before. */
+const idfMemo = new Map<string, number>()
+const MAX_IDF_MEMO = 100_000
+const idfKey = (rows: number, hits: number): string => `${rows}:${hits}`
+const rememberIdf = (rows: number, hits: number, v: unknown): number => {
+  const n = Number(v ?? 0)
+  const idf = n <= 0 ? 1e-6 : n
+  if (idfMemo.size >= MAX_IDF_MEMO) idfMemo.clear()
+  idfMemo.set(idfKey(rows, hits), idf)
+  return idf
+}
+
+/** The idfs of phrases with `hits` rows in tables of `rows` rows (at most three), by SQLite's ln(): kept ones, else in one statement. */
+export const idfsOf = (sql: SqlClient, pairs: ReadonlyArray<readonly [rows: number, hits: number]>): Effect.Effect<Array<number>, SqlError> => {
+  const known = pairs.map(([rows, hits]) => idfMemo.get(idfKey(rows, hits)))
+  if (known.every((v) => v !== undefined)) return Effect.succeed(known as Array<number>)
+  return Effect.map(sql.unsafe(IDF_SQL[pairs.length - 1] as string, pairs.flatMap(([rows, hits]) => [rows, hits, hits])).values, (r) =>
+    pairs.map(([rows, hits], i) => rememberIdf(rows, hits, r[0]?.[i])))
+}
+
+/** The idfs of many pairs computed in one statement and kept for idfsOf (those not kept yet). */
+export const keepIdfs = (sql: SqlClient, pairs: ReadonlyArray<readonly [rows: number, hits: number]>): Effect.Effect<void, SqlError> => {
+  const missing = new Map<string, readonly [number, number]>()
+  for (const [rows, hits] of pairs) if (!idfMemo.has(idfKey(rows, hits))) missing.set(idfKey(rows, hits), [rows, hits])
+  if (missing.size === 0) return Effect.void
+  const wanted = [...missing.values()]
+  return Effect.map(
+    sql.unsafe(`SELECT key, ln((json_extract(value, '$[0]') - json_extract(value, '$[1]') + 0.5) / (json_extract(value, '$[1]') + 0.5))
+      FROM json_each(?)`, [JSON.stringify(wanted)]).values,
+    (rows) => {
+      for (const [key, v] of rows) {
+        const pair = wanted[Number(key)]
+        if (pair !== undefined) rememberIdf(pair[0], pair[1], v)
+      }
+    }
+  )
+}
 
 export const avgdlOf = (b: Basis): number => b.tokens / b.rows
 

@@ -35,7 +35,7 @@
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
-import { avgdlOf, type Basis, frequencyOf, idfsOf, readLengths, termOf } from "./bm25.js"
+import { avgdlOf, type Basis, frequencyOf, idfsOf, keepIdfs, readLengths, termOf } from "./bm25.js"
 import type { LexFtsTable } from "./schema.js"
 import { grown } from "./scratch.js"
 import { bestIndices } from "./select.js"
@@ -584,6 +584,26 @@ const grownInPlace = (
   return [s, f, l]
 }
 
+/**
+ * The idfs the sub-query's phrases held from an earlier epoch need to be carried (rebased: their
+ * rows' frequencies, and the new counts of a phrase no rewritten row holds), in one statement
+ * instead of one each.
+ */
+const carriedIdfs = (sql: SqlClient, part: PhrasePart, table: LexFtsTable, weights: ReadonlyArray<number>, phrases: ReadonlyArray<string>): Effect.Effect<void, SqlError> =>
+  Effect.gen(function*() {
+    const pairs: Array<readonly [number, number]> = []
+    let basis: Basis | undefined
+    for (const phrase of phrases) {
+      const known = part.phrases.get(keyOf(table, weights, phrase))
+      if (known === undefined || known.epoch === part.epoch || known.basis === undefined) continue
+      if (basis === undefined) basis = basisOf(yield* lengthsOf(sql, part, table))
+      if (basis === undefined) return
+      if (known.freqs === undefined) pairs.push([known.basis.rows, known.seqs.length])
+      if (!mayTouch(part, table, phrase, known.epoch)) pairs.push([basis.rows, known.seqs.length])
+    }
+    if (pairs.length > 1) yield* keepIdfs(sql, pairs)
+  })
+
 /** Keeps a phrase's rows in the part (all of them start again past MAX_HELD). */
 const hold = (part: PhrasePart, key: string, rows: PhraseRows, replaced: PhraseRows | undefined): PhraseRows => {
   if (replaced !== undefined) part.held -= replaced.seqs.length
@@ -1034,6 +1054,7 @@ export const subQueryRows = (
   Effect.gen(function*() {
     const part = cachePart(sql, PART, emptyPart)
     if (part === undefined) return yield* Effect.die(new Error("subQueryRows on a connection without a stamp cache"))
+    yield* carriedIdfs(sql, part, table, weights, phrases)
     const lists: Array<PhraseRows> = []
     // a phrase held before this question may belong to the base; one read now is the new word's
     const heldBefore: Array<boolean> = []
