@@ -841,30 +841,42 @@ const carriedUnion = (part: PhrasePart, known: HeldUnion, base: ReadonlyArray<Ph
     size++
     seqs.push(s)
   }
-  // each phrase's terms of those rows added in the phrases' order, as addUp adds them (a term
-  // computed only for a row added up)
+  // each phrase's terms of those rows added in the phrases' order, as addUp adds them: the rows
+  // found in each phrase's by galloping from the last one found (a few thousand rows against a
+  // phrase's tens of thousands), a term computed only for a row added up
+  const ascending = Int32Array.from(seqs).sort()
   let top = 0
   for (const s of seqs) if (s > top) top = s
-  marks = grown(marks, top + 1, (x) => new Uint8Array(x))
   sums = grown(sums, top + 1, (x) => new Float64Array(x))
-  for (const s of seqs) {
-    marks[s] = 1
-    sums[s] = 0
-  }
+  for (const s of seqs) sums[s] = 0
   for (const l of base) {
     const ls = l.seqs
-    for (let j = 0; j < ls.length; j++) {
-      const s = ls[j] as number
-      if (s > top) break
-      if (marks[s] !== 1) continue
+    const n = ls.length
+    let lo = 0
+    for (let k = 0; k < ascending.length && lo < n; k++) {
+      const s = ascending[k] as number
+      if ((ls[lo] as number) < s) {
+        // the first position at or past s: gallop, then halve
+        let step = 1
+        while (lo + step < n && (ls[lo + step] as number) < s) step *= 2
+        let a = lo + (step >> 1) + 1
+        let b = Math.min(lo + step, n)
+        while (a < b) {
+          const mid = (a + b) >> 1
+          if ((ls[mid] as number) < s) a = mid + 1
+          else b = mid
+        }
+        lo = a
+      }
+      if (lo >= n || ls[lo] !== s) continue
       addedUp++
       sums[s] = (sums[s] as number) + (l.terms !== undefined
-        ? (l.terms[j] as number)
-        : termOf(l.idf, l.avgdl, (l.freqs as Float64Array)[j] as number, (l.lens as Float64Array)[j] as number))
+        ? (l.terms[lo] as number)
+        : termOf(l.idf, l.avgdl, (l.freqs as Float64Array)[lo] as number, (l.lens as Float64Array)[lo] as number))
+      lo++
     }
   }
   const scores = seqs.map((x) => -(sums[x] as number))
-  for (const x of seqs) marks[x] = 0
   const order = bestIndices(scores, (k) => seqs[k] as number, seqs.length, seqs.length, "ascending")
   let m = 0
   while (m < order.length && -(scores[order[m] as number] as number) > bound) m++
