@@ -223,6 +223,9 @@ const phraseArrays = (rowids: unknown, scores: unknown): { seqs: Int32Array; ter
  * same columns and tokenizer (its CREATE statement is the lexical table's own): a phrase's
  * frequency in them is found there, where FTS5 reads a few rows, not the phrase's whole doclist
  * in the scope's table (what `MATCH … AND rowid = …` costs: bm25 counts every row of the phrase).
+ * The copy is contentless (content=''): bm25 reads only the index and the row sizes, which it
+ * keeps as the lexical table does, and it is emptied by FTS5's 'delete-all' instead of a DELETE
+ * that reads and tokenizes every row again to take it out of the index.
  */
 const probeName = (table: LexFtsTable): string => `${table}_probe`
 const PROBE_SQL = (table: LexFtsTable): string =>
@@ -230,6 +233,12 @@ const PROBE_SQL = (table: LexFtsTable): string =>
     (SELECT rowid, bm25(${probeName(table)}, ?, ?, ?, ?) AS score FROM temp.${probeName(table)} WHERE ${probeName(table)} MATCH ? LIMIT -1)`
 const PROBE_ROWS: Record<LexFtsTable, string> = { lex_word: PROBE_SQL("lex_word"), lex_stem: PROBE_SQL("lex_stem"), lex_tri: PROBE_SQL("lex_tri") }
 const probeDdl = new Map<LexFtsTable, string>()
+
+/** The probe's CREATE statement from the lexical table's: named `name`, created once per connection, contentless. */
+export const probeDdlOf = (tableDdl: string, name: string): string => {
+  const named = tableDdl.replace(/^CREATE VIRTUAL TABLE\s+("?)\w+\1/i, `CREATE VIRTUAL TABLE IF NOT EXISTS ${name}`)
+  return named.replace(/\)\s*$/, ", content='')")
+}
 
 interface Probe {
   basis: Basis | undefined
@@ -251,11 +260,11 @@ const probeOf = (sql: SqlClient, part: PhrasePart, table: LexFtsTable, seqs: Rea
       let ddl = probeDdl.get(table)
       if (ddl === undefined) {
         const rows = yield* sql<{ sql: string }>`SELECT sql FROM main.sqlite_master WHERE type = 'table' AND name = ${table}`
-        ddl = (rows[0]?.sql ?? "").replace(/^CREATE VIRTUAL TABLE\s+("?)\w+\1/i, `CREATE VIRTUAL TABLE IF NOT EXISTS ${name}`)
+        ddl = probeDdlOf(rows[0]?.sql ?? "", name)
         probeDdl.set(table, ddl)
       }
       yield* sql.unsafe(ddl).raw
-      yield* sql.unsafe(`DELETE FROM ${name}`).raw
+      yield* sql.unsafe(`INSERT INTO ${name}(${probeName(table)}) VALUES('delete-all')`).raw
       part.probes.set(table, { epoch: part.epoch, probe })
     }
     // one statement: one FTS5 transaction, so one segment, whatever the number of rows

@@ -317,10 +317,16 @@ describe("sub-queries from phrase rows", () => {
       yield* write(6, cols("rabatt rabatt"))
       yield* ask
       expect(phrasesProbed()).toBe(probedBefore + 1)
+      // the probe is contentless: the rewritten row's index and size, no copy of its text
+      const probeRows = sql<{ id: number }>`SELECT id FROM temp.lex_word_probe_docsize ORDER BY id`
+      expect((yield* probeRows).map((r) => Number(r.id))).toEqual([6])
+      expect(yield* sql`SELECT name FROM temp.sqlite_master WHERE name = 'lex_word_probe_content'`, "no content table").toEqual([])
       // row 5 holds "skonto" and "rabatt" before: both are probed (the row's terms change)
       yield* write(5, cols("muster"))
       yield* ask
       expect(phrasesProbed()).toBe(probedBefore + 3)
+      // emptied at the write: only this epoch's rewritten row
+      expect((yield* probeRows).map((r) => Number(r.id))).toEqual([5])
       // new rows past the last holding both (new rules): written after the rows kept, in the room
       // left for them from the second on (the first copy leaves room), no row copied
       const add = (seq: number) =>
