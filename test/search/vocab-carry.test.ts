@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest"
 import { decide } from "../../src/decision/decide.js"
 import { propose } from "../../src/domain/proposals.js"
 import { refreshStampCache } from "../../src/search/lexical/stamp-cache.js"
-import { heldFrequency, ruleCountsReadFromFile, typoListsReadWhole } from "../../src/search/lexical/vocab.js"
+import { heldFrequency, heldPrefix, ruleCountsReadFromFile, typoListsReadWhole, vocabularyHas } from "../../src/search/lexical/vocab.js"
 import { search } from "../../src/search/search.js"
 import { manualProposal } from "../support/fixtures.js"
 import { run, sqlOf } from "../support/run.js"
@@ -82,6 +82,31 @@ describe("the vocabulary through a write of this process", () => {
     const after = await find("Skonto")
     expect(after.answer).toEqual(await fresh("Skonto"))
     expect(after.heads).not.toContain("rule/sales-0001@2")
+  })
+})
+
+describe("the starts of words through a write of this process", () => {
+  /** Whether words of the vocabulary start with each prefix (read once, then held), and what the connection holds of them after. */
+  const starts = (...prefixes: ReadonlyArray<string>) =>
+    scope.service.runPromise(Effect.gen(function*() {
+      const sql = yield* sqlOf("sales")
+      return yield* sql.withTransaction(Effect.gen(function*() {
+        yield* refreshStampCache(sql)
+        const held = prefixes.map((p) => heldPrefix(sql, p))
+        const has = yield* vocabularyHas(sql, [], prefixes)
+        return { held, has: prefixes.map((p) => has.prefixes.has(p)) }
+      }))
+    }))
+
+  it("a start of a word a new rule holds is known at once; a start of a word a rule took out is asked again", async () => {
+    expect(await starts("zaunpf", "rechn")).toEqual({ held: [undefined, undefined], has: [false, true] })
+    expect((await starts("zaunpf", "rechn")).held).toEqual([false, true])
+    await scope.service.runPromise(at(propose(manualProposal("Zaunpfähle liefert der Hersteller frei Baustelle", { keywords: ["Zaunpfahl"], relations: [] }), agent)))
+    // the new rule's rows hold zaunpfahl: its starts are known without a read; the untouched one still held
+    expect(await starts("zaunpf", "rechn")).toEqual({ held: [true, true], has: [true, true] })
+    // rejected: the rows leave the index; whether another word starts so is asked of the file again
+    await scope.service.runPromise(at(decide("sales-0004", { decision: "reject", version: 1, reason: "not a rule" }, person)))
+    expect(await starts("zaunpf", "rechn")).toEqual({ held: [undefined, true], has: [false, true] })
   })
 })
 

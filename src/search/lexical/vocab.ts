@@ -227,7 +227,8 @@ const inList = (w: string, first: string, min: number, max: number): boolean => 
  * The vocabulary kept through changes of the rows of some rules: the frequency of a token they
  * touched moves by the rewritten rows that hold it after the changes and held it before (each
  * row's tokens in the note; dropped when a change does not tell its row), a word still held by a
- * row stays known, the other known words and the prefixes they start with are dropped; a rule count whose
+ * row stays known and so do the prefixes it starts with, the other known words and their prefixes
+ * are dropped; a rule count whose
  * expression names one of them moves by the rewritten rows that match it after the changes and
  * matched it before (each row's tokens in the note), and is dropped when they cannot tell (a
  * phrase whose words a row holds, a change without its row); a typo list keeps its other words and
@@ -259,7 +260,17 @@ const carry = (part: unknown, changes: ReadonlyArray<IndexChange>): ScopeVocab =
     }
   }
   const wordStarts = startsOf(words)
-  for (const p of wordStarts) v.has.prefixes.delete(p)
+  // a start of a changed word starts a word of the vocabulary when a rewritten row holds one after
+  // the changes (lex_word's tokens: split at "_"); asked of the file again otherwise (a word only a
+  // row held before may be gone)
+  if (rows === null) rows = rowsOfChanges(changes)
+  const heldNow = new Set<string>()
+  for (const { after } of rows?.lex_word.values() ?? []) for (const t of after.tokens) for (const piece of t.split("_")) if (piece.length > 0) heldNow.add(piece)
+  const startsNow = startsOf(heldNow)
+  for (const p of startsOf(new Set([...words, ...[...words].flatMap((w) => w.split("_"))]))) {
+    if (startsNow.has(p)) v.has.prefixes.set(p, true)
+    else v.has.prefixes.delete(p)
+  }
   const byFirst = new Map<string, Array<string>>()
   for (const w of words) {
     const f = firstOf(w)
@@ -310,6 +321,9 @@ const carry = (part: unknown, changes: ReadonlyArray<IndexChange>): ScopeVocab =
   return v
 }
 carryPart(PART, carry)
+
+/** Whether the connection's cache holds that a word of lex_word starts with the (folded) prefix, without reading (undefined: not held). */
+export const heldPrefix = (sql: SqlClient, prefix: string): boolean | undefined => cacheOf(sql)?.has.prefixes.get(fold(prefix))
 
 /** The document frequency the connection's cache holds for a folded token, without reading (undefined: not held). */
 export const heldFrequency = (sql: SqlClient, table: VocabTable, token: string): number | undefined => cacheOf(sql)?.df[table].get(fold(token))
