@@ -245,25 +245,36 @@ export const stripMailFrame = (text: string): string => {
 
 // --- edit distance ---------------------------------------------------------------------------
 
+/** Three rows of the distance table, reused (editDistance runs to its end without yielding; grown as words need). */
+let rows = [new Int32Array(32), new Int32Array(32), new Int32Array(32)] as const
+
 /** Optimal string alignment distance (transpositions count 1), or max + 1 once it exceeds max. */
 export const editDistance = (a: string, b: string, max: number): number => {
   if (Math.abs(a.length - b.length) > max) return max + 1
   const n = b.length
-  let prev2: Array<number> = []
-  let prev: Array<number> = Array.from({ length: n + 1 }, (_, j) => j)
+  if ((rows[0].length as number) <= n) rows = [new Int32Array(2 * n + 2), new Int32Array(2 * n + 2), new Int32Array(2 * n + 2)]
+  let prev2 = rows[0]
+  let prev = rows[1]
+  let cur = rows[2]
+  for (let j = 0; j <= n; j++) prev[j] = j
   for (let i = 1; i <= a.length; i++) {
-    const cur: Array<number> = [i]
+    const ca = a.charCodeAt(i - 1)
+    const ca2 = i > 1 ? a.charCodeAt(i - 2) : -1
+    cur[0] = i
     let rowMin = i
     for (let j = 1; j <= n; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1
-      let v = Math.min((prev[j] ?? 0) + 1, (cur[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + cost)
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, (prev2[j - 2] ?? 0) + 1)
-      cur.push(v)
+      const cb = b.charCodeAt(j - 1)
+      const cost = ca === cb ? 0 : 1
+      let v = Math.min((prev[j] as number) + 1, (cur[j - 1] as number) + 1, (prev[j - 1] as number) + cost)
+      if (i > 1 && j > 1 && ca === b.charCodeAt(j - 2) && ca2 === cb) v = Math.min(v, (prev2[j - 2] as number) + 1)
+      cur[j] = v
       if (v < rowMin) rowMin = v
     }
     if (rowMin > max) return max + 1
+    const done = prev2
     prev2 = prev
     prev = cur
+    cur = done
   }
-  return prev[n] ?? max + 1
+  return prev[n] as number
 }

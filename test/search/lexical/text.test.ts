@@ -64,6 +64,30 @@ describe("tokens", () => {
     expect(editDistance("rechnung", "zahlung", 2)).toBe(3)
     expect(editDistance("abc", "abcdef", 1)).toBe(2)
   })
+
+  it("edit distance: the table's rows reused give what a table of its own gives, for any words and bound, long words too", () => {
+    /** the optimal string alignment distance with a table of its own, bounded as editDistance (code units, as it compares) */
+    const reference = (a: string, b: string, max: number): number => {
+      if (Math.abs(a.length - b.length) > max) return max + 1
+      const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)))
+      for (let i = 1; i <= a.length; i++) {
+        for (let j = 1; j <= b.length; j++) {
+          const row = d[i] as Array<number>
+          const up = d[i - 1] as Array<number>
+          let v = Math.min((up[j] as number) + 1, (row[j - 1] as number) + 1, (up[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1))
+          if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, ((d[i - 2] as Array<number>)[j - 2] as number) + 1)
+          row[j] = v
+        }
+        if (Math.min(...(d[i] as Array<number>)) > max) return max + 1
+      }
+      return (d[a.length] as Array<number>)[b.length] as number
+    }
+    const word = fc.array(fc.constantFrom("a", "b", "e", "ä", "ß", "𝔞", "z"), { maxLength: 12 }).map((cs) => cs.join(""))
+    const long = fc.array(fc.constantFrom("a", "b", "c"), { minLength: 30, maxLength: 70 }).map((cs) => cs.join(""))
+    fc.assert(fc.property(fc.oneof(word, long), fc.oneof(word, long), fc.integer({ min: 0, max: 3 }), (a, b, max) => {
+      expect(editDistance(a, b, max)).toBe(reference(a, b, max))
+    }), { numRuns: 2000 })
+  })
 })
 
 describe("canonical code and unit tokens (normalize)", () => {
