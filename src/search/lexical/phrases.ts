@@ -263,7 +263,9 @@ const probeOf = (sql: SqlClient, part: PhrasePart, table: LexFtsTable, seqs: Rea
         ddl = probeDdlOf(rows[0]?.sql ?? "", name)
         probeDdl.set(table, ddl)
       }
-      yield* sql.unsafe(ddl).raw
+      // created once per connection (its CREATE … IF NOT EXISTS costs more than this look-up)
+      const made = yield* sql.unsafe(`SELECT 1 FROM temp.sqlite_master WHERE type = 'table' AND name = ?`, [probeName(table)]).values
+      if (made.length === 0) yield* sql.unsafe(ddl).raw
       yield* sql.unsafe(`INSERT INTO ${name}(${probeName(table)}) VALUES('delete-all')`).raw
       part.probes.set(table, { epoch: part.epoch, probe })
     }
