@@ -3,6 +3,8 @@
  * user text never reaches MATCH unquoted and never acts as an operator (NEAR, AND, *, :, …).
  */
 import { ftsLiteral } from "../../db/fts.js"
+import { type LexFtsTable, TOKEN_SEPARATORS } from "./schema.js"
+import { fold } from "./text.js"
 
 /** One alternative of a sub-query: a word or a phrase, the last token optionally a prefix. */
 export interface Alt {
@@ -21,4 +23,30 @@ export const orPhrases = (alts: ReadonlyArray<Alt>): Array<string> =>
 export const orExpr = (alts: ReadonlyArray<Alt>): string | null => {
   const parts = orPhrases(alts)
   return parts.length === 0 ? null : parts.join(" OR ")
+}
+
+/**
+ * The alternatives of a MATCH expression as `table`'s tokenizer reads them (the inverse of orExpr
+ * and altExpr: quoted literals, inner " doubled, joined by " + " into a phrase, a prefix marked
+ * " *", alternatives joined by " OR "): a literal's tokens are its folded lower-case letter/digit
+ * runs ("_" kept in lex_stem), as a row's are (index.ts rowTokens); an alternative's last token is
+ * a prefix when a "*" follows its literals.
+ */
+export const altsOfMatch = (match: string, table: LexFtsTable): Array<Alt> => {
+  const separators = TOKEN_SEPARATORS[table]
+  const alts: Array<Alt> = []
+  let tokens: Array<string> = []
+  let prefix = false
+  for (const m of match.matchAll(/"((?:[^"]|"")*)"|\*|\bOR\b/g)) {
+    if (m[1] !== undefined) {
+      for (const t of m[1].replaceAll("\"\"", "\"").toLowerCase().split(separators)) if (t.length > 0) tokens.push(fold(t))
+    } else if (m[0] === "*") prefix = true
+    else {
+      alts.push({ tokens, prefix })
+      tokens = []
+      prefix = false
+    }
+  }
+  alts.push({ tokens, prefix })
+  return alts
 }

@@ -36,11 +36,11 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { avgdlOf, type Basis, frequencyOf, idfsOf, keepIdfs, readLengths, termOf } from "./bm25.js"
+import { type Alt, altsOfMatch } from "./match.js"
 import type { LexFtsTable } from "./schema.js"
 import { grown } from "./scratch.js"
 import { bestIndices } from "./select.js"
 import { cachePart, carryPart, type IndexChange } from "./stamp-cache.js"
-import { fold } from "./text.js"
 
 export type IndexedStatus = "confirmed" | "superseded" | "proposed"
 
@@ -333,22 +333,14 @@ const lengthsOf = (sql: SqlClient, part: PhrasePart, table: LexFtsTable): Effect
 
 const basisOf = (l: Lengths): Basis | undefined => (l.rows > 0 ? { rows: l.rows, tokens: l.tokens } : undefined)
 
-/** The folded tokens of a phrase (its quoted literals, split as either tokenizer may split them) and whether its last is a prefix. */
-const phraseTokens = (phrase: string): { readonly tokens: ReadonlyArray<string>; readonly prefix: boolean } => {
-  const tokens: Array<string> = []
-  for (const m of phrase.matchAll(/"((?:[^"]|"")*)"/g)) {
-    for (const t of fold((m[1] ?? "").replace(/""/g, "\"").toLowerCase()).split(/[^\p{L}\p{N}]+/u)) if (t.length > 0) tokens.push(t)
-  }
-  return { tokens, prefix: /\*\s*$/.test(phrase) }
-}
-
 /**
  * Whether a row a carried write rewrote after `epoch` may hold the phrase, before or after the
  * write: every token of the phrase is among that write's rows' tokens (the last a prefix of one
  * when it is a prefix). Always so on lex_tri (a note names no trigrams).
  */
 const mayTouch = (part: PhrasePart, table: LexFtsTable, phrase: string, epoch: number): boolean => {
-  const { tokens, prefix } = phraseTokens(phrase)
+  // one alternative (match.ts altExpr); split at "_" on either table, as the log's tokens are
+  const { tokens, prefix } = altsOfMatch(phrase, "lex_word")[0] as Alt
   if (tokens.length === 0) return true
   const last = tokens.length - 1
   for (const entry of part.log) {

@@ -17,3 +17,14 @@
 /** The FTS tables, in the order the index writes them. */
 export const LEX_FTS_TABLES = ["lex_word", "lex_stem", "lex_tri"] as const
 export type LexFtsTable = (typeof LEX_FTS_TABLES)[number]
+
+/**
+ * Where each table's tokenizer ends a token (the migration's tokenize clauses): unicode61 keeps
+ * letters and digits; lex_stem adds "_" (tokenchars '_': the mark of a compound's tail, "_leist"),
+ * which lex_word's separates. lex_tri's trigrams are not split so; its entry is lex_word's.
+ */
+export const TOKEN_SEPARATORS: Readonly<Record<LexFtsTable, RegExp>> = {
+  lex_word: /[^\p{L}\p{N}]+/u,
+  lex_stem: /[^\p{L}\p{N}_]+/u,
+  lex_tri: /[^\p{L}\p{N}]+/u
+}

@@ -13,6 +13,7 @@
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
+import { type Alt, altsOfMatch } from "./match.js"
 import { boundedPart, carryPart, type IndexChange } from "./stamp-cache.js"
 import { editDistance, fold, hasDigit } from "./text.js"
 
@@ -53,54 +54,25 @@ const emptyVocab = (): ScopeVocab => ({
 /** The connection's vocabulary under the file's stamp, or undefined when it has no cache (uncached reads). */
 const cacheOf = (sql: SqlClient): ScopeVocab | undefined => boundedPart(sql, PART, emptyVocab, (c) => c.entries, MAX_ENTRIES)
 
-/** One alternative of a MATCH expression: its tokens as FTS5 reads them (a phrase when more than one), the last a prefix or not. */
-interface MatchAlt {
-  readonly tokens: ReadonlyArray<string>
-  readonly prefix: boolean
-}
-
-/**
- * The alternatives of a MATCH expression (match.ts orExpr: quoted literals joined by " + " into a
- * phrase, a prefix marked " *", phrases joined by " OR "); a literal's tokens are its folded
- * letter/digit runs (and "_" in lex_stem), as a row's (index.ts rowTokens).
- */
-const altsOfMatch = (match: string, separators: RegExp): Array<MatchAlt> => {
-  const alts: Array<MatchAlt> = []
-  let tokens: Array<string> = []
-  let prefix = false
-  for (const m of match.matchAll(/"((?:[^"]|"")*)"|\*|\bOR\b/g)) {
-    if (m[1] !== undefined) tokens.push(...m[1].replaceAll("\"\"", "\"").split(separators).filter((t) => t.length > 0).map(fold))
-    else if (m[0] === "*") prefix = true
-    else {
-      alts.push({ tokens, prefix })
-      tokens = []
-      prefix = false
-    }
-  }
-  alts.push({ tokens, prefix })
-  return alts
-}
-
 /** The alternatives of each rule count's expression, parsed once per expression (a count's key is carried through many writes). */
-const matchAlts = new Map<string, ReadonlyArray<MatchAlt>>()
+const matchAlts = new Map<string, ReadonlyArray<Alt>>()
 const MAX_MATCH_ALTS = 50_000
-const altsOfCount = (key: string): ReadonlyArray<MatchAlt> => {
+const altsOfCount = (key: string): ReadonlyArray<Alt> => {
   let known = matchAlts.get(key)
   if (known === undefined) {
     if (matchAlts.size >= MAX_MATCH_ALTS) matchAlts.clear()
-    // the separators of the table's tokenizer: lex_stem keeps "_" in a token (its tails), lex_word does not
-    known = altsOfMatch(key.slice(key.indexOf("\u0000") + 1), key.startsWith("lex_word\u0000") ? /[^\p{L}\p{N}]+/u : /[^\p{L}\p{N}_]+/u)
+    known = altsOfMatch(key.slice(key.indexOf("\u0000") + 1), key.startsWith("lex_word\u0000") ? "lex_word" : "lex_stem")
     matchAlts.set(key, known)
   }
   return known
 }
 
 /** Whether an alternative's token at `i` is in `tokens` (a prefix: the start of one of them, `starts`). */
-const hasToken = (a: MatchAlt, i: number, tokens: ReadonlySet<string>, starts: ReadonlySet<string>): boolean =>
+const hasToken = (a: Alt, i: number, tokens: ReadonlySet<string>, starts: ReadonlySet<string>): boolean =>
   a.prefix && i === a.tokens.length - 1 ? starts.has(a.tokens[i] ?? "") : tokens.has(a.tokens[i] ?? "")
 
 /** Each token a count's expression names, with the index (whole token or prefix) it is named in. */
-const namedTokens = function*(index: CountIndex, alts: ReadonlyArray<MatchAlt>): Generator<readonly [Map<string, Set<string>>, string]> {
+const namedTokens = function*(index: CountIndex, alts: ReadonlyArray<Alt>): Generator<readonly [Map<string, Set<string>>, string]> {
   for (const a of alts) for (const [i, t] of a.tokens.entries()) yield [a.prefix && i === a.tokens.length - 1 ? index.prefix : index.exact, t]
 }
 const indexCount = (index: CountIndex, key: string): void => {
@@ -131,7 +103,7 @@ const countsNaming = (index: CountIndex, tokens: ReadonlySet<string>, starts: Re
  * does not all hold does not match; one whose tokens it holds depends on their order, which the
  * tokens do not tell (undefined), as an alternative without tokens does.
  */
-const rowMatches = (alts: ReadonlyArray<MatchAlt>, row: RowSet): boolean | undefined => {
+const rowMatches = (alts: ReadonlyArray<Alt>, row: RowSet): boolean | undefined => {
   let unknown = false
   for (const a of alts) {
     if (a.tokens.length === 0) return undefined
@@ -171,7 +143,7 @@ const rowsOfChanges = (changes: ReadonlyArray<IndexChange>): { readonly lex_word
 }
 
 /** How many more rows match the expression after the changes than before (undefined: not known from the tokens). */
-const countMoved = (alts: ReadonlyArray<MatchAlt>, rows: RowsOf): number | undefined => {
+const countMoved = (alts: ReadonlyArray<Alt>, rows: RowsOf): number | undefined => {
   let moved = 0
   for (const { before, after } of rows.values()) {
     const was = rowMatches(alts, before)
