@@ -12,7 +12,7 @@ import type { SearchRequest } from "../../src/domain/search-schemas.js"
 import { propose } from "../../src/domain/proposals.js"
 import { applyRedaction } from "../../src/redaction/apply.js"
 import { previewRedaction } from "../../src/redaction/preview.js"
-import { phrasesReadWhole } from "../../src/search/lexical/phrases.js"
+import { phraseTouchesFound, phrasesCarried, phrasesReadWhole } from "../../src/search/lexical/phrases.js"
 import { search } from "../../src/search/search.js"
 import { manualProposal } from "../support/fixtures.js"
 import { run, type Stores, sqlOf } from "../support/run.js"
@@ -35,11 +35,16 @@ const find = async (text = TEXT) => {
 const fresh = async (text = TEXT) =>
   freshAnswer(scope.config, req(text))
 const write = <A, E>(effect: Effect.Effect<A, E, Stores>) => scope.service.runPromise(at(effect))
-/** The search after a write: its answer, and how many phrases it read whole from FTS5. */
+/**
+ * The search after a write: its answer, how many phrases it read whole from FTS5, how many it
+ * carried, and how many times it looked through the writes for whether a rewritten row may hold one.
+ */
 const afterWrite = async (text = TEXT) => {
-  const before = phrasesReadWhole()
+  const [whole, carried, touches] = [phrasesReadWhole(), phrasesCarried(), phraseTouchesFound()]
   const found = await find(text)
-  return { ...found, readWhole: phrasesReadWhole() - before }
+  return {
+    ...found, readWhole: phrasesReadWhole() - whole, carried: phrasesCarried() - carried, touches: phraseTouchesFound() - touches
+  }
 }
 
 describe("phrase rows through writes", () => {
@@ -56,6 +61,9 @@ describe("phrase rows through writes", () => {
     }), agent))
     const proposed = await afterWrite()
     expect(proposed.readWhole).toBe(0)
+    // each carried phrase is looked up in the writes once (the idfs' prefetch finds it, the carry uses it)
+    expect(proposed.carried).toBeGreaterThan(0)
+    expect(proposed.touches).toBe(proposed.carried)
     expect(proposed.heads).toContain("rule/sales-0005@1")
     expect(proposed.answer).toEqual(await fresh())
 
@@ -63,6 +71,8 @@ describe("phrase rows through writes", () => {
     await write(decide("sales-0005", { decision: "confirm", version: 1 }, person))
     const confirmed = await afterWrite()
     expect(confirmed.readWhole).toBe(0)
+    expect(confirmed.carried).toBeGreaterThan(0)
+    expect(confirmed.touches).toBe(confirmed.carried)
     expect(confirmed.answer).toEqual(await fresh())
     await write(Effect.gen(function*() {
       yield* propose(manualProposal("Rechnungen an Kunden werden in sieben Tagen bezahlt", {

@@ -339,6 +339,7 @@ const basisOf = (l: Lengths): Basis | undefined => (l.rows > 0 ? { rows: l.rows,
  * when it is a prefix). Always so on lex_tri (a note names no trigrams).
  */
 const mayTouch = (part: PhrasePart, table: LexFtsTable, phrase: string, epoch: number): boolean => {
+  touchesFound++
   // one alternative (match.ts altExpr); split at "_" on either table, as the log's tokens are
   const { tokens, prefix } = altsOfMatch(phrase, "lex_word")[0] as Alt
   if (tokens.length === 0) return true
@@ -364,6 +365,12 @@ const mayTouch = (part: PhrasePart, table: LexFtsTable, phrase: string, epoch: n
     if (all) return true
   }
   return false
+}
+
+/** mayTouch of a phrase held since `epoch`, found once per sub-query (carriedIdfs) and passed on to rebased. */
+interface Touch {
+  readonly epoch: number
+  readonly may: boolean
 }
 
 /** The position of `s` in ascending seqs, or −1. */
@@ -419,7 +426,8 @@ const rebased = (
   table: LexFtsTable,
   weights: ReadonlyArray<number>,
   phrase: string,
-  old: PhraseRows
+  old: PhraseRows,
+  touch: Touch | undefined
 ): Effect.Effect<PhraseRows | undefined, SqlError> =>
   Effect.gen(function*() {
     const rewritten = rewrittenSince(part, old.epoch)
@@ -461,7 +469,7 @@ const rebased = (
     }
     // a phrase no rewritten row holds, before or after: the same rows, their terms for the new
     // counts, computed when needed (a rewritten seq among its rows: the tokens were not FTS5's)
-    if (!mayTouch(part, table, phrase, old.epoch) && removed.length === 0) {
+    if (removed.length === 0 && !(touch?.epoch === old.epoch ? touch.may : mayTouch(part, table, phrase, old.epoch))) {
       const [idf = 0] = yield* idfsOf(sql, [[basis.rows, n]])
       return { seqs: old.seqs, terms: undefined, idf, avgdl: avgdlOf(basis), epoch: part.epoch, basis, freqs, lens }
     }
@@ -590,21 +598,31 @@ const grownInPlace = (
 /**
  * The idfs the sub-query's phrases held from an earlier epoch need to be carried (rebased: their
  * rows' frequencies, and the new counts of a phrase no rewritten row holds), in one statement
- * instead of one each.
+ * instead of one each; and each such phrase's mayTouch, by phrase, for rebased.
  */
-const carriedIdfs = (sql: SqlClient, part: PhrasePart, table: LexFtsTable, weights: ReadonlyArray<number>, phrases: ReadonlyArray<string>): Effect.Effect<void, SqlError> =>
+const carriedIdfs = (
+  sql: SqlClient,
+  part: PhrasePart,
+  table: LexFtsTable,
+  weights: ReadonlyArray<number>,
+  phrases: ReadonlyArray<string>
+): Effect.Effect<Map<string, Touch>, SqlError> =>
   Effect.gen(function*() {
+    const touches = new Map<string, Touch>()
     const pairs: Array<readonly [number, number]> = []
     let basis: Basis | undefined
     for (const phrase of phrases) {
       const known = part.phrases.get(keyOf(table, weights, phrase))
       if (known === undefined || known.epoch === part.epoch || known.basis === undefined) continue
       if (basis === undefined) basis = basisOf(yield* lengthsOf(sql, part, table))
-      if (basis === undefined) return
+      if (basis === undefined) return touches
       if (known.freqs === undefined) pairs.push([known.basis.rows, known.seqs.length])
-      if (!mayTouch(part, table, phrase, known.epoch)) pairs.push([basis.rows, known.seqs.length])
+      const may = mayTouch(part, table, phrase, known.epoch)
+      touches.set(phrase, { epoch: known.epoch, may })
+      if (!may) pairs.push([basis.rows, known.seqs.length])
     }
     if (pairs.length > 1) yield* keepIdfs(sql, pairs)
+    return touches
   })
 
 /** Keeps a phrase's rows in the part (all of them start again past MAX_HELD). */
@@ -622,6 +640,14 @@ const hold = (part: PhrasePart, key: string, rows: PhraseRows, replaced: PhraseR
 let readWhole = 0
 let probed = 0
 let copied = 0
+let carriedPhrases = 0
+let touchesFound = 0
+
+/** How many phrases this thread has brought up to date through writes instead of reading them again: a measure for tests. */
+export const phrasesCarried = (): number => carriedPhrases
+
+/** How many times this thread has looked through the log of writes for whether a rewritten row may hold a phrase (mayTouch): a measure for tests. */
+export const phraseTouchesFound = (): number => touchesFound
 
 /** How many phrase rows this thread has copied to bring phrases up to date (rows added past the last are not): a measure for tests. */
 export const phraseRowsCopied = (): number => copied
@@ -637,15 +663,19 @@ const phraseRows = (
   part: PhrasePart,
   table: LexFtsTable,
   weights: ReadonlyArray<number>,
-  phrase: string
+  phrase: string,
+  touch: Touch | undefined
 ): Effect.Effect<PhraseRows, SqlError> =>
   Effect.gen(function*() {
     const key = keyOf(table, weights, phrase)
     const known = part.phrases.get(key)
     if (known !== undefined && known.epoch === part.epoch) return known
     if (known !== undefined) {
-      const carried = yield* rebased(sql, part, table, weights, phrase, known)
-      if (carried !== undefined) return hold(part, key, carried, known)
+      const carried = yield* rebased(sql, part, table, weights, phrase, known, touch)
+      if (carried !== undefined) {
+        carriedPhrases++
+        return hold(part, key, carried, known)
+      }
       part.phrases.delete(key)
       part.held -= known.seqs.length
     }
@@ -1069,7 +1099,7 @@ export const subQueryRows = (
   Effect.gen(function*() {
     const part = cachePart(sql, PART, emptyPart)
     if (part === undefined) return yield* Effect.die(new Error("subQueryRows on a connection without a stamp cache"))
-    yield* carriedIdfs(sql, part, table, weights, phrases)
+    const touches = yield* carriedIdfs(sql, part, table, weights, phrases)
     const lists: Array<PhraseRows> = []
     // a phrase held before this question may belong to the base; one read now is the new word's
     const heldBefore: Array<boolean> = []
@@ -1077,7 +1107,7 @@ export const subQueryRows = (
       const known = part.phrases.get(keyOf(table, weights, phrase))
       heldBefore.push(known !== undefined)
       // a phrase held under this epoch without a step of the fiber runtime
-      lists.push(known !== undefined && known.epoch === part.epoch ? known : yield* phraseRows(sql, part, table, weights, phrase))
+      lists.push(known !== undefined && known.epoch === part.epoch ? known : yield* phraseRows(sql, part, table, weights, phrase, touches.get(phrase)))
     }
     const ordered = orderOf(part, table, weights, phrases, lists, heldBefore, filter.ranked)
     const first = ordered(filter.ranked)
