@@ -39,7 +39,7 @@ import { avgdlOf, type Basis, frequencyOf, idfsOf, keepIdfs, readLengths, termOf
 import { type Alt, altsOfMatch } from "./match.js"
 import type { LexFtsTable } from "./schema.js"
 import { grown } from "./scratch.js"
-import { bestIndices } from "./select.js"
+import { bestIndices, lowerBound } from "./select.js"
 import { cachePart, carryPart, type IndexChange } from "./stamp-cache.js"
 
 export type IndexedStatus = "confirmed" | "superseded" | "proposed"
@@ -375,16 +375,8 @@ interface Touch {
 
 /** The position of `s` in ascending seqs, or −1. */
 const indexOf = (seqs: Int32Array, s: number): number => {
-  let lo = 0
-  let hi = seqs.length - 1
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1
-    const m = seqs[mid] as number
-    if (m < s) lo = mid + 1
-    else if (m > s) hi = mid - 1
-    else return mid
-  }
-  return -1
+  const i = lowerBound(seqs, s, 0, seqs.length)
+  return i < seqs.length && seqs[i] === s ? i : -1
 }
 
 /** A phrase's terms, computed whole when they were left to be computed (see PhraseRows). */
@@ -546,14 +538,7 @@ const rebased = (
     for (const k of added) {
       const s = addedSeqs[k] as number
       // the first row at or past s (a rewritten row at s is not copied)
-      let lo = 0
-      let hi = n
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1
-        if ((old.seqs[mid] as number) < s) lo = mid + 1
-        else hi = mid
-      }
-      copyUntil(lo)
+      copyUntil(lowerBound(old.seqs, s, 0, n))
       seqs[dst] = s
       newFreqs[dst] = addedFreqs[k] as number
       newLens[dst] = addedLens[k] as number
@@ -892,14 +877,7 @@ const carriedUnion = (part: PhrasePart, known: HeldUnion, base: ReadonlyArray<Ph
         // the first position at or past s: gallop, then halve
         let step = 1
         while (lo + step < n && (ls[lo + step] as number) < s) step *= 2
-        let a = lo + (step >> 1) + 1
-        let b = Math.min(lo + step, n)
-        while (a < b) {
-          const mid = (a + b) >> 1
-          if ((ls[mid] as number) < s) a = mid + 1
-          else b = mid
-        }
-        lo = a
+        lo = lowerBound(ls, s, lo + (step >> 1) + 1, Math.min(lo + step, n))
       }
       if (lo >= n || ls[lo] !== s) continue
       addedUp++

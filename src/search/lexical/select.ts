@@ -2,11 +2,30 @@
  * The best `n` of a list of scored rows without sorting every row: the k-th smallest in linear
  * time (quickselect on a reused copy) bounds them, and only those are sorted. Stage a keeps the
  * best rows of a sub-query (bm25: the smallest first) and the best 200 of the pool (fused
- * values: the largest first) with it.
+ * values: the largest first) with it. The lower bound of a value in strictly ascending seqs (lowerBound)
+ * finds rows in a phrase's seqs.
  */
 import { grown } from "./scratch.js"
 
 let scratch = new Float64Array(1024)
+
+/**
+ * The first position in [from, to) of strictly ascending xs (no value twice: a phrase's seqs) whose
+ * value is not below x; `to` when every one is. It stops at an equal value: a lookup of a held seq
+ * (a phrase's term of a row) costs what a search for it alone did (halving on to the end cost more).
+ */
+export const lowerBound = (xs: Int32Array, x: number, from: number, to: number): number => {
+  let lo = from
+  let hi = to - 1
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1
+    const m = xs[mid] as number
+    if (m < x) lo = mid + 1
+    else if (m > x) hi = mid - 1
+    else return mid
+  }
+  return lo
+}
 
 /** The k-th smallest (0-based) of xs[0..n); xs is left as it was. */
 export const kthSmallest = (xs: ArrayLike<number>, n: number, k: number): number => {

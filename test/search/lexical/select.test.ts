@@ -1,7 +1,10 @@
-/** kthSmallest and bestIndices against a full sort, on random lists with many ties, negative numbers and zeros. */
+/**
+ * kthSmallest and bestIndices against a full sort, on random lists with many ties, negative numbers
+ * and zeros; lowerBound against a scan.
+ */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { bestIndices, kthSmallest } from "../../../src/search/lexical/select.js"
+import { bestIndices, kthSmallest, lowerBound } from "../../../src/search/lexical/select.js"
 
 describe("kthSmallest", () => {
   it("is the k-th of the sorted list, and leaves the list as it was", () => {
@@ -59,5 +62,44 @@ describe("bestIndices", () => {
         expect(bestIndices(values, seqOf, rows.length, n, direction)).toEqual(expected)
       }
     ), { numRuns: 300, seed: 15 })
+  })
+})
+
+describe("lowerBound", () => {
+  const xs = Int32Array.from([3, 5, 8, 13, 21, 34])
+  it("is the first position not below the value, `to` when every one is", () => {
+    expect(lowerBound(new Int32Array(0), 4, 0, 0)).toBe(0)
+    expect(lowerBound(xs, 1, 0, xs.length)).toBe(0)
+    expect(lowerBound(xs, 3, 0, xs.length)).toBe(0)
+    expect(lowerBound(xs, 5, 0, xs.length)).toBe(1)
+    expect(lowerBound(xs, 6, 0, xs.length)).toBe(2)
+    expect(lowerBound(xs, 34, 0, xs.length)).toBe(5)
+    expect(lowerBound(xs, 35, 0, xs.length)).toBe(6)
+  })
+
+  it("looks only in [from, to)", () => {
+    expect(lowerBound(xs, 1, 2, xs.length)).toBe(2)
+    expect(lowerBound(xs, 5, 2, xs.length)).toBe(2)
+    expect(lowerBound(xs, 9, 2, 3)).toBe(3)
+    expect(lowerBound(xs, 13, 4, 4)).toBe(4)
+    expect(lowerBound(xs, 13, 3, 6)).toBe(3)
+    expect(lowerBound(xs, 21, 1, 6)).toBe(4)
+  })
+
+  it("is what a scan from `from` finds, on random strictly ascending lists", () => {
+    fc.assert(fc.property(
+      fc.uniqueArray(fc.integer({ min: -50, max: 50 }), { maxLength: 101 }),
+      fc.integer({ min: -60, max: 60 }),
+      fc.nat(),
+      fc.nat(),
+      (list, x, a, b) => {
+        const sorted = Int32Array.from(list).sort()
+        const from = a % (sorted.length + 1)
+        const to = from + (b % (sorted.length - from + 1))
+        let scan = from
+        while (scan < to && (sorted[scan] as number) < x) scan++
+        expect(lowerBound(sorted, x, from, to)).toBe(scan)
+      }
+    ), { numRuns: 500, seed: 21 })
   })
 })
