@@ -26,6 +26,7 @@ import { explain, explainMany, type Explanation } from "./explain.js"
 import { buildKey, type LexicalOptions, lexicalOptions } from "./options.js"
 import { analyze, type Analysis, type QueryInput } from "./query.js"
 import { pool, type PoolHit, type PoolOptions } from "./rank.js"
+import { TOKEN_SEPARATORS } from "./schema.js"
 import { synonymGroups } from "./synonyms.js"
 import {
   buildOfIndexStamp,
@@ -59,13 +60,17 @@ export interface LexicalIndexShape {
   readonly explainMany: (sql: SqlClient, analysis: Analysis, seqs: ReadonlyArray<number>) => Effect.Effect<Map<number, Explanation>, SqlError>
 }
 
-/** The folded tokens of one rule's rows in lex_word and lex_stem (every letter/digit run of their texts), and whether it is indexed (lex_doc). */
+/**
+ * The folded tokens of one rule's rows in lex_word and lex_stem, each as its table's tokenizer
+ * makes them (schema.ts TOKEN_SEPARATORS: lex_word splits at "_", lex_stem keeps it), and whether
+ * it is indexed (lex_doc).
+ */
 const rowTokens = (sql: SqlClient, seq: number) =>
   Effect.gen(function*() {
-    const of = (rows: ReadonlyArray<Record<string, string | null>>) =>
-      rows.flatMap((r) => Object.values(r).flatMap((text) => (text ?? "").split(/[^\p{L}\p{N}_]+/u))).filter((t) => t.length > 0).map(fold)
-    const words = of(yield* sql<Record<string, string | null>>`SELECT keywords, statement, relations, quote FROM lex_word WHERE rowid = ${seq}`)
-    const stems = of(yield* sql<Record<string, string | null>>`SELECT keywords, statement, relations, quote FROM lex_stem WHERE rowid = ${seq}`)
+    const of = (rows: ReadonlyArray<Record<string, string | null>>, table: "lex_word" | "lex_stem") =>
+      rows.flatMap((r) => Object.values(r).flatMap((text) => (text ?? "").split(TOKEN_SEPARATORS[table]))).filter((t) => t.length > 0).map(fold)
+    const words = of(yield* sql<Record<string, string | null>>`SELECT keywords, statement, relations, quote FROM lex_word WHERE rowid = ${seq}`, "lex_word")
+    const stems = of(yield* sql<Record<string, string | null>>`SELECT keywords, statement, relations, quote FROM lex_stem WHERE rowid = ${seq}`, "lex_stem")
     const indexed = (yield* sql<{ n: number }>`SELECT count(*) AS n FROM lex_doc WHERE seq = ${seq}`)[0]?.n ?? 0
     return { words, stems, indexed: Number(indexed) }
   })

@@ -102,8 +102,7 @@ interface PhrasePart {
 
 /**
  * A carried write: the seqs it rewrote, and the folded tokens of their rows in lex_word and
- * lex_stem before and after it (the note's words and stems, each also split at "_", which
- * lex_word's tokenizer separates and lex_stem's keeps).
+ * lex_stem before and after it (the note's words and stems, as each table's tokenizer makes them).
  */
 interface LogEntry {
   readonly epoch: number
@@ -131,17 +130,11 @@ const carry = (held: unknown, changes: ReadonlyArray<IndexChange>): PhrasePart |
   const seqs = new Set<number>()
   const words = new Set<string>()
   const stems = new Set<string>()
-  const add = (into: Set<string>, tokens: ReadonlyArray<string>): void => {
-    for (const t of tokens) {
-      into.add(t)
-      if (t.includes("_")) for (const x of t.split("_")) if (x.length > 0) into.add(x)
-    }
-  }
   for (const c of changes) {
     if (c.seqs === undefined) return undefined
     for (const s of c.seqs) seqs.add(s)
-    add(words, c.words)
-    add(stems, c.stems)
+    for (const t of c.words) words.add(t)
+    for (const t of c.stems) stems.add(t)
   }
   part.epoch++
   // a base not asked since the log's oldest write is let go (it can no longer be carried)
@@ -340,8 +333,8 @@ const basisOf = (l: Lengths): Basis | undefined => (l.rows > 0 ? { rows: l.rows,
  */
 const mayTouch = (part: PhrasePart, table: LexFtsTable, phrase: string, epoch: number): boolean => {
   touchesFound++
-  // one alternative (match.ts altExpr); split at "_" on either table, as the log's tokens are
-  const { tokens, prefix } = altsOfMatch(phrase, "lex_word")[0] as Alt
+  // one alternative (match.ts altExpr), its tokens as the table's tokenizer makes them, as the log's are
+  const { tokens, prefix } = altsOfMatch(phrase, table)[0] as Alt
   if (tokens.length === 0) return true
   const last = tokens.length - 1
   for (const entry of part.log) {

@@ -233,13 +233,13 @@ const carry = (part: unknown, changes: ReadonlyArray<IndexChange>): ScopeVocab =
   }
   const wordStarts = startsOf(words)
   // a start of a changed word starts a word of the vocabulary when a rewritten row holds one after
-  // the changes (lex_word's tokens: split at "_"); asked of the file again otherwise (a word only a
-  // row held before may be gone)
+  // the changes (the note's lex_word tokens, as its tokenizer splits them); asked of the file again
+  // otherwise (a word only a row held before may be gone)
   if (rows === null) rows = rowsOfChanges(changes)
   const heldNow = new Set<string>()
-  for (const { after } of rows?.lex_word.values() ?? []) for (const t of after.tokens) for (const piece of t.split("_")) if (piece.length > 0) heldNow.add(piece)
+  for (const { after } of rows?.lex_word.values() ?? []) for (const t of after.tokens) heldNow.add(t)
   const startsNow = startsOf(heldNow)
-  for (const p of startsOf(new Set([...words, ...[...words].flatMap((w) => w.split("_"))]))) {
+  for (const p of wordStarts) {
     if (startsNow.has(p)) v.has.prefixes.set(p, true)
     else v.has.prefixes.delete(p)
   }

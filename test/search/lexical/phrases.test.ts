@@ -25,6 +25,7 @@ import {
   subQueryRows,
   type IndexedStatus
 } from "../../../src/search/lexical/phrases.js"
+import { TOKEN_SEPARATORS } from "../../../src/search/lexical/schema.js"
 import { forgetStampCache, noteIndexChange, readIndexStamp, refreshStampCache } from "../../../src/search/lexical/stamp-cache.js"
 import { fold } from "../../../src/search/lexical/text.js"
 import { tempDir } from "../../support/env.js"
@@ -58,10 +59,11 @@ const phrase = fc.record({
 
 const WEIGHTS = [4, 3, 2, 1] as const
 
-/** The tokens of a row of lex_word, as the index notes them for a write (index.ts rowTokens: the letter/digit runs, folded). */
-const rowWords = (sql: SqlClient, seq: number) =>
-  Effect.map(sql<Record<string, string | null>>`SELECT keywords, statement, relations, quote FROM lex_word WHERE rowid = ${seq}`, (rows) =>
-    rows.flatMap((r) => Object.values(r).flatMap((text) => (text ?? "").split(/[^\p{L}\p{N}_]+/u))).filter((t) => t.length > 0).map(fold))
+/** The tokens of a row, as the index notes them for a write (index.ts rowTokens: the table's tokens, folded). */
+const rowTokens = (sql: SqlClient, table: "lex_word" | "lex_stem", seq: number) =>
+  Effect.map(sql.unsafe<Record<string, string | null>>(`SELECT keywords, statement, relations, quote FROM ${table} WHERE rowid = ?`, [seq]), (rows) =>
+    rows.flatMap((r) => Object.values(r).flatMap((text) => (text ?? "").split(TOKEN_SEPARATORS[table]))).filter((t) => t.length > 0).map(fold))
+const rowWords = (sql: SqlClient, seq: number) => rowTokens(sql, "lex_word", seq)
 
 /** The table filled with the documents (seq = position + 1), lex_doc for every status but "none". */
 const fill = (sql: SqlClient, docs: ReadonlyArray<Doc>) =>
@@ -345,6 +347,57 @@ describe("sub-queries from phrase rows", () => {
       const copiedBefore = phraseRowsCopied()
       for (const seq of [42, 43, 44]) yield* add(seq)
       expect(phraseRowsCopied(), "no row copied for rows added past the last").toBe(copiedBefore)
+      expect(phrasesReadWhole(), "no phrase read again").toBe(readBefore)
+    }))
+  })
+
+  it("on lex_stem a compound's tail (\"_leist\") is one token: a write of a row holding it probes the tail's phrase, not the stem's nor a prefix's", async () => {
+    await run(lexConfig(dir), Effect.gen(function*() {
+      yield* Effect.flatMap(ScopeStore, (s) => s.create("sales"))
+      const sql = yield* sqlOf("sales")
+      const cols = (w: string): Doc["cols"] => [w, `${w} preis`, "kund", "zahlung"]
+      const texts = Array.from({ length: 40 }, (_, i) => (i % 3 === 0 ? "leist haken" : i % 3 === 1 ? "hakenleist _leist" : "must"))
+      yield* sql.withTransaction(Effect.gen(function*() {
+        for (const [i, w] of texts.entries()) {
+          const c = cols(w)
+          yield* sql`INSERT INTO lex_stem (rowid, keywords, statement, relations, quote) VALUES (${i + 1}, ${c[0]}, ${c[1]}, ${c[2]}, ${c[3]})`.raw
+          yield* sql`INSERT INTO lex_doc (seq, rule_id, version, status, valid_from, valid_until)
+            VALUES (${i + 1}, ${`sales-${i + 1}`}, 1, 'confirmed', '2026-01-01', NULL)`.raw
+        }
+      }))
+      yield* refreshStampCache(sql)
+      const phrases = [
+        altExpr({ tokens: ["leist"], prefix: false }),
+        altExpr({ tokens: ["_leist"], prefix: false }),
+        altExpr({ tokens: ["lei"], prefix: true })
+      ]
+      const ask = Effect.gen(function*() {
+        const want = yield* sql<{ seq: number; score: number }>`SELECT d.seq, bm25(lex_stem, 4, 3, 2, 1) AS score
+          FROM lex_stem JOIN lex_doc d ON d.seq = lex_stem.rowid
+          WHERE lex_stem MATCH ${phrases.join(" OR ")} ORDER BY score, d.seq LIMIT 20`
+        const got = yield* subQueryRows(sql, "lex_stem", phrases, WEIGHTS, { statuses: ["confirmed"], excludeSeq: -1, limit: 20, ranked: 20 })
+        expect(got.map((r) => ({ seq: r.seq, score: r.score }))).toEqual(want.map((r) => ({ seq: Number(r.seq), score: r.score })))
+      })
+      yield* ask
+      yield* ask
+      // row 3 ("must") comes to hold the compound and its tail: only the tail's phrase may hold it
+      const seq = 3
+      const from = yield* readIndexStamp(sql)
+      const before = yield* rowTokens(sql, "lex_stem", seq)
+      const to = cols("hakenleist _leist")
+      yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`DELETE FROM lex_stem WHERE rowid = ${seq}`.raw
+        yield* sql`INSERT INTO lex_stem (rowid, keywords, statement, relations, quote) VALUES (${seq}, ${to[0]}, ${to[1]}, ${to[2]}, ${to[3]})`.raw
+        yield* sql`UPDATE lex_doc SET version = version + 1 WHERE seq = ${seq}`.raw
+      }))
+      const stamp = yield* readIndexStamp(sql)
+      const stems = [...new Set([...before, ...yield* rowTokens(sql, "lex_stem", seq)])]
+      expect(stems).toContain("_leist")
+      if (from !== undefined && stamp !== undefined) noteIndexChange(from, stamp, { words: [], stems, seqs: [seq] })
+      yield* refreshStampCache(sql)
+      const [probedBefore, readBefore] = [phrasesProbed(), phrasesReadWhole()]
+      yield* ask
+      expect(phrasesProbed(), "the tail's phrase probed, the stem's and the prefix's not").toBe(probedBefore + 1)
       expect(phrasesReadWhole(), "no phrase read again").toBe(readBefore)
     }))
   })
