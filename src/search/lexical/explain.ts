@@ -13,7 +13,7 @@ import { storesStems } from "./document.js"
 import type { LexicalOptions } from "./options.js"
 import type { Alt } from "./match.js"
 import { type Analysis, type Expansion, termWeights } from "./query.js"
-import { boundedPart, carryPart, type IndexChange } from "./stamp-cache.js"
+import { boundedPart, type CarriedChanges, carryPart } from "./stamp-cache.js"
 import { fold } from "./text.js"
 
 export interface Explanation {
@@ -62,7 +62,7 @@ const emptyPart = (): ExplainPart => ({ rows: { lex_word: new Map(), lex_stem: n
  * The rows kept through changes of some rules' rows: a row is the rule's indexed text alone, so
  * only the lines of the rewritten seqs are dropped (read again when a search explains them).
  */
-const carry = (held: unknown, changes: ReadonlyArray<IndexChange>): ExplainPart | undefined => {
+const carry = (held: unknown, { changes }: CarriedChanges): ExplainPart | undefined => {
   const part = held as ExplainPart
   for (const c of changes) {
     if (c.seqs === undefined) return undefined

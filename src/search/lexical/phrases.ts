@@ -40,7 +40,7 @@ import { type Alt, altsOfMatch } from "./match.js"
 import type { LexFtsTable } from "./schema.js"
 import { grown } from "./scratch.js"
 import { bestIndices, lowerBound } from "./select.js"
-import { cachePart, carryPart, type IndexChange } from "./stamp-cache.js"
+import { cachePart, type CarriedChanges, carryPart } from "./stamp-cache.js"
 
 export type IndexedStatus = "confirmed" | "superseded" | "proposed"
 
@@ -125,17 +125,14 @@ const emptyPart = (): PhrasePart => ({
  * The part kept through noted changes that name their seqs: the phrases stay (brought up to date
  * when next used), the lex_doc rows and lengths of the rewritten seqs are forgotten.
  */
-const carry = (held: unknown, changes: ReadonlyArray<IndexChange>): PhrasePart | undefined => {
+const carry = (held: unknown, carried: CarriedChanges): PhrasePart | undefined => {
   const part = held as PhrasePart
   const seqs = new Set<number>()
-  const words = new Set<string>()
-  const stems = new Set<string>()
-  for (const c of changes) {
+  for (const c of carried.changes) {
     if (c.seqs === undefined) return undefined
     for (const s of c.seqs) seqs.add(s)
-    for (const t of c.words) words.add(t)
-    for (const t of c.stems) stems.add(t)
   }
+  const { lex_word: words, lex_stem: stems } = carried.touched()
   part.epoch++
   // a base not asked since the log's oldest write is let go (it can no longer be carried)
   for (const [key, u] of part.unions) if (u.epoch < part.epoch - MAX_LOG) part.unions.delete(key)

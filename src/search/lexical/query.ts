@@ -12,7 +12,7 @@ import { TOTAL_TERM_CAP } from "./options.js"
 import type { BilingualLexicon } from "./crosslang.js"
 import type { Lexicon } from "./lexicon.js"
 import { storesStems } from "./document.js"
-import { boundedPart, carryPart, type IndexChange } from "./stamp-cache.js"
+import { boundedPart, type CarriedChanges, carryPart } from "./stamp-cache.js"
 import type { SynonymGroup } from "./synonyms.js"
 import { givenTerms, type RawTerm, textTerms, type TextTerms } from "./terms.js"
 import { fold, isAlpha } from "./text.js"
@@ -164,7 +164,7 @@ const holdTerm = (p: HeldTerms, key: string, h: HeldTerm): void => {
  * The terms to drop are found through the indexes by the changed tokens: the work is per changed
  * token and dropped term, not per held term.
  */
-const carryTerms = (part: unknown, changes: ReadonlyArray<IndexChange>): HeldTerms => {
+const carryTerms = (part: unknown, { changes }: CarriedChanges): HeldTerms => {
   const p = part as HeldTerms
   const dropped = new Set<string>()
   const firsts = new Set<string>()

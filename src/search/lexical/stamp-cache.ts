@@ -49,9 +49,60 @@ export interface IndexChange {
   readonly row?: { readonly words: string; readonly stems: string }
 }
 
+/** The tables a note names tokens of. */
+export type NotedTable = "lex_word" | "lex_stem"
+
+/** A rewritten row's tokens in one table before and after the changes. */
+export interface RowTokens {
+  readonly before: ReadonlySet<string>
+  readonly after: ReadonlySet<string>
+}
+
+/** A note's tokens as sets, per table: made once per note on this thread, when a cache is first carried through it (noteTokens). */
+interface NoteTokens {
+  /** the tokens the change touched, before or after it (the note's words, its stems) */
+  readonly touched: Readonly<Record<NotedTable, ReadonlySet<string>>>
+  /** the one rewritten seq and its row's tokens; undefined when the note does not tell them */
+  readonly row: { readonly seq: number; readonly tokens: Readonly<Record<NotedTable, RowTokens>> } | undefined
+}
+
 interface Note {
   readonly to: string
   readonly change: IndexChange
+}
+
+/**
+ * The tokens of the notes caches were carried through last, by note: the other connections of
+ * the thread are carried through the same notes; the oldest go past MAX_NOTE_TOKENS (a note's
+ * sets are as large as its rows, and most notes are carried through once per connection).
+ */
+const noteTokens = new Map<Note, NoteTokens>()
+const MAX_NOTE_TOKENS = 64
+
+/** The note's tokens as sets, made on its first use and kept while it is among the last used. */
+const tokensOfNote = (note: Note): NoteTokens => {
+  const known = noteTokens.get(note)
+  if (known !== undefined) return known
+  const c = note.change
+  const seq = c.seqs?.length === 1 ? c.seqs[0] : undefined
+  /** the row's tokens (`where`: "0" before only, "1" after only, "2" both) before the change and after it */
+  const rowOf = (tokens: ReadonlyArray<string>, where: string): RowTokens | undefined =>
+    where.length !== tokens.length ? undefined : {
+      before: new Set(tokens.filter((_, i) => where[i] === "0" || where[i] === "2")),
+      after: new Set(tokens.filter((_, i) => where[i] === "1" || where[i] === "2"))
+    }
+  const word = seq === undefined || c.row === undefined ? undefined : rowOf(c.words, c.row.words)
+  const stem = seq === undefined || c.row === undefined ? undefined : rowOf(c.stems, c.row.stems)
+  const made: NoteTokens = {
+    touched: { lex_word: new Set(c.words), lex_stem: new Set(c.stems) },
+    row: seq === undefined || word === undefined || stem === undefined ? undefined : { seq, tokens: { lex_word: word, lex_stem: stem } }
+  }
+  noteTokens.set(note, made)
+  if (noteTokens.size > MAX_NOTE_TOKENS) {
+    const oldest = noteTokens.keys().next().value
+    if (oldest !== undefined) noteTokens.delete(oldest)
+  }
+  return made
 }
 
 /** Noted changes by the index stamp they start from; the oldest go past MAX_NOTES. */
@@ -95,8 +146,66 @@ export const noteIndexChange = (from: string, to: string, change: IndexChange): 
   channelOf().postMessage({ from, to, change })
 }
 
+/**
+ * A chain of noted changes as the carriers take it: the changes in their order, and their tokens
+ * as sets per table — made once for every carrier of every cache carried through them (each
+ * note's on its first use, the chain's on the carriers' first ask).
+ */
+export interface CarriedChanges {
+  readonly changes: ReadonlyArray<IndexChange>
+  /** every token the changes touched per table, before or after them */
+  readonly touched: () => Readonly<Record<NotedTable, ReadonlySet<string>>>
+  /**
+   * Each rewritten seq's row per table before the first change and after the last; undefined when
+   * a change does not tell its row (its one seq and where the row held each token)
+   */
+  readonly rows: () => Readonly<Record<NotedTable, ReadonlyMap<number, RowTokens>>> | undefined
+}
+
+/** The chain of `notes` as the carriers take it. */
+const carriedChanges = (notes: ReadonlyArray<Note>): CarriedChanges => {
+  let touched: Record<NotedTable, ReadonlySet<string>> | undefined
+  let rows: Record<NotedTable, ReadonlyMap<number, RowTokens>> | undefined | null = null
+  return {
+    changes: notes.map((n) => n.change),
+    touched: () => {
+      if (touched !== undefined) return touched
+      const only = notes.length === 1 ? notes[0] : undefined
+      if (only !== undefined) touched = tokensOfNote(only).touched
+      else {
+        const union = { lex_word: new Set<string>(), lex_stem: new Set<string>() }
+        for (const n of notes) {
+          const t = tokensOfNote(n).touched
+          for (const w of t.lex_word) union.lex_word.add(w)
+          for (const w of t.lex_stem) union.lex_stem.add(w)
+        }
+        touched = union
+      }
+      return touched
+    },
+    rows: () => {
+      if (rows !== null) return rows
+      const out = { lex_word: new Map<number, RowTokens>(), lex_stem: new Map<number, RowTokens>() }
+      rows = out
+      for (const n of notes) {
+        const row = tokensOfNote(n).row
+        if (row === undefined) {
+          rows = undefined
+          break
+        }
+        for (const table of ["lex_word", "lex_stem"] as const) {
+          const known = out[table].get(row.seq)
+          const now = row.tokens[table]
+          out[table].set(row.seq, known === undefined ? now : { before: known.before, after: now.after })
+        }
+      }
+      return rows
+    }
+  }
+}
+
 /** How a part of the cache is kept through noted changes: what is left of it, or undefined to start it empty. */
-export type Carrier = (part: unknown, changes: ReadonlyArray<IndexChange>) => unknown
+export type Carrier = (part: unknown, carried: CarriedChanges) => unknown
 
 const carriers = new Map<string, Carrier>()
 
@@ -107,14 +216,15 @@ export const carryPart = (name: string, carrier: Carrier): void => {
 
 /** The parts of `c` carried to the stamp `to` along the noted changes; undefined without a chain. */
 const carried = (c: StampCache, to: string): Map<string, unknown> | undefined => {
-  const changes: Array<IndexChange> = []
+  const chain: Array<Note> = []
   let at = c.stamp
   for (let hop = 0; at !== to; hop++) {
     const note = notes.get(at)
     if (note === undefined || hop >= MAX_HOPS) return undefined
-    changes.push(note.change)
+    chain.push(note)
     at = note.to
   }
+  const changes = carriedChanges(chain)
   const parts = new Map<string, unknown>()
   for (const [name, part] of c.parts) {
     const carrier = carriers.get(name)

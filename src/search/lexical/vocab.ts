@@ -14,7 +14,7 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { type Alt, altsOfMatch } from "./match.js"
-import { boundedPart, carryPart, type IndexChange } from "./stamp-cache.js"
+import { boundedPart, type CarriedChanges, carryPart, type RowTokens } from "./stamp-cache.js"
 import { editDistance, fold, hasDigit } from "./text.js"
 
 export type VocabTable = "lex_word_vocab" | "lex_stem_vocab"
@@ -67,9 +67,9 @@ const altsOfCount = (key: string): ReadonlyArray<Alt> => {
   return known
 }
 
-/** Whether an alternative's token at `i` is in `tokens` (a prefix: the start of one of them, `starts`). */
-const hasToken = (a: Alt, i: number, tokens: ReadonlySet<string>, starts: ReadonlySet<string>): boolean =>
-  a.prefix && i === a.tokens.length - 1 ? starts.has(a.tokens[i] ?? "") : tokens.has(a.tokens[i] ?? "")
+/** Whether an alternative's token at `i` is in a row's `tokens` (a prefix: the start of one of them). */
+const hasToken = (a: Alt, i: number, tokens: ReadonlySet<string>): boolean =>
+  a.prefix && i === a.tokens.length - 1 ? startsOfNoted(tokens).has(a.tokens[i] ?? "") : tokens.has(a.tokens[i] ?? "")
 
 /** Each token a count's expression names, with the index (whole token or prefix) it is named in. */
 const namedTokens = function*(index: CountIndex, alts: ReadonlyArray<Alt>): Generator<readonly [Map<string, Set<string>>, string]> {
@@ -103,44 +103,19 @@ const countsNaming = (index: CountIndex, tokens: ReadonlySet<string>, starts: Re
  * does not all hold does not match; one whose tokens it holds depends on their order, which the
  * tokens do not tell (undefined), as an alternative without tokens does.
  */
-const rowMatches = (alts: ReadonlyArray<Alt>, row: RowSet): boolean | undefined => {
+const rowMatches = (alts: ReadonlyArray<Alt>, row: ReadonlySet<string>): boolean | undefined => {
   let unknown = false
   for (const a of alts) {
     if (a.tokens.length === 0) return undefined
-    if (!a.tokens.every((_, i) => hasToken(a, i, row.tokens, row.starts))) continue
+    if (!a.tokens.every((_, i) => hasToken(a, i, row))) continue
     if (a.tokens.length === 1) return true
     unknown = true
   }
   return unknown ? undefined : false
 }
 
-/** A row's tokens in one table, with every start of them. */
-interface RowSet {
-  readonly tokens: ReadonlySet<string>
-  readonly starts: ReadonlySet<string>
-}
-/** Each rewritten seq's row in one table before the first change and after the last one. */
-type RowsOf = Map<number, { readonly before: RowSet; readonly after: RowSet }>
-
-/** The rewritten rows of a chain of changes per table, or undefined when a change does not tell its row (its counts are read again). */
-const rowsOfChanges = (changes: ReadonlyArray<IndexChange>): { readonly lex_word: RowsOf; readonly lex_stem: RowsOf } | undefined => {
-  const rows = { lex_word: new Map() as RowsOf, lex_stem: new Map() as RowsOf }
-  /** the tokens the row held (`where`: "0" before only, "1" after only, "2" both) before the change, or after it */
-  const setOf = (tokens: ReadonlyArray<string>, where: string, held: "0" | "1"): RowSet => {
-    const set = new Set(tokens.filter((_, i) => where[i] === held || where[i] === "2"))
-    return { tokens: set, starts: startsOf(set) }
-  }
-  for (const c of changes) {
-    const seq = c.seqs?.length === 1 ? c.seqs[0] : undefined
-    if (seq === undefined || c.row === undefined) return undefined
-    for (const [table, tokens, where] of [["lex_word", c.words, c.row.words], ["lex_stem", c.stems, c.row.stems]] as const) {
-      if (where.length !== tokens.length) return undefined
-      const known = rows[table].get(seq)
-      rows[table].set(seq, { before: known?.before ?? setOf(tokens, where, "0"), after: setOf(tokens, where, "1") })
-    }
-  }
-  return rows
-}
+/** Each rewritten seq's row in one table before the first change and after the last one (stamp-cache.ts CarriedChanges). */
+type RowsOf = ReadonlyMap<number, RowTokens>
 
 /** How many more rows match the expression after the changes than before (undefined: not known from the tokens). */
 const countMoved = (alts: ReadonlyArray<Alt>, rows: RowsOf): number | undefined => {
@@ -157,7 +132,7 @@ const countMoved = (alts: ReadonlyArray<Alt>, rows: RowsOf): number | undefined 
 /** How many more rewritten rows hold the token after the changes than before. */
 const frequencyMoved = (token: string, rows: RowsOf): number => {
   let moved = 0
-  for (const { before, after } of rows.values()) moved += (after.tokens.has(token) ? 1 : 0) - (before.tokens.has(token) ? 1 : 0)
+  for (const { before, after } of rows.values()) moved += (after.has(token) ? 1 : 0) - (before.has(token) ? 1 : 0)
   return moved
 }
 
@@ -166,6 +141,17 @@ const startsOf = (set: ReadonlySet<string>): Set<string> => {
   const out = new Set<string>(set.size > 0 ? [""] : [])
   for (const w of set) for (let k = 1; k <= w.length; k++) out.add(w.slice(0, k))
   return out
+}
+
+/** startsOf a rewritten row's tokens (stamp-cache.ts CarriedChanges rows), made once per set: a note's sets serve every cache carried through it. */
+const notedStarts = new WeakMap<ReadonlySet<string>, ReadonlySet<string>>()
+const startsOfNoted = (tokens: ReadonlySet<string>): ReadonlySet<string> => {
+  let starts = notedStarts.get(tokens)
+  if (starts === undefined) {
+    starts = startsOf(tokens)
+    notedStarts.set(tokens, starts)
+  }
+  return starts
 }
 
 const firstOf = (w: string): string => String.fromCodePoint(w.codePointAt(0) ?? 0)
@@ -209,11 +195,10 @@ const inList = (w: string, first: string, min: number, max: number): boolean => 
  * number of indexed rules moves by the noted count (read again when a change has none).
  * Everything else still holds.
  */
-const carry = (part: unknown, changes: ReadonlyArray<IndexChange>): ScopeVocab => {
+const carry = (part: unknown, carried: CarriedChanges): ScopeVocab => {
   const v = part as ScopeVocab
-  const words = new Set(changes.flatMap((c) => c.words))
-  const stems = new Set(changes.flatMap((c) => c.stems))
-  let rows: ReturnType<typeof rowsOfChanges> | null = null
+  const { changes } = carried
+  const { lex_word: words, lex_stem: stems } = carried.touched()
   // a changed token's document frequency (the rows holding it) moves by the rewritten rows that
   // hold it after the changes and held it before; without those rows it is read again. A word held
   // by a row is in the vocabulary; one held by none is asked of the file again
@@ -221,8 +206,8 @@ const carry = (part: unknown, changes: ReadonlyArray<IndexChange>): ScopeVocab =
     const df = v.df[vocab]
     for (const t of changed) {
       const n = df.get(t)
-      if (n !== undefined && rows === null) rows = rowsOfChanges(changes)
-      const moved = n === undefined || rows === undefined || rows === null ? undefined : frequencyMoved(t, rows[table])
+      const rows = n === undefined ? undefined : carried.rows()
+      const moved = rows === undefined ? undefined : frequencyMoved(t, rows[table])
       if (n === undefined || moved === undefined) df.delete(t)
       else df.set(t, n + moved)
       if (table === "lex_word") {
@@ -235,9 +220,8 @@ const carry = (part: unknown, changes: ReadonlyArray<IndexChange>): ScopeVocab =
   // a start of a changed word starts a word of the vocabulary when a rewritten row holds one after
   // the changes (the note's lex_word tokens, as its tokenizer splits them); asked of the file again
   // otherwise (a word only a row held before may be gone)
-  if (rows === null) rows = rowsOfChanges(changes)
   const heldNow = new Set<string>()
-  for (const { after } of rows?.lex_word.values() ?? []) for (const t of after.tokens) heldNow.add(t)
+  for (const { after } of carried.rows()?.lex_word.values() ?? []) for (const t of after) heldNow.add(t)
   const startsNow = startsOf(heldNow)
   for (const p of wordStarts) {
     if (startsNow.has(p)) v.has.prefixes.set(p, true)
@@ -277,7 +261,7 @@ const carry = (part: unknown, changes: ReadonlyArray<IndexChange>): ScopeVocab =
     for (const key of countsNaming(index, changed, starts)) {
       const n = v.counts.get(key)
       if (n === undefined) continue
-      if (rows === null) rows = rowsOfChanges(changes)
+      const rows = carried.rows()
       const moved = rows === undefined ? undefined : countMoved(altsOfCount(key), rows[table])
       if (moved === undefined) {
         v.counts.delete(key)
