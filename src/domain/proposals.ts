@@ -181,15 +181,22 @@ const sameAsSent = (v: FirstVersion, req: ProposalRequest, sent: ReadonlySet<Opt
  */
 export const findRepeat = (sql: SqlClient, req: ProposalRequest, grantId: string, sent: ReadonlySet<OptionalField>) =>
   Effect.map(
-    sql<FirstVersion>`
-      SELECT f.rule_id, f.kind, f.timestamp_s, f.source_link, f.said_at, f.speaker, f.relations, f.keywords, f.valid_from, f.supersedes
-      FROM rule_version f JOIN current_version c ON c.rule_id = f.rule_id
-      WHERE f.version = 1 AND f.source_id = ${req.source.kind === "manual" ? `manual:${grantId}` : req.source.id}
-        AND f.changed_by = ${grantId} AND f.statement = ${req.statement} AND f.quote = ${req.source.quote}
-        AND c.status IN ('proposed', 'confirmed')
-      ORDER BY f.rule_id`,
+    sql.unsafe<FirstVersion>(REPEAT_SQL, [req.source.kind === "manual" ? `manual:${grantId}` : req.source.id, req.statement, grantId, req.statement, req.source.quote]),
     (rows) => rows.find((v) => sameAsSent(v, req, sent))?.rule_id ?? null
   )
+
+/**
+ * findRepeat's statement (source id, statement, grant, statement, quote): found through the first versions'
+ * index by source and statement length (migration 0013), not by comparing every statement of the
+ * source.
+ */
+export const REPEAT_SQL = `
+  SELECT f.rule_id, f.kind, f.timestamp_s, f.source_link, f.said_at, f.speaker, f.relations, f.keywords, f.valid_from, f.supersedes
+  FROM rule_version f JOIN current_version c ON c.rule_id = f.rule_id
+  WHERE f.version = 1 AND f.source_id = ? AND length(f.statement) = length(?)
+    AND f.changed_by = ? AND f.statement = ? AND f.quote = ?
+    AND c.status IN ('proposed', 'confirmed')
+  ORDER BY f.rule_id`
 
 /**
  * The path before slice A, for the tests' seeding and the bench: the checks and the insert in one

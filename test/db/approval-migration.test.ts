@@ -150,17 +150,17 @@ describe("0004-approval on a file of the current release", () => {
       const v = yield* migrate(sql, f3, SCOPE_MIGRATIONS, { scope: "sales", now: T })
       return { pending, v, after: yield* schemaVersion(sql) }
     }))
-    expect(v3).toEqual({ pending: ["0004-approval", "0005-vectors", "0006-index-stamp", "0007-content-stamp", "0008-entity-override", "0009-redaction", "0010-redaction-rowid", "0011-structure-adoption", "0012-proposal-neighbour"], v: 12, after: 12 })
+    expect(v3).toEqual({ pending: ["0004-approval", "0005-vectors", "0006-index-stamp", "0007-content-stamp", "0008-entity-override", "0009-redaction", "0010-redaction-rowid", "0011-structure-adoption", "0012-proposal-neighbour", "0013-repeat-lookup"], v: 13, after: 13 })
     const f5 = join(dir, "v5.sqlite")
     createPrivateFile(f5)
     const v5 = await withFile(f5, (sql) => Effect.gen(function*() {
       yield* migrate(sql, f5, [m0001, m0002, m0003, m0005], { scope: "sales", now: T })
       const pending = (yield* pendingMigrations(sql, 5, SCOPE_MIGRATIONS)).map((m) => m.name)
       const v = yield* migrate(sql, f5, SCOPE_MIGRATIONS, { scope: "sales", now: T })
-      const again = (yield* pendingMigrations(sql, 12, SCOPE_MIGRATIONS)).map((m) => m.name)
+      const again = (yield* pendingMigrations(sql, 13, SCOPE_MIGRATIONS)).map((m) => m.name)
       return { pending, v, after: yield* schemaVersion(sql), again }
     }))
-    expect(v5).toEqual({ pending: ["0004-approval", "0006-index-stamp", "0007-content-stamp", "0008-entity-override", "0009-redaction", "0010-redaction-rowid", "0011-structure-adoption", "0012-proposal-neighbour"], v: 12, after: 12, again: [] })
+    expect(v5).toEqual({ pending: ["0004-approval", "0006-index-stamp", "0007-content-stamp", "0008-entity-override", "0009-redaction", "0010-redaction-rowid", "0011-structure-adoption", "0012-proposal-neighbour", "0013-repeat-lookup"], v: 13, after: 13, again: [] })
   })
 
   it("a copy of the release file migrated twice ends identical (the late migration runs once)", async () => {

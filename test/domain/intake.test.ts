@@ -13,6 +13,7 @@ import { triggerMessage } from "../../src/db/errors.js"
 import { ScopeStore, scopeFile } from "../../src/db/scope-store.js"
 import { decide } from "../../src/decision/decide.js"
 import { intake, proposalTexts } from "../../src/domain/intake.js"
+import { REPEAT_SQL } from "../../src/domain/proposals.js"
 import type { ProposalRequest } from "../../src/domain/proposal-schemas.js"
 import { findingSalt } from "../../src/domain/secret-findings.js"
 import { storeSource } from "../../src/domain/sources.js"
@@ -259,6 +260,13 @@ describe("repeats and near duplicates", () => {
     const other = await at(config, T0, intake(quoting(PLAIN[1]), { ...feeder, grantId: "service:8" }))
     expect(other.status).toBe(201)
     expect(other.created.ref).toBe("rule/sales-0002@1")
+  })
+
+  it("a repeat is looked up by its source and its statement's length, not by reading every first version of the source", async () => {
+    const config = await setup("manual")
+    const plan = await run(config, Effect.flatMap(sqlOf("sales"), (sql) =>
+      sql.unsafe<{ detail: string }>(`EXPLAIN QUERY PLAN ${REPEAT_SQL}`, [OUTSIDE_MAIL_ID, PLAIN[1] ?? "", feeder.grantId, PLAIN[1] ?? "", "quote"])))
+    expect(plan.map((r) => r.detail).join("\n")).toMatch(/SEARCH f USING INDEX rule_version_first_length \(source_id=\? AND <expr>=\?\)/)
   })
 
   it("a repeat of an adopted rule answers it as it stands (confirmed, auto-adopted); a repeat of a revoked one is a new proposal", async () => {

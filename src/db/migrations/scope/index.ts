@@ -11,6 +11,7 @@ import { migration as m0009 } from "./0009-redaction.js"
 import { migration as m0010 } from "./0010-redaction-rowid.js"
 import { migration as m0011 } from "./0011-structure-adoption.js"
 import { migration as m0012 } from "./0012-proposal-neighbour.js"
+import { migration as m0013 } from "./0013-repeat-lookup.js"
 
 /**
  * Scope migrations in order. 0004 is the approval tables (architecture.md §4.1,
@@ -18,4 +19,4 @@ import { migration as m0012 } from "./0012-proposal-neighbour.js"
  * file at version 5 gets it late. Derived read structures live in the migration of the tables
  * they serve.
  */
-export const SCOPE_MIGRATIONS: ReadonlyArray<Migration> = [m0001, m0002, m0003, m0004, m0005, m0006, m0007, m0008, m0009, m0010, m0011, m0012]
+export const SCOPE_MIGRATIONS: ReadonlyArray<Migration> = [m0001, m0002, m0003, m0004, m0005, m0006, m0007, m0008, m0009, m0010, m0011, m0012, m0013]
