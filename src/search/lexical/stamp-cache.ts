@@ -73,13 +73,13 @@ interface Note {
 
 /**
  * The tokens of the notes caches were carried through last, by note: the other connections of
- * the thread are carried through the same notes; the oldest go past MAX_NOTE_TOKENS (a note's
+ * the thread are carried through the same notes; the oldest made go past MAX_NOTE_TOKENS (a note's
  * sets are as large as its rows, and most notes are carried through once per connection).
  */
 const noteTokens = new Map<Note, NoteTokens>()
 const MAX_NOTE_TOKENS = 64
 
-/** The note's tokens as sets, made on its first use and kept while it is among the last used. */
+/** The note's tokens as sets, made on its first use and kept while it is among the last MAX_NOTE_TOKENS made. */
 const tokensOfNote = (note: Note): NoteTokens => {
   const known = noteTokens.get(note)
   if (known !== undefined) return known
