@@ -97,14 +97,15 @@ export const adoptedOn = (sql: SqlClient, day: string, zone: string, nowMs: numb
  * The rules the proposal repeats that a person or agent took back after the policy adopted them
  * (retracted: superseded by a retract decision), by statement and source: the policy never adopts
  * the same again. Found through the first versions' index by source and statement length
- * (migration 0013).
+ * (migration 0013). A proposal in the proposer's own words has none: the policy never adopts one
+ * (unchecked-quote is a mandatory exception), so none was ever retracted.
  */
 export const retractedRepeats = (sql: SqlClient, req: ProposalRequest, ruleId: string) =>
-  Effect.map(
+  req.source.kind === "manual" ? Effect.succeed<ReadonlyArray<string>>([]) : Effect.map(
     sql<{ rule_id: string }>`
       SELECT DISTINCT f.rule_id FROM rule_version f JOIN decision d ON d.rule_id = f.rule_id AND d.kind = 'retract'
       WHERE f.version = 1 AND f.rule_id <> ${ruleId} AND f.statement = ${req.statement}
-        AND f.source_id = ${req.source.kind === "manual" ? "" : req.source.id} AND length(f.statement) = length(${req.statement})
+        AND f.source_id = ${req.source.id} AND length(f.statement) = length(${req.statement})
       ORDER BY f.rule_id`,
-    (rows) => rows.map((r) => r.rule_id)
+    (rows): ReadonlyArray<string> => rows.map((r) => r.rule_id)
   )
