@@ -4,7 +4,8 @@
  * a word's analysis), against random sequences of writes: after every write of this process, a
  * search on the connection that wrote answers exactly what a search reading everything from the
  * file answers. The writes are a person's and an agent's: proposals (new words, compounds,
- * inflections, supersessions), confirmations (some with a changed statement), rejections,
+ * inflections, supersessions; some refused after their rows and their duplicate check were
+ * written, so rolled back), confirmations (some with a changed statement), rejections,
  * revocations, reviews with new keywords and redactions; the questions are words asked before the
  * write (their rows held and carried), words the write brought or took away, inflections, typos,
  * starts of words and words no rule holds. Each sequence comes from a seed: a failure names it and
@@ -14,7 +15,8 @@ import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { decide } from "../../src/decision/decide.js"
 import type { DecisionRequest } from "../../src/domain/decision-schemas.js"
-import { propose } from "../../src/domain/proposals.js"
+import { ScopeStore } from "../../src/db/scope-store.js"
+import { insertProposal, propose } from "../../src/domain/proposals.js"
 import { applyRedaction } from "../../src/redaction/apply.js"
 import { previewRedaction } from "../../src/redaction/preview.js"
 import { search } from "../../src/search/search.js"
@@ -118,7 +120,17 @@ describe("what a search keeps through random writes", () => {
           const confirmed = rules.filter((r) => r.status === "confirmed")
           const k = g.next()
           let step: string
-          if (k < 0.35 || (open.length === 0 && confirmed.length === 0)) {
+          if (k < 0.08) {
+            // a proposal written, its duplicate check searched inside the write, then the write refused: all rolled back
+            const statement = sentence()
+            const refused = await write(Effect.flatMap(ScopeStore, (store) =>
+              store.write("sales", ({ sql }) =>
+                insertProposal(sql, manualProposal(statement, { keywords: [g.pick(WORDS)], relations: [] }), agent, { now: "2026-06-15T12:00:00.000Z", today: "2026-06-15" }).pipe(
+                  Effect.zipRight(Effect.fail("refused" as const))
+                ))).pipe(Effect.flip))
+            expect(refused).toBe("refused")
+            step = `propose "${statement}", refused after its rows were written`
+          } else if (k < 0.35 || (open.length === 0 && confirmed.length === 0)) {
             const statement = sentence()
             const replaces = g.next() < 0.2 && confirmed.length > 0 ? g.pick(confirmed).id : null
             await write(propose(manualProposal(statement, { keywords: [g.pick(WORDS), g.pick(WORDS)], relations: [], supersedes: replaces }), agent))
