@@ -5,7 +5,10 @@
  * sub-query. Each expansion carries a weight below the query's own words: the share of the
  * word's senses that hold it, damped (a word with one sense gives full weight, a word with many
  * gives little to each); each word keeps at most MAX_PER_WORD of them, and only those whose
- * words the scope's vocabulary holds (one vocabulary read for the whole query).
+ * words the scope's vocabulary holds (one vocabulary read for the whole query). A same-language
+ * synonym also comes by way of the other language: a translation of the word and back (presents →
+ * Geschenke → gifts; the dictionaries' groups are per sense, so a word's synonyms are often only
+ * in the other language's groups), at PIVOT_FACTOR of both steps' weights.
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -28,6 +31,8 @@ const MAX_CANDIDATES = 40
 export const MAX_PER_QUERY = 48
 /** Below this weight an expansion is left out. */
 export const MIN_WEIGHT = 0.1
+/** A same-language synonym reached through a translation and back: this share of both steps' weights. */
+export const PIVOT_FACTOR = 0.6
 
 /** What the lexicon may bring: same-language synonyms, translations, in which languages. */
 export interface LexiconUse {
@@ -85,6 +90,30 @@ const groupsFor = (lexicon: Lexicon, tokens: ReadonlyArray<string>, lang: Lexico
 
 const other = (lang: LexiconLang): LexiconLang => (lang === "de" ? "en" : "de")
 
+/**
+ * The words of `lang` reached from `groups` (the k senses of `form` in `lang`) through their
+ * translations and back, each at PIVOT_FACTOR × the translation's weight among the word's senses
+ * × the word's among the translation's senses (the best way there); the word itself left out.
+ */
+const pivotWeights = (lexicon: Lexicon, groups: ReadonlyArray<LexiconGroup>, form: string, lang: LexiconLang): Map<string, number> => {
+  const o = other(lang)
+  const via = new Map<string, number>()
+  for (const g of groups) for (const u of g[o]) via.set(u, (via.get(u) ?? 0) + 1)
+  const out = new Map<string, number>()
+  for (const [u, n] of via) {
+    const back = lexicon.groupsOf(o, u)
+    if (back.length === 0) continue
+    const holding = new Map<string, number>()
+    for (const g of back) for (const v of g[lang]) if (v !== form) holding.set(v, (holding.get(v) ?? 0) + 1)
+    const toward = senseWeight(n, groups.length)
+    for (const [v, m] of holding) {
+      const w = PIVOT_FACTOR * toward * senseWeight(m, back.length)
+      if ((out.get(v) ?? 0) < w) out.set(v, w)
+    }
+  }
+  return out
+}
+
 /** A term as the index compares it (folded, umlauts spelled out). */
 const keyOf = (tokens: ReadonlyArray<string>): string => tokens.map((t) => spellingOut(fold(t))).join(" ")
 
@@ -131,16 +160,16 @@ const lookUp = (lexicon: Lexicon, tokens: ReadonlyArray<string>, use: LexiconUse
       if (use.synonyms) count(g, lang)
       if (use.translations && use.languages.includes(other(lang))) count(g, other(lang))
     }
-    for (const [key, n] of holding) {
-      const term = key.slice(3)
+    const add = (term: string, w: number, side: LexiconLang) => {
       const toks = tokenize(term)
-      if (toks.length === 0 || keyOf(toks) === own) continue
+      if (toks.length === 0 || keyOf(toks) === own) return
       // an inflection of the query's own words is the word sub-query's
-      if (toks.length === tokens.length && toks.every((t, j) => sameWord(t, tokens[j] ?? ""))) continue
-      const w = senseWeight(n, k)
+      if (toks.length === tokens.length && toks.every((t, j) => sameWord(t, tokens[j] ?? ""))) return
       const was = weights.get(term)
-      if (was === undefined || was.weight < w) weights.set(term, { tokens: toks, weight: w, lang: key.slice(0, 2) as LexiconLang })
+      if (was === undefined || was.weight < w) weights.set(term, { tokens: toks, weight: w, lang: side })
     }
+    for (const [key, n] of holding) add(key.slice(3), senseWeight(n, k), key.slice(0, 2) as LexiconLang)
+    if (use.synonyms) for (const [term, w] of pivotWeights(lexicon, hit.groups, hit.form, lang)) add(term, w, lang)
   }
   if (!found) return null
   const list = [...weights.entries()]

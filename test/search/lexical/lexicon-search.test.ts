@@ -9,7 +9,7 @@ import { join } from "node:path"
 import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { lexiconOf } from "../../../src/search/lexical/lexicon.js"
-import { MAX_PER_WORD, matchLexicon, senseWeight } from "../../../src/search/lexical/lexicon-expand.js"
+import { MAX_PER_WORD, matchLexicon, PIVOT_FACTOR, senseWeight } from "../../../src/search/lexical/lexicon-expand.js"
 import { HEAD_FACTOR, planSubQueries, WEAK_FACTOR } from "../../../src/search/lexical/rank.js"
 import { LexicalIndex } from "../../../src/search/lexical/index.js"
 import { tempDir } from "../../support/env.js"
@@ -53,6 +53,24 @@ describe("matching the lexicon", () => {
     const bank = matchLexicon([["bank"]], lexicon, BOTH).map((h) => h.candidates.map((c) => [c.text, Math.round(c.weight * 1000) / 1000]))
     // de: Bank has 4 senses, each expansion in one of them; en: bank has 2, sandbank in one of them
     expect(bank).toEqual([[["sandbank", 0.707], ["bench", 0.5], ["geldinstitut", 0.5], ["sitzbank", 0.5]]])
+  })
+
+  it("gives a same-language synonym the groups hold only by way of the other language, below its direct synonyms and translations", () => {
+    const gifts = lexiconOf([
+      { de: ["Geschenke"], en: ["presents", "prezzies"] },
+      { de: ["Geschenke", "Gaben"], en: ["gifts"] },
+      { de: ["Geschenke"], en: ["bestowments"] }
+    ])
+    const hit = matchLexicon([["presents"]], gifts, BOTH)[0]
+    const weights = Object.fromEntries(hit?.candidates.map((c) => [c.text, Math.round(c.weight * 1000) / 1000]) ?? [])
+    // presents → Geschenke (its one sense: 1) → gifts and bestowments (1 of Geschenke's 3 senses each: √⅓)
+    expect(weights).toEqual({ prezzies: 1, geschenke: 1, gifts: 0.346, bestowments: 0.346 })
+    expect(PIVOT_FACTOR * senseWeight(1, 3)).toBeCloseTo(0.346, 3)
+    // a same-language word: with translations off it still comes, the translation itself does not
+    const own = matchLexicon([["presents"]], gifts, { ...BOTH, translations: false })[0]
+    expect(own?.candidates.map((c) => c.text).sort()).toEqual(["bestowments", "gifts", "prezzies"])
+    // synonyms off: none by way of the other language either
+    expect(matchLexicon([["presents"]], gifts, { ...BOTH, synonyms: false })[0]?.candidates.map((c) => c.text)).toEqual(["geschenke"])
   })
 
   it("gives only synonyms without translations, and nothing for a stopword or a word the lexicon lacks", () => {
@@ -110,6 +128,18 @@ describe("search with the shipped lexicon", () => {
     expect(r.result.variants["~fire extinguisher"]).toContain("feuerlöscher")
     expect(r.ids[0]).toBe(ids[2])
     expect(r.explained[ids[2] ?? ""]?.found_via).toContain("feuerlöscher")
+  })
+
+  it("finds an English rule through a synonym the dictionaries hold only by way of German (presents → Geschenke → gifts)", async () => {
+    const config = lexConfig(dir, { languages: ["en"] })
+    const ids = await seed(config, [
+      ruleReq("Gifts to customers or suppliers are worth at most EUR 35 per person and year", ["compliance"]),
+      ruleReq("Hotel rooms cost at most EUR 140 a night", ["travel"])
+    ])
+    const r = await search(config, { text: "presents for clients" })
+    expect(r.result.variants["~presents"]).toContain("gifts")
+    expect(r.ids[0]).toBe(ids[0])
+    expect(r.explained[ids[0] ?? ""]?.found_via).toContain("gifts")
   })
 
   it("caps the expansions of a word of many senses (shift: 40) to the best weighted the scope holds, searched as the weaker syn tier", async () => {
