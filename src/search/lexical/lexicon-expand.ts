@@ -91,7 +91,7 @@ const groupsFor = (lexicon: Lexicon, tokens: ReadonlyArray<string>, lang: Lexico
 const other = (lang: LexiconLang): LexiconLang => (lang === "de" ? "en" : "de")
 
 /**
- * The words of `lang` reached from `groups` (the k senses of `form` in `lang`) through their
+ * The words of `lang` reached from `groups` (the senses of `form` in `lang`) through their
  * translations and back, each at PIVOT_FACTOR × the translation's weight among the word's senses
  * × the word's among the translation's senses (the best way there); the word itself left out.
  */
