@@ -3,7 +3,8 @@
  * carryPart, vocab.ts): a write of this process that changes some rules' rows keeps on every
  * connection what the changed words cannot have changed and drops the rest. A word the write
  * brings is found by the next search, a word it removes is gone from it, and every answer equals
- * one read wholly from the file; a word the write did not touch is still held, not read again.
+ * one read wholly from the file; a word the write did not touch is still held, not read again. So
+ * is whether a lexicon expansion's words occur (lexicon-expand.ts, kept per connection).
  */
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
@@ -107,6 +108,26 @@ describe("the starts of words through a write of this process", () => {
     // rejected: the rows leave the index; whether another word starts so is asked of the file again
     await scope.service.runPromise(at(decide("sales-0004", { decision: "reject", version: 1, reason: "not a rule" }, person)))
     expect(await starts("zaunpf", "rechn")).toEqual({ held: [undefined, true], has: [false, true] })
+  })
+})
+
+describe("the lexicon's expansions through a write of this process", () => {
+  it("an expansion whose word a write brings is searched at once; one whose word a write takes away is gone", async () => {
+    // Urlaub's synonym Ferien (shipped lexicon): no rule holds it, so it is no expansion
+    const before = await find("Urlaub")
+    expect(before.variants["~urlaub"] ?? []).not.toContain("ferien")
+    expect(before.answer).toEqual(await fresh("Urlaub"))
+    await scope.service.runPromise(at(propose(manualProposal("In den Ferien der Berufsschule arbeiten Auszubildende ganztags", { keywords: ["Ausbildung"], relations: [] }), agent)))
+    const added = await find("Urlaub")
+    expect(added.variants["~urlaub"]).toContain("ferien")
+    expect(added.heads).toContain("rule/sales-0004@1")
+    expect(added.answer).toEqual(await fresh("Urlaub"))
+    // rejected: its rows leave the index, and the expansion with them
+    await scope.service.runPromise(at(decide("sales-0004", { decision: "reject", version: 1, reason: "not a rule" }, person)))
+    const removed = await find("Urlaub")
+    expect(removed.variants["~urlaub"] ?? []).not.toContain("ferien")
+    expect(removed.answer).toEqual(await fresh("Urlaub"))
+    expect(removed.answer).toEqual(before.answer)
   })
 })
 

@@ -19,7 +19,7 @@ import type { Language } from "./options.js"
 import { isStopword } from "./stopwords.js"
 import { sameWord } from "./synonyms.js"
 import { fold, inflectionStrips, isAlpha, spellingIn, spellingOut, tokenize } from "./text.js"
-import { documentFrequencies, vocabularyHas } from "./vocab.js"
+import { derivedFromVocabulary, documentFrequencies, vocabularyHas } from "./vocab.js"
 
 /** The longest query phrase looked up (Ding's multi-word terms: "terms of payment"). */
 export const MAX_PHRASE = 3
@@ -230,22 +230,29 @@ export const probesOf = (alt: Alt, languages: ReadonlyArray<Language>): Array<Pr
   alt.tokens.flatMap((t, i) =>
     isStopword(t, languages) ? [] : [{ word: fold(t), prefix: alt.prefix && i === alt.tokens.length - 1 }])
 
-/** A candidate's expansion and the words each of its alternatives searches (for `languages`). */
+/** A candidate's expansion and the words each of its alternatives searches (for the languages it was built for). */
 interface Built<E> {
-  readonly languages: string
+  /** the candidate's text */
+  readonly text: string
   readonly e: E
   readonly probes: ReadonlyArray<ReadonlyArray<Probe>>
 }
-/** Each kept candidate's expansion, built once (candidates are kept per lexicon, see candidatesOf). */
-const builtOf = new WeakMap<LexiconCandidate, Built<unknown>>()
+/** Whether an expansion's words occur in the scope: as words, and the heads of stored compounds it is. */
+interface Held {
+  readonly asWord: boolean
+  readonly heads: ReadonlyArray<Alt>
+}
+/** Each kept candidate list's expansions, built once per list and languages (candidate lists are kept per lexicon, see candidatesOf). */
+const builtOf = new WeakMap<ReadonlyArray<LexiconCandidate>, { readonly languages: string; readonly list: ReadonlyArray<Built<unknown>> }>()
 
 /**
  * The expansions of the hits whose words occur in the scope (each content word of one of its
  * alternatives in lex_word_vocab, a prefix alternative's last word as the start of one), at most
  * MAX_PER_WORD per hit and MAX_PER_QUERY in all, best weighted first. `expansionOf` builds an
  * expansion as the synonym groups do, from its arguments alone (what it builds is kept with the
- * candidate); `skip` drops texts the query already searches. One vocabulary read, none when
- * nothing matched.
+ * candidates); `skip` drops texts the query already searches. Whether a hit's expansions occur
+ * is kept with the connection's vocabulary until a write is carried (derivedFromVocabulary): one
+ * vocabulary read for the hits not known so far, none when every one is known or nothing matched.
  */
 export const lexiconExpansions = <E extends { readonly text: string; readonly alts: ReadonlyArray<Alt>; readonly heads?: ReadonlyArray<Alt> }>(
   sql: SqlClient,
@@ -258,40 +265,56 @@ export const lexiconExpansions = <E extends { readonly text: string; readonly al
 ): Effect.Effect<Array<{ readonly surface: string; readonly expansions: ReadonlyArray<E> }>, SqlError> =>
   Effect.gen(function*() {
     const langKey = `${languages.join(",")}|${builtWith}`
-    const built = (c: LexiconCandidate): Built<E> => {
-      const was = builtOf.get(c)
-      if (was !== undefined && was.languages === langKey) return was as Built<E>
-      const e = expansionOf(c.tokens, c.weight, c.lang)
-      const made = { languages: langKey, e, probes: e.alts.map((a) => probesOf(a, languages)) }
-      builtOf.set(c, made)
-      return made
+    const builtFor = (candidates: ReadonlyArray<LexiconCandidate>): ReadonlyArray<Built<E>> => {
+      const was = builtOf.get(candidates)
+      if (was !== undefined && was.languages === langKey) return was.list as ReadonlyArray<Built<E>>
+      const list = candidates.map((c): Built<E> => {
+        const e = expansionOf(c.tokens, c.weight, c.lang)
+        return { text: c.text, e, probes: e.alts.map((a) => probesOf(a, languages)) }
+      })
+      builtOf.set(candidates, { languages: langKey, list })
+      return list
     }
-    const wanted = hits.map((h) => ({
-      surface: h.surface,
-      expansions: h.candidates.filter((c) => !skip(c.text)).map(built)
-    })).filter((h) => h.expansions.length > 0)
-    if (wanted.length === 0) return []
-    const probes = wanted.flatMap((h) => h.expansions.flatMap((b) => b.probes.flat()))
-    const has = yield* vocabularyHas(sql, probes.filter((p) => !p.prefix).map((p) => p.word), probes.filter((p) => p.prefix).map((p) => p.word))
-    const occurs = (ps: ReadonlyArray<Probe>): boolean =>
-      ps.length > 0 && ps.every((p) => (p.prefix ? has.prefixes : has.exact).has(p.word))
-    // an expansion as the head of a stored compound: its tail token in lex_stem_vocab
-    const headTokens = wanted.flatMap((h) => h.expansions.flatMap((b) => (b.e.heads ?? []).flatMap((a) => a.tokens)))
-    const stemDf = headTokens.length === 0 ? new Map<string, number>() : yield* documentFrequencies(sql, "lex_stem_vocab", headTokens)
-    const headsHeld = (e: E): ReadonlyArray<Alt> => (e.heads ?? []).filter((a) => a.tokens.every((t) => (stemDf.get(fold(t)) ?? 0) > 0))
+    const lists = hits.map((h) => builtFor(h.candidates))
+    if (!lists.some((l) => l.some((b) => !skip(b.text)))) return []
+    // whether each expansion's words occur, per hit: kept with the connection's vocabulary until
+    // a write is carried; the hits not known so far are asked in one read
+    const memo = derivedFromVocabulary(sql)
+    const helds = lists.map((l) => memo?.get(l) as ReadonlyArray<Held> | undefined)
+    const unknown = lists.filter((_, i) => helds[i] === undefined).flat()
+    if (unknown.length > 0) {
+      const probes = unknown.flatMap((b) => b.probes.flat())
+      const has = yield* vocabularyHas(sql, probes.filter((p) => !p.prefix).map((p) => p.word), probes.filter((p) => p.prefix).map((p) => p.word))
+      const occurs = (ps: ReadonlyArray<Probe>): boolean =>
+        ps.length > 0 && ps.every((p) => (p.prefix ? has.prefixes : has.exact).has(p.word))
+      // an expansion as the head of a stored compound: its tail token in lex_stem_vocab
+      const headTokens = unknown.flatMap((b) => (b.e.heads ?? []).flatMap((a) => a.tokens))
+      const stemDf = headTokens.length === 0 ? new Map<string, number>() : yield* documentFrequencies(sql, "lex_stem_vocab", headTokens)
+      for (const [i, l] of lists.entries()) {
+        if (helds[i] !== undefined) continue
+        const found = l.map((b): Held => ({
+          asWord: b.probes.some(occurs),
+          heads: (b.e.heads ?? []).filter((a) => a.tokens.every((t) => (stemDf.get(fold(t)) ?? 0) > 0))
+        }))
+        helds[i] = found
+        memo?.set(l, found)
+      }
+    }
     const taken = new Set<string>()
     let total = 0
     const out: Array<{ readonly surface: string; readonly expansions: ReadonlyArray<E> }> = []
     const expanded = new Set<string>()
-    for (const h of wanted) {
-      const hit = hits.find((x) => x.surface === h.surface)
-      if (hit?.inside !== undefined && hit.inside.some((p) => expanded.has(p))) continue
+    for (const [i, hit] of hits.entries()) {
+      if (hit.inside !== undefined && hit.inside.some((p) => expanded.has(p))) continue
+      const list = lists[i] ?? []
+      const held = helds[i] ?? []
       const kept: Array<E> = []
-      for (const { e, probes: ps } of h.expansions) {
+      for (const [j, b] of list.entries()) {
         if (kept.length >= MAX_PER_WORD || total >= MAX_PER_QUERY) break
+        if (skip(b.text)) continue
+        const { e } = b
         if (taken.has(e.text)) continue
-        const asWord = ps.some(occurs)
-        const heads = headsHeld(e)
+        const { asWord, heads } = held[j] ?? { asWord: false, heads: [] }
         if (!asWord && heads.length === 0) continue
         taken.add(e.text)
         // the heads the scope holds only (none: no lex_stem sub-query for it)
@@ -299,8 +322,8 @@ export const lexiconExpansions = <E extends { readonly text: string; readonly al
         total++
       }
       if (kept.length > 0) {
-        expanded.add(h.surface)
-        out.push({ surface: h.surface, expansions: kept })
+        expanded.add(hit.surface)
+        out.push({ surface: hit.surface, expansions: kept })
       }
     }
     return out

@@ -31,6 +31,8 @@ interface ScopeVocab {
   /** the keys of the rule counts by the tokens their expressions name, per table (what a write's changed tokens reach) */
   readonly countsBy: Record<"lex_word" | "lex_stem", CountIndex>
   readonly has: { readonly exact: Map<string, boolean>; readonly prefixes: Map<string, boolean> }
+  /** what callers derived from `has` and `df` (derivedFromVocabulary): a new map when a write is carried */
+  derived: WeakMap<object, unknown>
   /** entries held; past MAX_ENTRIES the cache starts again */
   entries: number
 }
@@ -48,7 +50,7 @@ const PART = "vocab"
 const emptyVocab = (): ScopeVocab => ({
   docs: undefined, df: { lex_word_vocab: new Map(), lex_stem_vocab: new Map() }, starting: new Map(), stale: new Map(), near: new Map(),
   counts: new Map(), countsBy: { lex_word: emptyCountIndex(), lex_stem: emptyCountIndex() },
-  has: { exact: new Map(), prefixes: new Map() }, entries: 0
+  has: { exact: new Map(), prefixes: new Map() }, derived: new WeakMap(), entries: 0
 })
 
 /** The connection's vocabulary under the file's stamp, or undefined when it has no cache (uncached reads). */
@@ -198,6 +200,7 @@ const inList = (w: string, first: string, min: number, max: number): boolean => 
 const carry = (part: unknown, carried: CarriedChanges): ScopeVocab => {
   const v = part as ScopeVocab
   const { changes } = carried
+  v.derived = new WeakMap()
   const { lex_word: words, lex_stem: stems } = carried.touched()
   // a changed token's document frequency (the rows holding it) moves by the rewritten rows that
   // hold it after the changes and held it before; without those rows it is read again. A word held
@@ -432,6 +435,13 @@ export const matchingRules = (sql: SqlClient, table: "lex_word" | "lex_stem", ma
 
 /** idf = ln(1 + (N − df + 0.5) / (df + 0.5)); an unknown word weighs most. */
 export const idf = (docs: number, df: number): number => Math.log(1 + (Math.max(docs, df) - df + 0.5) / (df + 0.5))
+
+/**
+ * A place for what a caller derives from this connection's vocabulary reads (vocabularyHas,
+ * documentFrequencies), keyed by an object of the caller's: it holds until a write is carried
+ * (then it starts empty) or the vocabulary starts again; undefined without a cache.
+ */
+export const derivedFromVocabulary = (sql: SqlClient): WeakMap<object, unknown> | undefined => cacheOf(sql)?.derived
 
 /**
  * Which of the (folded) words the vocabulary holds: `exact` as a term, `prefixes` as the start of
