@@ -143,8 +143,13 @@ export const ReadPoolInThread: Layer.Layer<ReadPool> = Layer.sync(ReadPool, () =
 /** The text of the search a starting worker runs first (startWorkers) when none is given. */
 const PRIMING_TEXT = "regel rule"
 
-/** Two workers on this machine's two cores; never more than four (the main thread needs a core too). */
-export const DEFAULT_POOL_SIZE = Math.max(1, Math.min(4, availableParallelism()))
+/**
+ * One worker more than the machine's cores, never more than four: while a worker's answer goes to
+ * the main thread and its next job comes back, another keeps the core busy, and a long search holds
+ * up fewer behind it (docs/decisions.md «Read pool: one worker more than the cores»). The workers
+ * run at nice 10, so the main thread is still served first.
+ */
+export const DEFAULT_POOL_SIZE = Math.max(1, Math.min(4, availableParallelism() + 1))
 
 /** The workers' nice value: under a full CPU the main thread (listeners, ops socket, writer) is served first. */
 export const DEFAULT_WORKER_NICE = 10
