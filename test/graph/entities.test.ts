@@ -14,10 +14,12 @@ import { tempDir, testConfig } from "../support/env.js"
 import { run, runFail, sqlOf, type Stores } from "../support/run.js"
 import { create, MCP, move, personVersion, snapshot, update } from "./entity-helpers.js"
 
-let cleanup: () => void
+let cleanup: (() => void) | undefined
 let config: ReturnType<typeof testConfig>
 
+/** A fresh data dir with the scopes sales and ops (the one before removed: a test may set up again with its own graph config). */
 const setup = async (graph: Record<string, unknown> = {}) => {
+  cleanup?.()
   const t = tempDir()
   cleanup = t.cleanup
   config = testConfig(t.dir, { graph })
@@ -28,7 +30,10 @@ const setup = async (graph: Record<string, unknown> = {}) => {
   }))
 }
 beforeEach(() => setup())
-afterEach(() => cleanup())
+afterEach(() => {
+  cleanup?.()
+  cleanup = undefined
+})
 
 const sales = sqlOf("sales")
 
