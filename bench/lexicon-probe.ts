@@ -14,9 +14,14 @@ export interface LexiconProbeJob {
 export interface LexiconProbeAnswer {
   readonly loadMs: number
   readonly loadCpuMs: number
-  /** resident set size after a garbage collection, before and after the load (bytes) */
+  /** resident set size after a garbage collection, before and right after the load (bytes) */
   readonly rssBefore: number
   readonly rssAfter: number
+  /**
+   * the same once the load's scratch memory is given back (bytes): V8 frees large array buffers on
+   * a thread of its own after a collection, so right after one the scratch still counts
+   */
+  readonly rssSettled: number
   readonly heapAfter: number
   readonly groups: number
   readonly terms: number
@@ -37,6 +42,19 @@ const loadMs = performance.now() - t0
 const cpu = process.cpuUsage(cpu0)
 gc()
 const memory = process.memoryUsage()
+/** RSS after collections 100 ms apart, once two in a row differ by less than 1 MB (at most 3 s) */
+const settledRss = async (): Promise<number> => {
+  let last = process.memoryUsage().rss
+  for (let i = 0; i < 30; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    gc()
+    const now = process.memoryUsage().rss
+    if (Math.abs(now - last) < 1_000_000) return now
+    last = now
+  }
+  return last
+}
+const rssSettled = await settledRss()
 if (lexicon === null) {
   process.send?.({ error: "the lexicon did not load" })
 } else {
@@ -50,7 +68,7 @@ if (lexicon === null) {
   }
   const seconds = (performance.now() - t1) / 1000
   const answer: LexiconProbeAnswer = {
-    loadMs, loadCpuMs: (cpu.user + cpu.system) / 1000, rssBefore, rssAfter: memory.rss, heapAfter: memory.heapUsed,
+    loadMs, loadCpuMs: (cpu.user + cpu.system) / 1000, rssBefore, rssAfter: memory.rss, rssSettled, heapAfter: memory.heapUsed,
     groups: lexicon.groups, terms: lexicon.terms, lookupsPerSecond: n >= 0 ? job.lookups / seconds : 0, found
   }
   process.send?.(answer)

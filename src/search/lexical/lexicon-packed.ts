@@ -4,15 +4,19 @@
  * each (lang, term) to the list of its groups. A group becomes objects only when a lookup returns
  * it.
  *
- * Built in three passes over the bytes: the first counts the term occurrences of each of 256
- * partitions (by the top byte of the term's hash), the second writes every occurrence into its
- * partition, the third builds each partition's table on its own. A partition's table fits the
- * processor's cache, so the build does not wait on memory for each of the million occurrences
- * as one big table would (bench/lexicon.ts measures the load).
+ * Built in three passes: the first scans the bytes once, hashing each term occurrence and
+ * recording it (hash, start, length and language, group) in file order, with a count per
+ * partition (256, by the top byte of the hash); the second moves the records into partition
+ * order (file order within each); the third builds each partition's table on its own. A
+ * partition's table fits the processor's cache, so the build does not wait on memory for each of
+ * the million occurrences as one big table would (bench/lexicon.ts measures the load).
  *
- * The tables and the body are then copied into one SharedArrayBuffer (the image), and lookups
- * read that: the read pool's workers get the image and share the main thread's memory instead
- * of each building its own copy.
+ * The tables and the body live in one SharedArrayBuffer (the image), allocated once the first pass
+ * has counted the occurrences and the lines, and the passes write into it (nothing is copied
+ * afterwards); lookups read it, and the read pool's workers get it and share the main thread's
+ * memory instead of each building its own copy. Its term tables are sized by the header's count
+ * of terms; a body that holds more is built again with room for one term an occurrence (a bound
+ * the terms cannot pass), and the caller refuses it for the miscount.
  */
 import type { Lexicon, LexiconGroup, LexiconLang } from "./lexicon.js"
 
@@ -45,16 +49,48 @@ const nextPowerOfTwo = (n: number): number => 2 ** Math.ceil(Math.log2(Math.max(
 
 const EMPTY: ReadonlyArray<LexiconGroup> = Object.freeze([])
 
+/** The tables a lookup reads, in the order the image holds them. */
+const TABLES = ["bounds", "regionStart", "slots", "termStart", "termKey", "termHash", "termHead", "occNext", "occGroup"] as const
+type TableName = (typeof TABLES)[number]
+type Tables = { readonly [K in TableName]: Int32Array }
+
+/** the image's head: groups, terms, the body's length, then each table's length (Int32 each) */
+const HEAD = 3 + TABLES.length
+
+/**
+ * An image of tables of these lengths and a body of `bodyLength` bytes: the head (its counts of
+ * groups and terms are the builder's to write), a view of each table and of the body, all zero.
+ */
+const allocateImage = (lengths: Readonly<Record<TableName, number>>, bodyLength: number) => {
+  const ints = TABLES.reduce((n, name) => n + lengths[name], 0)
+  const image = new SharedArrayBuffer((HEAD + ints) * 4 + bodyLength)
+  const head = new Int32Array(image, 0, HEAD)
+  head[2] = bodyLength
+  let at = HEAD
+  const tables: Partial<Record<TableName, Int32Array>> = {}
+  TABLES.forEach((name, i) => {
+    head[3 + i] = lengths[name]
+    tables[name] = new Int32Array(image, at * 4, lengths[name])
+    at += lengths[name]
+  })
+  return { image, head, tables: tables as Tables, body: new Uint8Array(image, at * 4, bodyLength) }
+}
+
 /**
  * A lexicon over `body`: lines `de|de…<tab>en|en…`, each ending with a line feed. `expectedTerms`
- * sizes the term tables (the header's count; a wrong count only costs a resize). The result says
- * how many lines it read, so the caller can hold it against the header.
+ * sizes the first pass's records and the term tables (the header's count; a wrong count only
+ * costs a resize or a second build). The result says how many lines it read, so the caller can
+ * hold it against the header.
  */
 export const packedLexicon = (body: Buffer, expectedTerms: number): { readonly lexicon: Lexicon; readonly lines: number; readonly image: SharedArrayBuffer } => {
   const n = body.length
-  // pass 1: occurrences per partition, lines (the two scans are written out: a callback per
-  // term costs as much as the scan itself)
+  // pass 1: every occurrence in file order, 4 ints side by side: hash, start, length * 2 + lang,
+  // group; the occurrences per partition; where each line starts (the scan is written out: a
+  // callback per term costs as much as the scan itself)
+  let records = new Int32Array(Math.max(1024, Math.ceil(expectedTerms * 1.5)) * 4)
+  let lineStarts = new Int32Array(Math.max(1024, expectedTerms >> 1))
   const first = new Int32Array(PARTITIONS + 1)
+  let occurrences = 0
   let lines = 0
   {
     let lang = 0
@@ -64,12 +100,22 @@ export const packedLexicon = (body: Buffer, expectedTerms: number): { readonly l
       const b = body[i] as number
       if (b === BAR || b === TAB || b === LF) {
         if (i > start) {
-          const p = partitionOf(finish(hash)) + 1
+          const h = finish(hash)
+          const p = partitionOf(h) + 1
           first[p] = (first[p] as number) + 1
+          const at = occurrences * 4
+          if (at + 4 > records.length) records = grow(records, at + 4)
+          records[at] = h
+          records[at + 1] = start
+          records[at + 2] = (i - start) * 2 + lang
+          records[at + 3] = lines
+          occurrences++
         }
         if (b === TAB) lang = 1
         else if (b === LF) {
           lines++
+          if (lines >= lineStarts.length) lineStarts = grow(lineStarts, lines + 1)
+          lineStarts[lines] = i + 1
           lang = 0
         }
         start = i + 1
@@ -80,59 +126,47 @@ export const packedLexicon = (body: Buffer, expectedTerms: number): { readonly l
     }
   }
   for (let p = 0; p < PARTITIONS; p++) first[p + 1] = (first[p + 1] as number) + (first[p] as number)
-  const occurrences = first[PARTITIONS] as number
 
-  // pass 2: every occurrence into its partition, in file order within it; an occurrence is 4 ints
-  // side by side (one stream of writes per partition): hash, first byte, length * 2 + lang, group
-  const occ = new Int32Array(occurrences * 4)
-  const bounds = new Int32Array(lines + 1)
+  // the image, for the terms the header counts (at most one an occurrence); a partition's table
+  // has ⌈1.5 × its terms⌉ + 1 slots, so all of them ≤ 1.5 × terms + 2 a partition
+  const capacity = Math.min(occurrences, Math.max(0, expectedTerms))
+  const built = allocateImage({
+    bounds: lines + 1,
+    regionStart: PARTITIONS + 1,
+    slots: Math.ceil(capacity * 1.5) + 2 * PARTITIONS,
+    termStart: capacity,
+    termKey: capacity,
+    termHash: capacity,
+    termHead: capacity,
+    occNext: occurrences,
+    occGroup: occurrences
+  }, n)
+  built.body.set(body)
+  const { bounds, regionStart, slots, termStart, termKey, termHash, termHead, occNext, occGroup } = built.tables
+  bounds.set(lineStarts.subarray(0, lines + 1))
+
+  // pass 2: the records into partition order, file order within each partition: 3 ints
+  // (hash, start, key) here, the group in occGroup
+  const occ = new Int32Array(occurrences * 3)
   {
     const cursor = first.slice(0, PARTITIONS)
-    let group = 0
-    let lang = 0
-    let start = 0
-    let hash = seedOf(0)
-    for (let i = 0; i < n; i++) {
-      const b = body[i] as number
-      if (b === BAR || b === TAB || b === LF) {
-        if (i > start) {
-          const h = finish(hash)
-          const p = partitionOf(h)
-          const o = cursor[p] as number
-          cursor[p] = o + 1
-          const at = o * 4
-          occ[at] = h
-          occ[at + 1] = start
-          occ[at + 2] = (i - start) * 2 + lang
-          occ[at + 3] = group
-        }
-        if (b === TAB) lang = 1
-        else if (b === LF) {
-          bounds[++group] = i + 1
-          lang = 0
-        }
-        start = i + 1
-        hash = seedOf(lang)
-      } else {
-        hash = Math.imul(hash ^ b, FNV_PRIME)
-      }
+    for (let r = 0; r < occurrences; r++) {
+      const h = records[r * 4] as number
+      const p = partitionOf(h)
+      const o = cursor[p] as number
+      cursor[p] = o + 1
+      occ[o * 3] = h
+      occ[o * 3 + 1] = records[r * 4 + 1] as number
+      occ[o * 3 + 2] = records[r * 4 + 2] as number
+      occGroup[o] = records[r * 4 + 3] as number
     }
   }
 
   // pass 3: each partition's terms, the list of each term's occurrences, the partition's table
-  let termCap = Math.max(PARTITIONS, expectedTerms)
-  let termStart = new Int32Array(termCap)
-  let termKey = new Int32Array(termCap)
-  let termHash = new Int32Array(termCap)
-  let termHead = new Int32Array(termCap)
-  let termTail = new Int32Array(termCap)
-  const occNext = new Int32Array(occurrences)
-  const occGroup = new Int32Array(occurrences)
+  const termTail = new Int32Array(capacity)
   let largest = 0
   for (let p = 0; p < PARTITIONS; p++) largest = Math.max(largest, (first[p + 1] as number) - (first[p] as number))
   const scratch = new Int32Array(nextPowerOfTwo(largest * 2))
-  const regionStart = new Int32Array(PARTITIONS + 1)
-  let slots = new Int32Array(Math.ceil(termCap * 1.5) + PARTITIONS)
   let terms = 0
 
   const sameBytes = (a: number, b: number, len: number): boolean => {
@@ -147,9 +181,9 @@ export const packedLexicon = (body: Buffer, expectedTerms: number): { readonly l
     scratch.fill(-1, 0, mask + 1)
     const firstTerm = terms
     for (let o = from; o < to; o++) {
-      const hash = occ[o * 4] as number
-      const start = occ[o * 4 + 1] as number
-      const key = occ[o * 4 + 2] as number
+      const hash = occ[o * 3] as number
+      const start = occ[o * 3 + 1] as number
+      const key = occ[o * 3 + 2] as number
       let s = hash & mask
       let t = scratch[s] as number
       while (t !== -1) {
@@ -158,16 +192,9 @@ export const packedLexicon = (body: Buffer, expectedTerms: number): { readonly l
         t = scratch[s] as number
       }
       occNext[o] = -1
-      occGroup[o] = occ[o * 4 + 3] as number
       if (t === -1) {
-        if (terms === termCap) {
-          termCap *= 2
-          termStart = grow(termStart, termCap)
-          termKey = grow(termKey, termCap)
-          termHash = grow(termHash, termCap)
-          termHead = grow(termHead, termCap)
-          termTail = grow(termTail, termCap)
-        }
+        // more terms than the header counts: built again with room for one an occurrence
+        if (terms === capacity) return packedLexicon(body, occurrences)
         t = terms++
         termStart[t] = start
         termKey[t] = key
@@ -183,7 +210,6 @@ export const packedLexicon = (body: Buffer, expectedTerms: number): { readonly l
     // the partition's table: 1.5 slots a term, linear probing within the partition
     const base = regionStart[p] as number
     const size = Math.ceil((terms - firstTerm) * 1.5) + 1
-    slots = grow(slots, base + size)
     slots.fill(-1, base, base + size)
     for (let t = firstTerm; t < terms; t++) {
       let s = slotOf(termHash[t] as number, size)
@@ -193,50 +219,12 @@ export const packedLexicon = (body: Buffer, expectedTerms: number): { readonly l
     regionStart[p + 1] = base + size
   }
 
-  const image = imageOf(body, lines, terms, {
-    bounds,
-    regionStart,
-    slots: slots.subarray(0, regionStart[PARTITIONS] as number),
-    termStart: termStart.subarray(0, terms),
-    termKey: termKey.subarray(0, terms),
-    termHash: termHash.subarray(0, terms),
-    termHead: termHead.subarray(0, terms),
-    occNext,
-    occGroup
-  })
-  return { lexicon: lexiconOverImage(image), lines, image }
+  built.head[0] = lines
+  built.head[1] = terms
+  return { lexicon: lexiconOverImage(built.image), lines, image: built.image }
 }
 
-/** The tables a lookup reads, in the order the image holds them. */
-const TABLES = ["bounds", "regionStart", "slots", "termStart", "termKey", "termHash", "termHead", "occNext", "occGroup"] as const
-type Tables = { readonly [K in (typeof TABLES)[number]]: Int32Array }
-
-/** the image's head: groups, terms, the body's length, then each table's length (Int32 each) */
-const HEAD = 3 + TABLES.length
-
-/**
- * The built lexicon as one SharedArrayBuffer: the head, the tables, the body's bytes. A worker
- * thread given it (workerData) looks terms up in the same memory, without reading the file or
- * building the tables again (lexiconOverImage).
- */
-const imageOf = (body: Buffer, groups: number, terms: number, tables: Tables): SharedArrayBuffer => {
-  const ints = TABLES.reduce((n, name) => n + tables[name].length, 0)
-  const image = new SharedArrayBuffer((HEAD + ints) * 4 + body.length)
-  const all = new Int32Array(image, 0, HEAD + ints)
-  all[0] = groups
-  all[1] = terms
-  all[2] = body.length
-  let at = HEAD
-  TABLES.forEach((name, i) => {
-    all[3 + i] = tables[name].length
-    all.set(tables[name], at)
-    at += tables[name].length
-  })
-  new Uint8Array(image, at * 4, body.length).set(body)
-  return image
-}
-
-/** A lexicon over an image (imageOf): its tables and its body are views of the shared memory. */
+/** A lexicon over an image (packedLexicon's): its tables and its body are views of the shared memory. */
 export const lexiconOverImage = (image: SharedArrayBuffer): Lexicon => {
   const head = new Int32Array(image, 0, HEAD)
   const groups = head[0] as number

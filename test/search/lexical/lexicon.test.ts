@@ -10,7 +10,8 @@ import { gzipSync } from "node:zlib"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { lexiconFilePath, lexiconOf, normalizeTerm, readLexiconFile, shippedLexicon, shippedLexiconFrom, shippedLexiconImage } from "../../../src/search/lexical/lexicon.js"
 import type { Lexicon, LexiconGroup, LexiconLang } from "../../../src/search/lexical/lexicon.js"
-import { encodeLexiconFile } from "../../../src/search/lexical/lexicon-file.js"
+import { encodeLexiconFile, splitLexiconFile } from "../../../src/search/lexical/lexicon-file.js"
+import { packedLexicon } from "../../../src/search/lexical/lexicon-packed.js"
 import { typeScriptExecArgv } from "../../../src/backup/worker-loader.js"
 import { tempDir } from "../../support/env.js"
 
@@ -113,6 +114,22 @@ describe("a data file", () => {
     for (let i = 0; i < 2000; i++) {
       const t = term()
       expect(ask(file, "de", t)).toEqual(ask(memory, "de", t))
+    }
+  })
+
+  it("answers the same whatever count of terms the build is given: too few (built again), none, too many", () => {
+    const text = encodeLexiconFile(SOURCES, GROUPS)
+    const split = splitLexiconFile(Buffer.from(text, "utf8"))
+    if (!split.ok) throw new Error(split.why)
+    const memory = lexiconOf(GROUPS)
+    for (const count of [split.header.terms, 1, 0, split.header.terms * 10]) {
+      const { lexicon, lines } = packedLexicon(split.body, count)
+      expect([lines, lexicon.groups, lexicon.terms]).toEqual([GROUPS.length, memory.groups, memory.terms])
+      for (const g of GROUPS) {
+        for (const lang of ["de", "en"] as const) {
+          for (const t of [...g.de, ...g.en]) expect(ask(lexicon, lang, t)).toEqual(ask(memory, lang, t))
+        }
+      }
     }
   })
 
