@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import type { AppConfigShape } from "../../src/config/config.js"
 import { decide } from "../../src/decision/decide.js"
 import { propose } from "../../src/domain/proposals.js"
+import { LexicalIndex } from "../../src/search/lexical/index.js"
 import { ALL_OFF, DEFAULT_FEATURES, type LexicalFeatures } from "../../src/search/lexical/options.js"
 import { answerKeyOf, explainHit, stageA } from "../../src/search/stage-a.js"
 import { tempDir } from "../support/env.js"
@@ -174,6 +175,29 @@ describe("step 2: variants", () => {
     const off = lexConfig(dir, features({ decompound: false }))
     expect((await search(off, { text: "Hakenleistenpreis" })).ids).toEqual([])
     expect((await search(off, { text: "Leiste" })).ids).toEqual(["sales-0003"])
+  })
+
+  it("a compound's parts are read as its decomposition asks for them: the parts found, never a substring no part reaches", async () => {
+    const config = lexConfig(dir)
+    await seed(config, RULES)
+    const analysed = (text: string) =>
+      run(config, Effect.gen(function*() {
+        const sql = yield* sqlOf("sales")
+        const lex = yield* LexicalIndex
+        return yield* sql.withTransaction(lex.analyze(sql, { text }))
+      }))
+    // known: schwarze Hakenleisten are stored; its parts are Haken and Leisten
+    const known = await analysed("Hakenleisten")
+    expect(known.terms[0]?.parts.map((p) => p.text)).toEqual(["haken", "leisten"])
+    const read = new Set(known.frequencies.word.keys())
+    expect(read).toContain("haken")
+    expect(read).toContain("leisten")
+    // substrings that start where no part ends are never read (every one of them was, before)
+    for (const never of ["akenl", "kenleis", "enleisten", "nleist"]) expect(read.has(never)).toBe(false)
+    // unknown: its longest known head and modifier, as before
+    const unknown = await analysed("Hakenleistenpreis")
+    expect(unknown.terms[0]?.parts.map((p) => p.text)).toEqual(expect.arrayContaining(["hakenleisten", "preis"]))
+    expect(new Set(unknown.frequencies.word.keys()).has("kenleistenpr")).toBe(false)
   })
 
   it("synonym groups: Lieferfrist and delivery time find a rule saying Lieferzeit", async () => {

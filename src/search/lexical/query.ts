@@ -232,10 +232,11 @@ export const analyze = (
     const held = heldPart?.terms
     // a term held without a budget needs nothing read; a term held by budget only knows its forms
     const heldFirst = raw.map((t) => held?.get(termKey(o, t, null)))
-    // every form the variants of the terms not held may look up, in two batches (lex_word_vocab, lex_stem_vocab)
+    // the forms the variants of the terms not held look up first, in two batches (lex_word_vocab,
+    // lex_stem_vocab); a compound's parts follow as its decomposition asks (termVariants, ctx.lookUp)
     const ownLookups = raw.map((t, i) =>
       heldFirst[i] !== undefined ? null : {
-        word: variantLookups([t], isSingle(t) ? [t] : [], o, decompounds),
+        word: variantLookups([t], isSingle(t) ? [t] : [], o),
         stem: storesStems(o) && isSingle(t) ? stemsOf(t.text, o) : []
       })
     const lookups = new Set(ownLookups.flatMap((l) => (l === null ? [] : [...l.word])))
@@ -263,7 +264,12 @@ export const analyze = (
         const f = fold(t)
         askedStem?.add(f)
         return stem.get(f) ?? 0
-      }
+      },
+      holds: (f: string) => word.has(f),
+      lookUp: (forms: ReadonlyArray<string>) =>
+        Effect.map(documentFrequencies(sql, "lex_word_vocab", forms), (found) => {
+          for (const f of forms) word.set(f, found.get(f) ?? 0)
+        })
     }
 
     let fuzzyBudget = o.features.fuzzy ? o.maxFuzzyTerms : 0
@@ -280,9 +286,9 @@ export const analyze = (
       }
       asked = new Set()
       askedStem = new Set()
-      const { term, fuzzyUsed, budgeted } = yield* termVariants(sql, t, ctx, fuzzyBudget)
+      const { term, fuzzyUsed, budgeted, partForms } = yield* termVariants(sql, t, ctx, fuzzyBudget)
       termsAnalysed++
-      const frequencies = { word: looked(own.word, word), stem: looked(own.stem, stem) }
+      const frequencies = { word: looked([...own.word, ...partForms], word), stem: looked(own.stem, stem) }
       // kept when it asked about its own forms alone: then no other term of the question changed it
       const alone = [...asked].every((f) => frequencies.word.has(f)) && [...askedStem].every((f) => frequencies.stem.has(f))
       if (heldPart !== undefined && alone) {

@@ -115,23 +115,6 @@ interface Segmentation {
 const better = (a: Segmentation, b: Segmentation | null): boolean =>
   b === null || a.count < b.count || (a.count === b.count && (a.minLen > b.minLen || (a.minLen === b.minLen && a.score > b.score)))
 
-/** Substrings a decomposition of `w` may look up. */
-export const partCandidates = (w: string, languages: LexicalOptions["languages"]): Array<string> => {
-  const out: Array<string> = []
-  for (let i = 0; i < w.length; i++) {
-    for (let j = i + MIN_PART; j <= w.length; j++) {
-      if (i === 0 && j === w.length) continue
-      out.push(w.slice(i, j))
-      if (j === w.length) {
-        const last = w.slice(i)
-        for (const e of LAST_PART_ENDINGS) out.push(last + e)
-        out.push(...inflectionStrips(last, languages))
-      }
-    }
-  }
-  return out
-}
-
 /**
  * The compound parts of `w` found in the scope vocabulary: fewest parts, then the longest
  * shortest part, then the most frequent; linking elements (s, es, n, en, e, er) between parts;
@@ -222,19 +205,23 @@ export interface VariantContext {
   readonly dfOf: (t: string) => number
   /** document frequency in lex_stem_vocab (0 = unknown) */
   readonly sdfOf: (t: string) => number
+  /** whether dfOf knows the (folded) form: it was read from lex_word_vocab */
+  readonly holds: (folded: string) => boolean
+  /** reads the frequencies of (folded) forms dfOf does not know yet */
+  readonly lookUp: (folded: ReadonlyArray<string>) => Effect.Effect<void, SqlError>
 }
 
-/** The forms the variants of the terms look up in lex_word_vocab (one batch). */
-export const variantLookups = (raw: ReadonlyArray<RawTerm>, singles: ReadonlyArray<RawTerm>, o: LexicalOptions, decompounds: boolean): Set<string> => {
+/**
+ * The forms the variants of the terms look up in lex_word_vocab first (one batch); a compound's
+ * parts are read as its decomposition asks for them (termVariants).
+ */
+export const variantLookups = (raw: ReadonlyArray<RawTerm>, singles: ReadonlyArray<RawTerm>, o: LexicalOptions): Set<string> => {
   const lookups = new Set<string>()
   for (const t of raw) for (const tok of t.tokens) lookups.add(tok)
   for (const t of singles) {
     lookups.add(spellingOut(t.text))
     spellingIn(t.text).forEach((v) => lookups.add(v))
     inflectionStrips(t.text, o.languages).forEach((v) => lookups.add(v))
-    if (decompounds && t.text.length >= MIN_DECOMPOUND && t.text.length <= MAX_DECOMPOUND) {
-      partCandidates(t.text, o.languages).forEach((v) => lookups.add(v))
-    }
   }
   return lookups
 }
@@ -252,7 +239,7 @@ export const termVariants = (
   t: RawTerm,
   ctx: VariantContext,
   fuzzyBudget: number
-): Effect.Effect<{ readonly term: AnalyzedTerm; readonly fuzzyUsed: number; readonly budgeted: boolean }, SqlError> =>
+): Effect.Effect<{ readonly term: AnalyzedTerm; readonly fuzzyUsed: number; readonly budgeted: boolean; readonly partForms: ReadonlySet<string> }, SqlError> =>
   Effect.gen(function*() {
     const { o, singles, decompounds, dfOf, sdfOf } = ctx
     const single = singles.includes(t)
@@ -298,8 +285,32 @@ export const termVariants = (
     // neither known nor a typo of a known word)
     const parts: Array<Expansion & { segment: number }> = []
     let partSegments = 0
+    let partForms: ReadonlySet<string> = new Set()
     if (decompounds && single && t.text.length >= MIN_DECOMPOUND && t.text.length <= MAX_DECOMPOUND) {
-      const seg = decompose(t.text, (x) => (isStopword(x, o.languages) ? 0 : dfOf(x)), o.languages, !known && corrections.length === 0)
+      // the forms a decomposition asks about follow from the parts it finds: each round reads the
+      // forms the one before asked about and did not know, until a round asks only known ones (its
+      // answer is the one every candidate read at once would give; docs/decisions.md «Stage a: a
+      // compound's parts read as the decomposition asks for them»)
+      // (every form a round asked counts as the term's own: dfOf noted it)
+      const unknown = !known && corrections.length === 0
+      const asked = new Set<string>()
+      let seg: ReturnType<typeof decompose>
+      for (;;) {
+        const missing = new Set<string>()
+        seg = decompose(t.text, (x) => {
+          if (isStopword(x, o.languages)) return 0
+          const f = fold(x)
+          if (!ctx.holds(f)) {
+            missing.add(f)
+            return 0
+          }
+          asked.add(f)
+          return dfOf(x)
+        }, o.languages, unknown)
+        if (missing.size === 0) break
+        yield* ctx.lookUp([...missing])
+      }
+      partForms = asked
       for (const [segment, forms] of (seg?.parts ?? []).entries()) {
         for (const f of forms.slice(0, 2)) parts.push({ text: f, alts: partAlts(f, o), segment })
       }
@@ -312,6 +323,7 @@ export const termVariants = (
     return {
       fuzzyUsed,
       budgeted,
+      partForms,
       term: {
         text: t.text,
         tokens: t.tokens,
