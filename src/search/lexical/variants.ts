@@ -290,8 +290,8 @@ export const termVariants = (
       // the forms a decomposition asks about follow from the parts it finds: each round reads the
       // forms the one before asked about and did not know, until a round asks only known ones (its
       // answer is the one every candidate read at once would give; docs/decisions.md «Stage a: a
-      // compound's parts read as the decomposition asks for them»)
-      // (every form a round asked counts as the term's own: dfOf noted it)
+      // compound's parts read as the decomposition asks for them»); every form a round asked
+      // counts as the term's own (dfOf noted it)
       const unknown = !known && corrections.length === 0
       const asked = new Set<string>()
       let seg: ReturnType<typeof decompose>
