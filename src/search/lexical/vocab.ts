@@ -444,8 +444,27 @@ export const idf = (docs: number, df: number): number => Math.log(1 + (Math.max(
 export const derivedFromVocabulary = (sql: SqlClient): WeakMap<object, unknown> | undefined => cacheOf(sql)?.derived
 
 /**
+ * The connection's fts5vocab table of lex_word's instances (temp, made on first use): asked
+ * whether a term exists, it stops at the term's first instance, where the 'row' table
+ * (lex_word_vocab) counts every document of the term first (docs/decisions.md «Stage a: whether a
+ * word occurs is asked of the index's instances»).
+ */
+export const WORD_INSTANCES = "lex_word_instances"
+
+/**
+ * Makes the instance table unless this connection has it. Looked up each time: a transaction that
+ * made it and rolled back took it away again.
+ */
+const wordInstances = (sql: SqlClient): Effect.Effect<void, SqlError> =>
+  Effect.gen(function*() {
+    const made = yield* sql.unsafe(`SELECT 1 FROM temp.sqlite_master WHERE type = 'table' AND name = ?`, [WORD_INSTANCES]).values
+    if (made.length === 0) yield* sql.unsafe(`CREATE VIRTUAL TABLE temp.${WORD_INSTANCES} USING fts5vocab(main, lex_word, instance)`).raw
+  })
+
+/**
  * Which of the (folded) words the vocabulary holds: `exact` as a term, `prefixes` as the start of
- * a term. One statement; each probe stops at the first term it finds.
+ * a term. One statement on the index's instances (wordInstances); each probe stops at the first
+ * instance it finds.
  */
 export const vocabularyHas = (
   sql: SqlClient,
@@ -466,12 +485,13 @@ export const vocabularyHas = (
       return out
     }
     if (e.length === 0 && p.length === 0) return fromCache()
+    yield* wordInstances(sql)
     const rows = yield* sql.unsafe<{ kind: string; w: string }>(
       `SELECT 'e' AS kind, j.value AS w FROM json_each(?) j
-         WHERE EXISTS (SELECT 1 FROM lex_word_vocab WHERE term = j.value)
+         WHERE EXISTS (SELECT 1 FROM temp.${WORD_INSTANCES} WHERE term = j.value)
        UNION ALL
        SELECT 'p', j.value FROM json_each(?) j
-         WHERE EXISTS (SELECT 1 FROM lex_word_vocab WHERE term >= j.value AND term < j.value || char(1114111))`,
+         WHERE EXISTS (SELECT 1 FROM temp.${WORD_INSTANCES} WHERE term >= j.value AND term < j.value || char(1114111))`,
       [JSON.stringify(e), JSON.stringify(p)]
     )
     for (const r of rows) (r.kind === "e" ? out.exact : out.prefixes).add(r.w)
