@@ -12,6 +12,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Effect, Scope } from "effect"
 import { StoreOpenError } from "./errors.js"
+import { registerConnection } from "./held-connection.js"
 
 /**
  * Storage hygiene (gaps.md §12, R1): run on every connection the service opens to one of its
@@ -72,6 +73,9 @@ export const openConnection = (
         Effect.mapError((e) => new StoreOpenError({ file, reason: `pragma failed: ${String(e.cause)}` }))
       )
     }
+    yield* registerConnection(client).pipe(
+      Effect.mapError((e) => new StoreOpenError({ file, reason: `cannot open: ${String(e.cause)}` }))
+    )
     return client
   })
 

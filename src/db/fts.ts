@@ -5,6 +5,7 @@
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
+import { rowsOf, runOf } from "./held-connection.js"
 
 export interface FtsSource {
   readonly keywords: string
@@ -31,16 +32,22 @@ export const ftsColumns = (v: FtsSource): FtsColumns => ({
 /** Replaces the rule_fts row of a rule (rowid = rule.seq) by its current version. */
 export const syncRuleFts = (sql: SqlClient, ruleId: string) =>
   Effect.gen(function*() {
-    const rows = yield* sql<FtsSource & { seq: number; status: string }>`
+    const rows = yield* rowsOf(
+      sql,
+      sql<FtsSource & { seq: number; status: string }>`
       SELECT r.seq, v.status, v.keywords, v.statement, v.relations, v.quote
       FROM rule r JOIN current_version v ON v.rule_id = r.id WHERE r.id = ${ruleId}`
+    )
     const row = rows[0]
     if (row === undefined) return
-    yield* sql`DELETE FROM rule_fts WHERE rowid = ${row.seq}`.raw
+    yield* runOf(sql, sql`DELETE FROM rule_fts WHERE rowid = ${row.seq}`)
     if (row.status !== "rejected") {
       const c = ftsColumns(row)
-      yield* sql`INSERT INTO rule_fts (rowid, keywords, statement, relations, quote)
-        VALUES (${row.seq}, ${c.keywords}, ${c.statement}, ${c.relations}, ${c.quote})`.raw
+      yield* runOf(
+        sql,
+        sql`INSERT INTO rule_fts (rowid, keywords, statement, relations, quote)
+        VALUES (${row.seq}, ${c.keywords}, ${c.statement}, ${c.relations}, ${c.quote})`
+      )
     }
   })
 

@@ -7,6 +7,7 @@
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
+import { rowsOf } from "../db/held-connection.js"
 import type { Adoption } from "../contracts/schemas.js"
 
 /** decided_by of the policy: policy@<ruleset>. */
@@ -56,13 +57,13 @@ export const reviewFacts = (sql: SqlClient, ruleId: string): Effect.Effect<Revie
  */
 export const reviewFactsOf = (sql: SqlClient, ruleIds: ReadonlyArray<string>): Effect.Effect<Map<string, ReviewFacts>, SqlError> =>
   Effect.map(
-    sql<FactsRow & { readonly rule_id: string }>`
+    rowsOf(sql, sql<FactsRow & { readonly rule_id: string }>`
       SELECT r.id AS rule_id,
         (SELECT max(m.decided_at) FROM decision m WHERE m.rule_id = r.id AND m.kind IN ('confirm', 'review')) AS decided_at,
         d.origin, d.decided_by, d.classification_id, r.created_at
       FROM json_each(${JSON.stringify([...new Set(ruleIds)])}) j JOIN rule r ON r.id = j.value
       LEFT JOIN decision d ON d.id = (
-        SELECT max(e.id) FROM decision e WHERE e.rule_id = r.id AND e.kind IN ('confirm', 'review'))`,
+        SELECT max(e.id) FROM decision e WHERE e.rule_id = r.id AND e.kind IN ('confirm', 'review'))`),
     (rows) => {
       const byId = new Map(rows.map((r) => [r.rule_id, r]))
       return new Map(ruleIds.map((id) => [id, factsOf(byId.get(id))]))

@@ -7,6 +7,7 @@
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
+import { rowsOf, runOf } from "../db/held-connection.js"
 import { parseRuleRef } from "../contracts/ids.js"
 import { nearDuplicate } from "./near-duplicate.js"
 
@@ -23,8 +24,11 @@ export const recordNeighbours = (sql: SqlClient, ruleId: string, version: number
       return id === undefined || id === ruleId ? [] : [{ ...c, id }]
     }).slice(0, 3)
     if (named.length === 0) return
-    const rows = yield* sql<{ rule_id: string; statement: string }>`
+    const rows = yield* rowsOf(
+      sql,
+      sql<{ rule_id: string; statement: string }>`
       SELECT rule_id, statement FROM current_version WHERE rule_id IN ${sql.in(named.map((c) => c.id))}`
+    )
     const statements = new Map(rows.map((r) => [r.rule_id, r.statement] as const))
     let rank = 0
     for (const c of named) {
@@ -33,7 +37,10 @@ export const recordNeighbours = (sql: SqlClient, ruleId: string, version: number
       rank++
       const coverage = Math.min(1, Math.max(0, c.coverage))
       const near = nearDuplicate(statement, other, coverage) ? 1 : 0
-      yield* sql`INSERT INTO proposal_neighbour (rule_id, version, rank, ref, other_id, coverage, near)
-        VALUES (${ruleId}, ${version}, ${rank}, ${c.ref}, ${c.id}, ${coverage}, ${near})`.raw
+      yield* runOf(
+        sql,
+        sql`INSERT INTO proposal_neighbour (rule_id, version, rank, ref, other_id, coverage, near)
+        VALUES (${ruleId}, ${version}, ${rank}, ${c.ref}, ${c.id}, ${coverage}, ${near})`
+      )
     }
   })

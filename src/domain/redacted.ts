@@ -11,6 +11,7 @@
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
+import { rowsOf } from "../db/held-connection.js"
 
 export interface Redacted {
   /** no redaction in the scope: nothing is marked */
@@ -46,8 +47,8 @@ const held = new WeakMap<SqlClient, { readonly stamp: string; readonly marks: Re
 /** The touched records of the scope `sql` reads (inside the caller's read transaction). */
 export const redactedOf = (sql: SqlClient): Effect.Effect<Redacted, SqlError> =>
   Effect.gen(function*() {
-    const rows = yield* sql<{ stamp: string | null; any: number }>`
-      SELECT (SELECT seq || ':' || nonce FROM content_stamp WHERE id = 1) AS stamp, EXISTS (SELECT 1 FROM redaction_place) AS any`
+    const rows = yield* rowsOf(sql, sql<{ stamp: string | null; any: number }>`
+      SELECT (SELECT seq || ':' || nonce FROM content_stamp WHERE id = 1) AS stamp, EXISTS (SELECT 1 FROM redaction_place) AS any`)
     const r = rows[0]
     if (r === undefined || r.any === 0) return NOTHING_REDACTED
     const known = held.get(sql)

@@ -12,6 +12,7 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
 import { Effect } from "effect"
+import { rowsOf } from "../db/held-connection.js"
 import { attachmentRef, ruleRef, sourceRef } from "../contracts/ids.js"
 import { shortExcerpt } from "../domain/provenance.js"
 import type { RuleVersionRow } from "../domain/rules.js"
@@ -65,7 +66,7 @@ const byKey = <A, K>(rows: ReadonlyArray<A>, key: (a: A) => K): Map<K, Array<A>>
 /** The source rows of the given ids, keyed by id (a missing one is absent). */
 export const sourcesOf = (sql: SqlClient, ids: ReadonlyArray<string>) =>
   Effect.map(
-    sql<SourceRow>`SELECT s.* FROM json_each(${json([...new Set(ids)])}) j JOIN source s ON s.id = j.value`,
+    rowsOf(sql, sql<SourceRow>`SELECT s.* FROM json_each(${json([...new Set(ids)])}) j JOIN source s ON s.id = j.value`),
     (rows) => new Map(rows.map((s) => [s.id, s]))
   )
 
@@ -73,17 +74,17 @@ export const sourcesOf = (sql: SqlClient, ids: ReadonlyArray<string>) =>
 const transcriptStarts = (sql: SqlClient, ids: ReadonlyArray<string>) =>
   ids.length === 0 ? Effect.succeed(new Map<string, string | null>()) : Effect.map(
     // every segment text has ≥ 1 character, so 301 segments always exceed the 300-character cut
-    sql<{ id: string; texts: string }>`SELECT j.value AS id,
+    rowsOf(sql, sql<{ id: string; texts: string }>`SELECT j.value AS id,
         (SELECT json_group_array(s.text ORDER BY s.n) FROM (
           SELECT text, n FROM source_segment WHERE source_id = j.value ORDER BY n LIMIT 301) s) AS texts
-      FROM json_each(${json(ids)}) j`,
+      FROM json_each(${json(ids)}) j`),
     (rows) => new Map(rows.map((r) => [r.id, shortExcerpt((JSON.parse(r.texts) as Array<string>).join(" "))]))
   )
 
 /** The other mails of each mail's thread (root included): the newest 5 and the count, by mail id. */
 const threadsOf = (sql: SqlClient, mails: ReadonlyArray<SourceRow>) =>
   mails.length === 0 ? Effect.succeed(new Map<string, Array<SourceRow & { group_count: number }>>()) : Effect.map(
-    sql<SourceRow & { of_source: string; group_count: number }>`
+    rowsOf(sql, sql<SourceRow & { of_source: string; group_count: number }>`
       SELECT m.*, t.of_source, t.group_count FROM (
         SELECT json_extract(j.value, '$[0]') AS of_source, s.id,
           count(*) OVER (PARTITION BY j.key) AS group_count,
@@ -93,7 +94,7 @@ const threadsOf = (sql: SqlClient, mails: ReadonlyArray<SourceRow>) =>
           AND (s.thread = json_extract(j.value, '$[1]') OR s.id = json_extract(j.value, '$[1]'))) t
       JOIN source m ON m.id = t.id
       WHERE t.k <= ${GROUP_ENTRIES}
-      ORDER BY t.of_source, t.k`,
+      ORDER BY t.of_source, t.k`),
     (rows) => byKey(rows, (r) => r.of_source)
   )
 
@@ -102,14 +103,14 @@ const attachmentsOf = (sql: SqlClient, ids: ReadonlyArray<string>) =>
   ids.length === 0
     ? Effect.succeed(new Map<string, Array<AttachmentRow & { group_count: number; group_unread: number | null }>>())
     : Effect.map(
-      sql<AttachmentRow & { group_count: number; group_unread: number | null }>`
+      rowsOf(sql, sql<AttachmentRow & { group_count: number; group_unread: number | null }>`
         SELECT * FROM (
           SELECT a.*, count(*) OVER w AS group_count, sum(a.text_origin = 'none') OVER w AS group_unread,
             row_number() OVER (PARTITION BY a.source_id ORDER BY a.n) AS group_k
           FROM source_attachment a WHERE a.source_id IN (SELECT value FROM json_each(${json(ids)}))
           WINDOW w AS (PARTITION BY a.source_id))
         WHERE group_k <= ${GROUP_ENTRIES}
-        ORDER BY source_id, n`,
+        ORDER BY source_id, n`),
       (rows) => byKey(rows, (r) => r.source_id)
     )
 
@@ -197,7 +198,7 @@ export interface RuleSetOptions {
 
 /** True when the lex_* tables (lex_relation included) were built on this file. */
 const lexicalBuilt = (sql: SqlClient) =>
-  Effect.map(sql<{ n: number }>`SELECT count(*) AS n FROM lex_meta WHERE key = 'build'`, (rows) => (rows[0]?.n ?? 0) > 0)
+  Effect.map(rowsOf(sql, sql<{ n: number }>`SELECT count(*) AS n FROM lex_meta WHERE key = 'build'`), (rows) => (rows[0]?.n ?? 0) > 0)
 
 /**
  * The current version of every indexed rule (seq, rule_id, version, status, valid_from,
@@ -263,7 +264,7 @@ const readRuleSetGroups = (
     if (reqs.every((r) => r.relations.length === 0 && r.linked.size === 0)) return reqs.map(() => null)
     const byRelation = yield* relationRows(sql, reqs, built)
     const day = opts.targetDay
-    const rows = yield* sql<RuleVersionRow & { readonly group_id: number; readonly group_count: number; readonly group_computed: number }>`
+    const rows = yield* rowsOf(sql, sql<RuleVersionRow & { readonly group_id: number; readonly group_count: number; readonly group_computed: number }>`
       SELECT v.*, t.g AS group_id, t.n AS group_count, t.computed AS group_computed FROM (
         SELECT c.g, d.rule_id, d.version, c.seq, c.said_at, c.computed,
           count(*) OVER (PARTITION BY c.g) AS n,
@@ -276,7 +277,7 @@ const readRuleSetGroups = (
             OR (${opts.includeProposals ? 1 : 0} = 1 AND d.status = 'proposed'))) t
       JOIN rule_version v ON v.rule_id = t.rule_id AND v.version = t.version
       WHERE t.k <= ${GROUP_ENTRIES}
-      ORDER BY t.g, t.k`
+      ORDER BY t.g, t.k`)
     const byGroup = byKey(rows, (r) => r.group_id)
     return reqs.map((req, g) => {
       const shown = byGroup.get(g) ?? []

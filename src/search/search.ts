@@ -17,6 +17,7 @@
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Cause, Clock, Effect } from "effect"
+import { rowsOf } from "../db/held-connection.js"
 import { AppConfig } from "../config/config.js"
 import { ScopeStore } from "../db/scope-store.js"
 import type { RuleVersionRow } from "../domain/rules.js"
@@ -119,8 +120,8 @@ const versionsOf = (sql: SqlClient, pool: ReadonlyArray<{ readonly rule_id: stri
   Effect.map(
     pool.length === 0
       ? Effect.succeed([])
-      : sql<RuleVersionRow>`SELECT v.* FROM json_each(${JSON.stringify(pool.map((h) => [h.rule_id, h.version]))}) j
-          JOIN rule_version v ON v.rule_id = json_extract(j.value, '$[0]') AND v.version = json_extract(j.value, '$[1]')`,
+      : rowsOf(sql, sql<RuleVersionRow>`SELECT v.* FROM json_each(${JSON.stringify(pool.map((h) => [h.rule_id, h.version]))}) j
+          JOIN rule_version v ON v.rule_id = json_extract(j.value, '$[0]') AND v.version = json_extract(j.value, '$[1]')`),
     (rows) => new Map(rows.map((v) => [keyOf(v.rule_id, v.version), v]))
   )
 

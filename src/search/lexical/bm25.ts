@@ -17,6 +17,7 @@
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
+import { valuesOf } from "../../db/held-connection.js"
 import type { LexFtsTable } from "./schema.js"
 
 const K1 = 1.2
@@ -57,9 +58,12 @@ const sum = (xs: ReadonlyArray<number>): number => xs.reduce((a, b) => a + b, 0)
 export const readLengths = (sql: SqlClient, table: LexFtsTable | string, seqs: ReadonlyArray<number> | "all"): Effect.Effect<Map<number, number>, SqlError> =>
   Effect.map(
     seqs === "all"
-      ? sql.unsafe(`SELECT json_group_array(id), json_group_array(hex(sz)) FROM ${table}_docsize`).values
-      : sql.unsafe(`SELECT json_group_array(id), json_group_array(hex(sz)) FROM ${table}_docsize
-          WHERE id IN (SELECT value FROM json_each(?))`, [JSON.stringify(seqs)]).values,
+      ? valuesOf(sql, sql.unsafe(`SELECT json_group_array(id), json_group_array(hex(sz)) FROM ${table}_docsize`))
+      : valuesOf(
+        sql,
+        sql.unsafe(`SELECT json_group_array(id), json_group_array(hex(sz)) FROM ${table}_docsize
+          WHERE id IN (SELECT value FROM json_each(?))`, [JSON.stringify(seqs)])
+      ),
     (rows) => {
       const ids = JSON.parse(String(rows[0]?.[0] ?? "[]")) as Array<number>
       const sizes = JSON.parse(String(rows[0]?.[1] ?? "[]")) as Array<string>
@@ -87,7 +91,7 @@ const rememberIdf = (rows: number, hits: number, v: unknown): number => {
 export const idfsOf = (sql: SqlClient, pairs: ReadonlyArray<readonly [rows: number, hits: number]>): Effect.Effect<Array<number>, SqlError> => {
   const known = pairs.map(([rows, hits]) => idfMemo.get(idfKey(rows, hits)))
   if (known.every((v) => v !== undefined)) return Effect.succeed(known as Array<number>)
-  return Effect.map(sql.unsafe(IDF_SQL[pairs.length - 1] as string, pairs.flatMap(([rows, hits]) => [rows, hits, hits])).values, (r) =>
+  return Effect.map(valuesOf(sql, sql.unsafe(IDF_SQL[pairs.length - 1] as string, pairs.flatMap(([rows, hits]) => [rows, hits, hits]))), (r) =>
     pairs.map(([rows, hits], i) => rememberIdf(rows, hits, r[0]?.[i])))
 }
 
@@ -98,8 +102,11 @@ export const keepIdfs = (sql: SqlClient, pairs: ReadonlyArray<readonly [rows: nu
   if (missing.size === 0) return Effect.void
   const wanted = [...missing.values()]
   return Effect.map(
-    sql.unsafe(`SELECT key, ln((json_extract(value, '$[0]') - json_extract(value, '$[1]') + 0.5) / (json_extract(value, '$[1]') + 0.5))
-      FROM json_each(?)`, [JSON.stringify(wanted)]).values,
+    valuesOf(
+      sql,
+      sql.unsafe(`SELECT key, ln((json_extract(value, '$[0]') - json_extract(value, '$[1]') + 0.5) / (json_extract(value, '$[1]') + 0.5))
+      FROM json_each(?)`, [JSON.stringify(wanted)])
+    ),
     (rows) => {
       for (const [key, v] of rows) {
         const pair = wanted[Number(key)]

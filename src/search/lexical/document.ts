@@ -6,6 +6,7 @@
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
+import { rowsOf, runOf } from "../../db/held-connection.js"
 import { ftsColumns, type FtsSource } from "../../db/fts.js"
 import { buildKey, type LexicalOptions, storesTails } from "./options.js"
 import { isStopword } from "./stopwords.js"
@@ -77,11 +78,11 @@ export const relationKey = (r: { readonly kind: string; readonly name: string })
 
 const removeRow = (sql: SqlClient, seq: number) =>
   Effect.gen(function*() {
-    yield* sql`DELETE FROM lex_word WHERE rowid = ${seq}`.raw
-    yield* sql`DELETE FROM lex_stem WHERE rowid = ${seq}`.raw
-    yield* sql`DELETE FROM lex_tri WHERE rowid = ${seq}`.raw
-    yield* sql`DELETE FROM lex_doc WHERE seq = ${seq}`.raw
-    yield* sql`DELETE FROM lex_relation WHERE seq = ${seq}`.raw
+    yield* runOf(sql, sql`DELETE FROM lex_word WHERE rowid = ${seq}`)
+    yield* runOf(sql, sql`DELETE FROM lex_stem WHERE rowid = ${seq}`)
+    yield* runOf(sql, sql`DELETE FROM lex_tri WHERE rowid = ${seq}`)
+    yield* runOf(sql, sql`DELETE FROM lex_doc WHERE seq = ${seq}`)
+    yield* runOf(sql, sql`DELETE FROM lex_relation WHERE seq = ${seq}`)
   })
 
 /** Writes the rows of one rule version; rejected versions are never written. */
@@ -93,23 +94,23 @@ const insertRow = (sql: SqlClient, row: DocRow, o: LexicalOptions) =>
     const s = columnTexts(c.statement, o)
     const r = columnTexts(c.relations, o)
     const q = columnTexts(c.quote, o)
-    yield* sql`INSERT INTO lex_word (rowid, keywords, statement, relations, quote)
-      VALUES (${row.seq}, ${k.word}, ${s.word}, ${r.word}, ${q.word})`.raw
+    yield* runOf(sql, sql`INSERT INTO lex_word (rowid, keywords, statement, relations, quote)
+      VALUES (${row.seq}, ${k.word}, ${s.word}, ${r.word}, ${q.word})`)
     if (storesStems(o)) {
-      yield* sql`INSERT INTO lex_stem (rowid, keywords, statement, relations, quote)
-        VALUES (${row.seq}, ${k.stem}, ${s.stem}, ${r.stem}, ${q.stem})`.raw
+      yield* runOf(sql, sql`INSERT INTO lex_stem (rowid, keywords, statement, relations, quote)
+        VALUES (${row.seq}, ${k.stem}, ${s.stem}, ${r.stem}, ${q.stem})`)
     }
     if (o.features.trigram) {
-      yield* sql`INSERT INTO lex_tri (rowid, keywords, statement, relations, quote)
-        VALUES (${row.seq}, ${k.tri}, ${s.tri}, ${r.tri}, ${q.tri})`.raw
+      yield* runOf(sql, sql`INSERT INTO lex_tri (rowid, keywords, statement, relations, quote)
+        VALUES (${row.seq}, ${k.tri}, ${s.tri}, ${r.tri}, ${q.tri})`)
     }
-    yield* sql`INSERT INTO lex_doc (seq, rule_id, version, status, valid_from, valid_until)
-      VALUES (${row.seq}, ${row.rule_id}, ${row.version}, ${row.status}, ${row.valid_from}, ${row.valid_until})`.raw
+    yield* runOf(sql, sql`INSERT INTO lex_doc (seq, rule_id, version, status, valid_from, valid_until)
+      VALUES (${row.seq}, ${row.rule_id}, ${row.version}, ${row.status}, ${row.valid_from}, ${row.valid_until})`)
     // one row per distinct (kind, lower-case name): a rule naming a relation twice counts once
     for (const r of JSON.parse(row.relations) as ReadonlyArray<{ kind: string; name: string }>) {
       const key = relationKey(r)
-      yield* sql`INSERT OR IGNORE INTO lex_relation (kind, name, seq, said_at)
-        VALUES (${key.kind}, ${key.name}, ${row.seq}, ${row.said_at})`.raw
+      yield* runOf(sql, sql`INSERT OR IGNORE INTO lex_relation (kind, name, seq, said_at)
+        VALUES (${key.kind}, ${key.name}, ${row.seq}, ${row.said_at})`)
     }
   })
 
@@ -129,7 +130,7 @@ export const rebuild = (sql: SqlClient, o: LexicalOptions): Effect.Effect<void, 
 
 /** lex_meta.build, or null when the tables were never built. */
 export const storedBuild = (sql: SqlClient): Effect.Effect<string | null, SqlError> =>
-  Effect.map(sql<{ value: string }>`SELECT value FROM lex_meta WHERE key = 'build'`, (rows) => rows[0]?.value ?? null)
+  Effect.map(rowsOf(sql, sql<{ value: string }>`SELECT value FROM lex_meta WHERE key = 'build'`), (rows) => rows[0]?.value ?? null)
 
 /** the build a check found current on each connection (a rebuild of other options is a restart away) */
 const foundCurrent = new WeakMap<SqlClient, string>()
@@ -159,7 +160,7 @@ export const ensureBuild = (sql: SqlClient, o: LexicalOptions): Effect.Effect<bo
 export const reindexRule = (sql: SqlClient, ruleId: string, o: LexicalOptions): Effect.Effect<void, SqlError> =>
   Effect.gen(function*() {
     if (yield* ensureBuild(sql, o)) return
-    const rows = yield* sql.unsafe<DocRow>(`${CURRENT} WHERE r.id = ?`, [ruleId])
+    const rows = yield* rowsOf(sql, sql.unsafe<DocRow>(`${CURRENT} WHERE r.id = ?`, [ruleId]))
     const row = rows[0]
     if (row === undefined) return
     yield* removeRow(sql, row.seq)

@@ -9,6 +9,7 @@
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
+import { rowsOf } from "../../db/held-connection.js"
 import { storesStems } from "./document.js"
 import type { LexicalOptions } from "./options.js"
 import type { Alt } from "./match.js"
@@ -95,9 +96,12 @@ const linesOf = (sql: SqlClient, table: LexTable, seqs: ReadonlyArray<number>) =
       else out.set(seq, row)
     }
     if (missing.length === 0) return out
-    const rows = yield* sql.unsafe<IndexedRow>(
-      `SELECT rowid, keywords, statement, relations, quote FROM ${table} WHERE rowid IN (SELECT value FROM json_each(?))`,
-      [JSON.stringify(missing)]
+    const rows = yield* rowsOf(
+      sql,
+      sql.unsafe<IndexedRow>(
+        `SELECT rowid, keywords, statement, relations, quote FROM ${table} WHERE rowid IN (SELECT value FROM json_each(?))`,
+        [JSON.stringify(missing)]
+      )
     )
     rowsRead += rows.length
     for (const r of rows) {

@@ -18,6 +18,7 @@
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer } from "effect"
+import { rowsOf } from "../../db/held-connection.js"
 import { AppConfig } from "../../config/config.js"
 import { builtinBilingualLexicon } from "./crosslang.js"
 import { type Lexicon, shippedLexicon } from "./lexicon.js"
@@ -69,9 +70,15 @@ const rowTokens = (sql: SqlClient, seq: number) =>
   Effect.gen(function*() {
     const of = (rows: ReadonlyArray<Record<string, string | null>>, table: "lex_word" | "lex_stem") =>
       rows.flatMap((r) => Object.values(r).flatMap((text) => (text ?? "").split(TOKEN_SEPARATORS[table]))).filter((t) => t.length > 0).map(fold)
-    const words = of(yield* sql<Record<string, string | null>>`SELECT keywords, statement, relations, quote FROM lex_word WHERE rowid = ${seq}`, "lex_word")
-    const stems = of(yield* sql<Record<string, string | null>>`SELECT keywords, statement, relations, quote FROM lex_stem WHERE rowid = ${seq}`, "lex_stem")
-    const indexed = (yield* sql<{ n: number }>`SELECT count(*) AS n FROM lex_doc WHERE seq = ${seq}`)[0]?.n ?? 0
+    const words = of(
+      yield* rowsOf(sql, sql<Record<string, string | null>>`SELECT keywords, statement, relations, quote FROM lex_word WHERE rowid = ${seq}`),
+      "lex_word"
+    )
+    const stems = of(
+      yield* rowsOf(sql, sql<Record<string, string | null>>`SELECT keywords, statement, relations, quote FROM lex_stem WHERE rowid = ${seq}`),
+      "lex_stem"
+    )
+    const indexed = (yield* rowsOf(sql, sql<{ n: number }>`SELECT count(*) AS n FROM lex_doc WHERE seq = ${seq}`))[0]?.n ?? 0
     return { words, stems, indexed: Number(indexed) }
   })
 

@@ -35,6 +35,7 @@
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
+import { rowsOf, runOf, valuesOf } from "../../db/held-connection.js"
 import { avgdlOf, type Basis, frequencyOf, idfsOf, keepIdfs, readLengths, termOf } from "./bm25.js"
 import { type Alt, altsOfMatch } from "./match.js"
 import type { LexFtsTable } from "./schema.js"
@@ -254,15 +255,18 @@ const probeOf = (sql: SqlClient, part: PhrasePart, table: LexFtsTable, seqs: Rea
         probeDdl.set(table, ddl)
       }
       // created once per connection (its CREATE … IF NOT EXISTS costs more than this look-up)
-      const made = yield* sql.unsafe(`SELECT 1 FROM temp.sqlite_master WHERE type = 'table' AND name = ?`, [probeName(table)]).values
-      if (made.length === 0) yield* sql.unsafe(ddl).raw
-      yield* sql.unsafe(`INSERT INTO ${name}(${probeName(table)}) VALUES('delete-all')`).raw
+      const made = yield* valuesOf(sql, sql.unsafe(`SELECT 1 FROM temp.sqlite_master WHERE type = 'table' AND name = ?`, [probeName(table)]))
+      if (made.length === 0) yield* runOf(sql, sql.unsafe(ddl))
+      yield* runOf(sql, sql.unsafe(`INSERT INTO ${name}(${probeName(table)}) VALUES('delete-all')`))
       part.probes.set(table, { epoch: part.epoch, probe })
     }
     // one statement: one FTS5 transaction, so one segment, whatever the number of rows
-    yield* sql.unsafe(`INSERT INTO ${name} (rowid, keywords, statement, relations, quote)
+    yield* runOf(
+      sql,
+      sql.unsafe(`INSERT INTO ${name} (rowid, keywords, statement, relations, quote)
       SELECT t.rowid, t.keywords, t.statement, t.relations, t.quote
-      FROM json_each(?) AS j CROSS JOIN main.${table} AS t ON t.rowid = j.value`, [JSON.stringify(missing)]).raw
+      FROM json_each(?) AS j CROSS JOIN main.${table} AS t ON t.rowid = j.value`, [JSON.stringify(missing)])
+    )
     for (const s of missing) probe.has.add(s)
     for (const [s, d] of yield* readLengths(sql, name, missing)) probe.lengths.set(s, d)
     let tokens = 0
@@ -464,7 +468,7 @@ const rebased = (
     const kept = n - removed.length
     let found: { seqs: Int32Array; terms: Float64Array } = { seqs: new Int32Array(0), terms: new Float64Array(0) }
     if (probe.basis !== undefined) {
-      const rows = yield* sql.unsafe(PROBE_ROWS[table], [...weights, phrase]).values
+      const rows = yield* valuesOf(sql, sql.unsafe(PROBE_ROWS[table], [...weights, phrase]))
       found = phraseArrays(rows[0]?.[0], rows[0]?.[1])
     }
     let matched = 0
@@ -654,7 +658,7 @@ const phraseRows = (
       part.phrases.delete(key)
       part.held -= known.seqs.length
     }
-    const rows = yield* sql.unsafe(PHRASE_SQL[table], [...weights, phrase]).values
+    const rows = yield* valuesOf(sql, sql.unsafe(PHRASE_SQL[table], [...weights, phrase]))
     readWhole++
     const basis = basisOf(yield* lengthsOf(sql, part, table))
     const found = phraseArrays(rows[0]?.[0], rows[0]?.[1])
@@ -1029,8 +1033,11 @@ const readDocs = (sql: SqlClient, part: PhrasePart, o: Ordered): Effect.Effect<v
   for (let i = 0; i < o.count; i++) if (part.docs[o.seqs[i] as number] === undefined) missing.push(o.seqs[i] as number)
   if (missing.length === 0) return Effect.void
   return Effect.map(
-    sql<DocInfo>`SELECT seq, rule_id, version, status, valid_from, valid_until FROM lex_doc
-      WHERE seq IN (SELECT value FROM json_each(${JSON.stringify(missing)}))`,
+    rowsOf(
+      sql,
+      sql<DocInfo>`SELECT seq, rule_id, version, status, valid_from, valid_until FROM lex_doc
+      WHERE seq IN (SELECT value FROM json_each(${JSON.stringify(missing)}))`
+    ),
     (rows) => {
       for (const r of rows) {
         const seq = Number(r.seq)

@@ -5,6 +5,7 @@
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
+import { rowsOf } from "../../db/held-connection.js"
 import { storesStems } from "./document.js"
 import type { LexicalOptions, SubQueryName } from "./options.js"
 import { POOL_SIZE } from "./options.js"
@@ -233,11 +234,11 @@ const runMatch = (sql: SqlClient, table: LexFtsTable, phrases: ReadonlyArray<str
       })
     }
     const match = phrases.join(" OR ")
-    const ranked = yield* sql.unsafe<Row | Partial<Row>>(RANKED[table], [...o.fieldWeights, match])
+    const ranked = yield* rowsOf(sql, sql.unsafe<Row | Partial<Row>>(RANKED[table], [...o.fieldWeights, match]))
     const statuses = statusesOf(p)
     const kept = ranked.filter((r): r is Row => r.status !== undefined && r.status !== null && statuses.includes(r.status) && r.seq !== p.excludeSeq)
     if (kept.length >= SUB_LIMIT || ranked.length < RANKED_LIMIT) return kept.slice(0, SUB_LIMIT)
-    return yield* sql.unsafe<Row>(JOINED[table], [...o.fieldWeights, match, JSON.stringify(statuses), p.excludeSeq ?? -1])
+    return yield* rowsOf(sql, sql.unsafe<Row>(JOINED[table], [...o.fieldWeights, match, JSON.stringify(statuses), p.excludeSeq ?? -1]))
   })
 
 /** A sub-query's rows: without its common alternatives when that fills SUB_LIMIT, else all of it. */

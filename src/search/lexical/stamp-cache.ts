@@ -23,6 +23,7 @@ import { BroadcastChannel } from "node:worker_threads"
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
+import { rowsOf } from "../../db/held-connection.js"
 
 interface StampCache {
   readonly stamp: string
@@ -244,9 +245,12 @@ interface Stamps {
 /** Both stamps of the file as the connection sees them now; undefined for a file without index_stamp's row. */
 const readStamps = (sql: SqlClient): Effect.Effect<Stamps | undefined, SqlError> =>
   Effect.map(
-    sql<{ seq: number; nonce: number | bigint; build: string | null; content: string | null }>`SELECT seq, nonce,
+    rowsOf(
+      sql,
+      sql<{ seq: number; nonce: number | bigint; build: string | null; content: string | null }>`SELECT seq, nonce,
       (SELECT value FROM lex_meta WHERE key = 'build') AS build,
-      (SELECT seq || ':' || nonce FROM content_stamp WHERE id = 1) AS content FROM index_stamp WHERE id = 1`,
+      (SELECT seq || ':' || nonce FROM content_stamp WHERE id = 1) AS content FROM index_stamp WHERE id = 1`
+    ),
     (rows) => {
       const r = rows[0]
       return r === undefined ? undefined : { stamp: `${String(r.seq)}:${String(r.nonce)}:${r.build ?? ""}`, content: r.content ?? "" }

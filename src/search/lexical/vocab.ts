@@ -13,6 +13,7 @@
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
+import { rowsOf, runOf, valuesOf } from "../../db/held-connection.js"
 import { type Alt, altsOfMatch } from "./match.js"
 import { boundedPart, type CarriedChanges, carryPart, type RowTokens } from "./stamp-cache.js"
 import { editDistance, fold, hasDigit } from "./text.js"
@@ -302,9 +303,12 @@ export const documentFrequencies = (
     const missing = known === undefined ? wanted : wanted.filter((t) => !known.has(t))
     if (missing.length > 0) {
       // one statement text per table keeps the prepared-statement cache warm
-      const rows = yield* sql.unsafe<{ term: string; doc: number }>(
-        `SELECT term, doc FROM ${table} WHERE term IN (SELECT value FROM json_each(?))`,
-        [JSON.stringify(missing)]
+      const rows = yield* rowsOf(
+        sql,
+        sql.unsafe<{ term: string; doc: number }>(
+          `SELECT term, doc FROM ${table} WHERE term IN (SELECT value FROM json_each(?))`,
+          [JSON.stringify(missing)]
+        )
       )
       for (const r of rows) out.set(r.term, Number(r.doc))
       if (known !== undefined && cache !== undefined) {
@@ -325,7 +329,7 @@ export const documentFrequencies = (
 export const documentCount = (sql: SqlClient): Effect.Effect<number, SqlError> => {
   const cache = cacheOf(sql)
   if (cache?.docs !== undefined) return Effect.succeed(cache.docs)
-  return Effect.map(sql<{ n: number }>`SELECT count(*) AS n FROM lex_doc`, (rows) => {
+  return Effect.map(rowsOf(sql, sql<{ n: number }>`SELECT count(*) AS n FROM lex_doc`), (rows) => {
     const n = Number(rows[0]?.n ?? 0)
     if (cache !== undefined) cache.docs = n
     return n
@@ -366,8 +370,11 @@ export const wordsStartingLike = (
     })
   }
   return Effect.map(
-    sql<{ term: string; doc: number }>`SELECT term, doc FROM lex_word_vocab
-      WHERE term >= ${first} AND term < ${next} AND length(term) BETWEEN ${minLength} AND ${maxLength}`,
+    rowsOf(
+      sql,
+      sql<{ term: string; doc: number }>`SELECT term, doc FROM lex_word_vocab
+      WHERE term >= ${first} AND term < ${next} AND length(term) BETWEEN ${minLength} AND ${maxLength}`
+    ),
     (rows) => {
       typoListsRead++
       if (cache !== undefined) {
@@ -421,7 +428,7 @@ export const matchingRules = (sql: SqlClient, table: "lex_word" | "lex_stem", ma
   const key = `${table}\u0000${match}`
   const known = cache?.counts.get(key)
   if (known !== undefined) return Effect.succeed(known)
-  return Effect.map(sql.unsafe<{ n: number }>(`SELECT count(*) AS n FROM ${table} WHERE ${table} MATCH ?`, [match]), (rows) => {
+  return Effect.map(rowsOf(sql, sql.unsafe<{ n: number }>(`SELECT count(*) AS n FROM ${table} WHERE ${table} MATCH ?`, [match])), (rows) => {
     ruleCountsRead++
     const n = Number(rows[0]?.n ?? 0)
     if (cache !== undefined) {
@@ -457,8 +464,8 @@ export const WORD_INSTANCES = "lex_word_instances"
  */
 const wordInstances = (sql: SqlClient): Effect.Effect<void, SqlError> =>
   Effect.gen(function*() {
-    const made = yield* sql.unsafe(`SELECT 1 FROM temp.sqlite_master WHERE type = 'table' AND name = ?`, [WORD_INSTANCES]).values
-    if (made.length === 0) yield* sql.unsafe(`CREATE VIRTUAL TABLE temp.${WORD_INSTANCES} USING fts5vocab(main, lex_word, instance)`).raw
+    const made = yield* valuesOf(sql, sql.unsafe(`SELECT 1 FROM temp.sqlite_master WHERE type = 'table' AND name = ?`, [WORD_INSTANCES]))
+    if (made.length === 0) yield* runOf(sql, sql.unsafe(`CREATE VIRTUAL TABLE temp.${WORD_INSTANCES} USING fts5vocab(main, lex_word, instance)`))
   })
 
 /**
@@ -486,13 +493,16 @@ export const vocabularyHas = (
     }
     if (e.length === 0 && p.length === 0) return fromCache()
     yield* wordInstances(sql)
-    const rows = yield* sql.unsafe<{ kind: string; w: string }>(
-      `SELECT 'e' AS kind, j.value AS w FROM json_each(?) j
+    const rows = yield* rowsOf(
+      sql,
+      sql.unsafe<{ kind: string; w: string }>(
+        `SELECT 'e' AS kind, j.value AS w FROM json_each(?) j
          WHERE EXISTS (SELECT 1 FROM temp.${WORD_INSTANCES} WHERE term = j.value)
        UNION ALL
        SELECT 'p', j.value FROM json_each(?) j
          WHERE EXISTS (SELECT 1 FROM temp.${WORD_INSTANCES} WHERE term >= j.value AND term < j.value || char(1114111))`,
-      [JSON.stringify(e), JSON.stringify(p)]
+        [JSON.stringify(e), JSON.stringify(p)]
+      )
     )
     for (const r of rows) (r.kind === "e" ? out.exact : out.prefixes).add(r.w)
     const cache = cacheOf(sql)
