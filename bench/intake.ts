@@ -22,7 +22,7 @@
  * the write, on the read pool, would): its top 3 and the coverage stored with each mark.
  */
 import { fork } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { SqlClient } from "@effect/sql/SqlClient"
@@ -159,7 +159,23 @@ const seedHttpScope = (rules: number, feeder: string) =>
     }, feeder)
   })
 
-interface HttpRate { readonly rules: number; readonly perSecond: number; readonly p50: number; readonly p99: number; readonly other: string }
+interface HttpRate {
+  readonly rules: number
+  readonly perSecond: number
+  readonly p50: number
+  readonly p99: number
+  readonly other: string
+  /** the service process's CPU per proposal sent, ms (every thread: the listener, the writer, GC) */
+  readonly cpuMs: number
+  /** its main thread's CPU per proposal sent, ms, where Linux tells it (the one writer runs there) */
+  readonly mainMs: number | null
+}
+
+/** CPU time of this process's main thread, ms (Linux: /proc/self/task/<pid>/schedstat), else null. */
+const mainThreadCpuMs = (): number | null => {
+  const file = `/proc/self/task/${process.pid}/schedstat`
+  return existsSync(file) ? Number(readFileSync(file, "utf8").split(" ")[0]) / 1e6 : null
+}
 
 const httpAt = async (rules: number, seconds: number): Promise<HttpRate> => {
   const dir = mkdtempSync(join(tmpdir(), "gn-bench-intake-http-"))
@@ -181,6 +197,8 @@ const httpAt = async (rules: number, seconds: number): Promise<HttpRate> => {
     }))
     const bodies = Array.from({ length: 400 * (seconds + 2) }, (_, i) => JSON.stringify(httpProposal(rules + i)))
     const job: IntakeJob = { url: `http://127.0.0.1:${port}`, token, clients: HTTP_CLIENTS, warmSeconds: 2, seconds, bodies }
+    const cpu0 = process.cpuUsage()
+    const main0 = mainThreadCpuMs()
     const report = await new Promise<IntakeReport>((resolve, reject) => {
       const p = fork(new URL("./intake-client.js", import.meta.url), [], { stdio: ["ignore", "inherit", "inherit", "ipc"] })
       let got: IntakeReport | undefined
@@ -190,12 +208,16 @@ const httpAt = async (rules: number, seconds: number): Promise<HttpRate> => {
       p.on("exit", (code) => (got !== undefined ? resolve(got) : reject(new Error(`intake client exited with ${code}`))))
       p.send(job)
     })
+    const cpu = process.cpuUsage(cpu0)
+    const main1 = mainThreadCpuMs()
     if (report.sent >= bodies.length) throw new Error("the intake client ran out of proposals: raise the bodies' count")
     const sorted = [...report.ok].sort((a, b) => a - b)
     const other = Object.entries(report.otherStatus).map(([k, v]) => `${k} × ${v}`).join(", ")
     return {
       rules, perSecond: report.ok.length / report.seconds, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99),
-      other: other === "" ? "" : `${other}: ${report.sample ?? ""}`
+      other: other === "" ? "" : `${other}: ${report.sample ?? ""}`,
+      cpuMs: (cpu.user + cpu.system) / 1000 / Math.max(1, report.sent),
+      mainMs: main0 === null || main1 === null ? null : (main1 - main0) / Math.max(1, report.sent)
     }
   } finally {
     await runtime.dispose()
@@ -216,12 +238,14 @@ POST /v1/proposals over HTTP: ${HTTP_CLIENTS} keep-alive clients in a process of
   // first size does not pay them (it would flatter the 10k/1k ratio)
   const warm = await httpAt(sizes[0] ?? 1000, 3)
   console.log(`warm-up, not counted: ${warm.rules} rules, 3 s: ${warm.perSecond.toFixed(1)} proposals/s`)
-  console.log("confirmed rules | proposals/s | p50 ms | p99 ms | other answers")
+  // the CPU a proposal costs the service moves less with the machine's other load than the rate does
+  console.log("confirmed rules | proposals/s | p50 ms | p99 ms | CPU ms a proposal (process / main thread) | other answers")
   const rates: Array<HttpRate> = []
   for (const rules of sizes) {
     const r = await httpAt(rules, seconds)
     rates.push(r)
-    console.log(`${String(rules).padStart(15)} | ${r.perSecond.toFixed(1).padStart(11)} | ${r.p50.toFixed(1).padStart(6)} | ${r.p99.toFixed(1).padStart(6)} | ${r.other}`)
+    const cpu = `${r.cpuMs.toFixed(2)} / ${r.mainMs === null ? "-" : r.mainMs.toFixed(2)}`
+    console.log(`${String(rules).padStart(15)} | ${r.perSecond.toFixed(1).padStart(11)} | ${r.p50.toFixed(1).padStart(6)} | ${r.p99.toFixed(1).padStart(6)} | ${cpu.padStart(41)} | ${r.other}`)
   }
   for (const r of rates) {
     console.log(goalLine(`POST /v1/proposals ≥ 100/s (${HTTP_CLIENTS} clients, ${r.rules} confirmed rules)`, r.perSecond >= 100,
