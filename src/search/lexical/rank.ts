@@ -12,7 +12,7 @@ import { POOL_SIZE } from "./options.js"
 import { type Alt, orPhrases } from "./match.js"
 import { grown } from "./scratch.js"
 import { bestIndices } from "./select.js"
-import { answersFromPhraseRows, type IndexedStatus, subQueryRows, type SubQueryRow } from "./phrases.js"
+import { answersFromPhraseRows, type DocInfo, type IndexedStatus, subQueryRows, type SubQueryRow, type SubQueryRows } from "./phrases.js"
 import type { Analysis } from "./query.js"
 import type { LexFtsTable } from "./schema.js"
 import { isStopword } from "./stopwords.js"
@@ -190,6 +190,9 @@ export const planSubQueries = (sql: SqlClient, a: Analysis, o: LexicalOptions): 
 
 type Row = SubQueryRow
 
+/** Rows read by SQL (each with its score) as a sub-query's two arrays. */
+const asSubQueryRows = (rows: ReadonlyArray<Row>): SubQueryRows => ({ docs: rows, scores: rows.map((r) => r.score) })
+
 const SUB_LIMIT = POOL_SIZE * 3
 /**
  * Rows a sub-query ranks in the FTS table alone before lex_doc is read: SUB_LIMIT and room for
@@ -237,14 +240,14 @@ const runMatch = (sql: SqlClient, table: LexFtsTable, phrases: ReadonlyArray<str
     const ranked = yield* rowsOf(sql, sql.unsafe<Row | Partial<Row>>(RANKED[table], [...o.fieldWeights, match]))
     const statuses = statusesOf(p)
     const kept = ranked.filter((r): r is Row => r.status !== undefined && r.status !== null && statuses.includes(r.status) && r.seq !== p.excludeSeq)
-    if (kept.length >= SUB_LIMIT || ranked.length < RANKED_LIMIT) return kept.slice(0, SUB_LIMIT)
-    return yield* rowsOf(sql, sql.unsafe<Row>(JOINED[table], [...o.fieldWeights, match, JSON.stringify(statuses), p.excludeSeq ?? -1]))
+    if (kept.length >= SUB_LIMIT || ranked.length < RANKED_LIMIT) return asSubQueryRows(kept.slice(0, SUB_LIMIT))
+    return asSubQueryRows(yield* rowsOf(sql, sql.unsafe<Row>(JOINED[table], [...o.fieldWeights, match, JSON.stringify(statuses), p.excludeSeq ?? -1])))
   })
 
 /** A sub-query's rows: without its common alternatives when that fills SUB_LIMIT, else all of it. */
 const runSub = (sql: SqlClient, q: SubQuery, o: LexicalOptions, p: PoolOptions) =>
   Effect.flatMap(runMatch(sql, q.table, q.phrases, o, p), (rows) =>
-    q.fullPhrases === undefined || rows.length >= SUB_LIMIT ? Effect.succeed(rows) : runMatch(sql, q.table, q.fullPhrases, o, p))
+    q.fullPhrases === undefined || rows.docs.length >= SUB_LIMIT ? Effect.succeed(rows) : runMatch(sql, q.table, q.fullPhrases, o, p))
 
 const DAY_MS = 86_400_000
 /** Days since 1970 of a day YYYY-MM-DD; a pool ranks up to 1,800 rows, most of a few days. */
@@ -262,7 +265,7 @@ const dayNumber = (day: string): number => {
  * The version's standing on the target day: no longer in force (superseded or expired) ×0.5,
  * not yet valid ×0.8, proposed ×0.95; in force with valid_from in the last 365 days up to +5 %.
  */
-export const validityFactor = (r: Pick<Row, "status" | "valid_from" | "valid_until">, day: string): number => {
+export const validityFactor = (r: Pick<DocInfo, "status" | "valid_from" | "valid_until">, day: string): number => {
   const proposed = r.status === "proposed" ? 0.95 : 1
   if (r.valid_until !== null && r.valid_until <= day) return 0.5 * proposed
   if (r.valid_from > day) return 0.8 * proposed
@@ -277,7 +280,7 @@ export const validityFactor = (r: Pick<Row, "status" | "valid_from" | "valid_unt
  * pool holds while it runs is what a young generation's collection that falls in it copies.
  */
 export interface Fusion {
-  readonly rows: ReadonlyArray<Row>
+  readonly rows: ReadonlyArray<DocInfo>
   readonly values: Float64Array
 }
 
@@ -285,26 +288,28 @@ export interface Fusion {
 let slotOf = new Int32Array(1024)
 
 /** score: Σ sub_weight × (−bm25 / best −bm25); one sub-query alone keeps −bm25. rrf: Σ sub_weight / (k + rank). */
-export const fuse = (results: ReadonlyArray<readonly [SubQueryName, ReadonlyArray<Row>, (number | undefined)?]>, o: LexicalOptions): Fusion => {
+export const fuse = (results: ReadonlyArray<readonly [SubQueryName, SubQueryRows, (number | undefined)?]>, o: LexicalOptions): Fusion => {
   let maxSeq = 0
   let total = 0
-  for (const [, rows] of results) {
-    total += rows.length
-    for (const r of rows) if (r.seq > maxSeq) maxSeq = r.seq
+  for (const [, { docs }] of results) {
+    total += docs.length
+    for (const r of docs) if (r.seq > maxSeq) maxSeq = r.seq
   }
   slotOf = grown(slotOf, maxSeq + 1, (n) => new Int32Array(n))
-  const fusedRows: Array<Row> = []
+  const fusedRows: Array<DocInfo> = []
   const values = new Float64Array(total)
   const single = results.length === 1
-  for (const [name, rows, factor] of results) {
+  for (const [name, { docs, scores }, factor] of results) {
     const w = o.subWeights[name] * (factor ?? 1)
     let best = 0
-    for (const r of rows) if (-r.score > best) best = -r.score
-    rows.forEach((r, i) => {
+    for (let i = 0; i < docs.length; i++) if (-(scores[i] as number) > best) best = -(scores[i] as number)
+    for (let i = 0; i < docs.length; i++) {
+      const r = docs[i] as DocInfo
+      const score = scores[i] as number
       let v: number
       if (o.fusion === "rrf") v = w / (o.rrfK + i + 1)
-      else if (single) v = -r.score
-      else v = w * (best > 0 ? -r.score / best : 1)
+      else if (single) v = -score
+      else v = w * (best > 0 ? -score / best : 1)
       const at = slotOf[r.seq] as number
       if (at === 0) {
         fusedRows.push(r)
@@ -313,7 +318,7 @@ export const fuse = (results: ReadonlyArray<readonly [SubQueryName, ReadonlyArra
       } else {
         values[at - 1] = (values[at - 1] as number) + v
       }
-    })
+    }
   }
   for (const r of fusedRows) slotOf[r.seq] = 0
   return { rows: fusedRows, values: values.subarray(0, fusedRows.length) }
@@ -351,14 +356,14 @@ const prfQuery = (sql: SqlClient, a: Analysis, o: LexicalOptions, top: ReadonlyA
   })
 
 /** The best `n` of the fused rows by value (validity applied), ties by seq; the others are not sorted. */
-const rank = (fused: Fusion, o: LexicalOptions, day: string, n: number): Array<{ readonly row: Row; readonly value: number }> => {
+const rank = (fused: Fusion, o: LexicalOptions, day: string, n: number): Array<{ readonly row: DocInfo; readonly value: number }> => {
   const { rows } = fused
   const values = new Float64Array(rows.length)
   rows.forEach((row, i) => {
     const v = fused.values[i] as number
     values[i] = o.features.validity ? v * validityFactor(row, day) : v
   })
-  return bestIndices(values, (i) => (rows[i] as Row).seq, rows.length, n, "descending").map((i) => ({ row: rows[i] as Row, value: values[i] as number }))
+  return bestIndices(values, (i) => (rows[i] as DocInfo).seq, rows.length, n, "descending").map((i) => ({ row: rows[i] as DocInfo, value: values[i] as number }))
 }
 
 /** The pool: top 200 by fused value (ties by seq), rank_a rounded to 4 decimals. */
@@ -366,7 +371,7 @@ export const pool = (sql: SqlClient, a: Analysis, o: LexicalOptions, p: PoolOpti
   Effect.gen(function*() {
     if (a.terms.length === 0) return []
     const queries = yield* planSubQueries(sql, a, o)
-    const results: Array<readonly [SubQueryName, ReadonlyArray<Row>, (number | undefined)?]> = []
+    const results: Array<readonly [SubQueryName, SubQueryRows, (number | undefined)?]> = []
     for (const q of queries) results.push([q.name, yield* runSub(sql, q, o, p), q.factor])
     let ranked = rank(fuse(results, o), o, p.targetDay, POOL_SIZE)
     if (o.features.prf) {

@@ -205,6 +205,27 @@ const carriedChanges = (notes: ReadonlyArray<Note>): CarriedChanges => {
   }
 }
 
+/** Every start of the strings (the empty one too): `p` is in it exactly when one of them startsWith(p). */
+export const startsOf = (set: ReadonlySet<string>): Set<string> => {
+  const out = new Set<string>(set.size > 0 ? [""] : [])
+  for (const w of set) for (let k = 1; k <= w.length; k++) out.add(w.slice(0, k))
+  return out
+}
+
+/**
+ * startsOf a set of noted tokens (CarriedChanges' touched sets, a rewritten row's tokens), made
+ * once per set: a note's sets serve every cache carried through it.
+ */
+const notedStarts = new WeakMap<ReadonlySet<string>, ReadonlySet<string>>()
+export const startsOfNoted = (tokens: ReadonlySet<string>): ReadonlySet<string> => {
+  let starts = notedStarts.get(tokens)
+  if (starts === undefined) {
+    starts = startsOf(tokens)
+    notedStarts.set(tokens, starts)
+  }
+  return starts
+}
+
 /** How a part of the cache is kept through noted changes: what is left of it, or undefined to start it empty. */
 export type Carrier = (part: unknown, carried: CarriedChanges) => unknown
 

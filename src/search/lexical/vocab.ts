@@ -15,7 +15,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { rowsOf, runOf, valuesOf } from "../../db/held-connection.js"
 import { type Alt, altsOfMatch } from "./match.js"
-import { boundedPart, type CarriedChanges, carryPart, type RowTokens } from "./stamp-cache.js"
+import { boundedPart, type CarriedChanges, carryPart, type RowTokens, startsOf, startsOfNoted } from "./stamp-cache.js"
 import { editDistance, fold, hasDigit } from "./text.js"
 
 export type VocabTable = "lex_word_vocab" | "lex_stem_vocab"
@@ -139,24 +139,6 @@ const frequencyMoved = (token: string, rows: RowsOf): number => {
   return moved
 }
 
-/** Every start of the strings (the empty one too): `p` is in it exactly when one of them startsWith(p). */
-const startsOf = (set: ReadonlySet<string>): Set<string> => {
-  const out = new Set<string>(set.size > 0 ? [""] : [])
-  for (const w of set) for (let k = 1; k <= w.length; k++) out.add(w.slice(0, k))
-  return out
-}
-
-/** startsOf a rewritten row's tokens (stamp-cache.ts CarriedChanges rows), made once per set: a note's sets serve every cache carried through it. */
-const notedStarts = new WeakMap<ReadonlySet<string>, ReadonlySet<string>>()
-const startsOfNoted = (tokens: ReadonlySet<string>): ReadonlySet<string> => {
-  let starts = notedStarts.get(tokens)
-  if (starts === undefined) {
-    starts = startsOf(tokens)
-    notedStarts.set(tokens, starts)
-  }
-  return starts
-}
-
 const firstOf = (w: string): string => String.fromCodePoint(w.codePointAt(0) ?? 0)
 /** SQLite's length() of a term: its characters (code points). */
 const charsOf = (w: string): number => {
@@ -220,7 +202,7 @@ const carry = (part: unknown, carried: CarriedChanges): ScopeVocab => {
       }
     }
   }
-  const wordStarts = startsOf(words)
+  const wordStarts = startsOfNoted(words)
   // a start of a changed word starts a word of the vocabulary when a rewritten row holds one after
   // the changes (the note's lex_word tokens, as its tokenizer splits them); asked of the file again
   // otherwise (a word only a row held before may be gone)
@@ -257,7 +239,7 @@ const carry = (part: unknown, carried: CarriedChanges): ScopeVocab => {
     )
     if (touched) v.near.delete(key)
   }
-  const stemStarts = startsOf(stems)
+  const stemStarts = startsOfNoted(stems)
   for (const [table, changed, starts] of [["lex_word", words, wordStarts], ["lex_stem", stems, stemStarts]] as const) {
     // the counts whose expression names a changed token: moved by the rewritten rows that match it
     // now and matched it before, else read again; the others stay as they are

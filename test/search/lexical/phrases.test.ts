@@ -23,7 +23,8 @@ import {
   phraseRowsAddedUp,
   phrasesReadWhole,
   subQueryRows,
-  type IndexedStatus
+  type IndexedStatus,
+  type SubQueryRows
 } from "../../../src/search/lexical/phrases.js"
 import { TOKEN_SEPARATORS } from "../../../src/search/lexical/schema.js"
 import { forgetStampCache, noteIndexChange, readIndexStamp, refreshStampCache } from "../../../src/search/lexical/stamp-cache.js"
@@ -87,10 +88,13 @@ const reference = (sql: SqlClient, phrases: ReadonlyArray<string>, statuses: Rea
     WHERE lex_word MATCH ${phrases.join(" OR ")} AND d.status IN (SELECT value FROM json_each(${JSON.stringify(statuses)})) AND d.seq <> ${exclude}
     ORDER BY score, d.seq LIMIT ${limit}`
 
+/** A sub-query's rows as (seq, score) pairs, best first. */
+const seqsAndScores = (rows: SubQueryRows) => rows.docs.map((r, i) => ({ seq: r.seq, score: rows.scores[i] }))
+
 const fromPhrases = (sql: SqlClient, phrases: ReadonlyArray<string>, statuses: ReadonlyArray<IndexedStatus>, exclude: number, limit: number, ranked: number) =>
   Effect.map(
     subQueryRows(sql, "lex_word", phrases, WEIGHTS, { statuses, excludeSeq: exclude, limit, ranked }),
-    (rows) => rows.map((r) => ({ seq: r.seq, score: r.score }))
+    seqsAndScores
   )
 
 describe("sub-queries from phrase rows", () => {
@@ -376,7 +380,7 @@ describe("sub-queries from phrase rows", () => {
           FROM lex_stem JOIN lex_doc d ON d.seq = lex_stem.rowid
           WHERE lex_stem MATCH ${phrases.join(" OR ")} ORDER BY score, d.seq LIMIT 20`
         const got = yield* subQueryRows(sql, "lex_stem", phrases, WEIGHTS, { statuses: ["confirmed"], excludeSeq: -1, limit: 20, ranked: 20 })
-        expect(got.map((r) => ({ seq: r.seq, score: r.score }))).toEqual(want.map((r) => ({ seq: Number(r.seq), score: r.score })))
+        expect(seqsAndScores(got)).toEqual(want.map((r) => ({ seq: Number(r.seq), score: r.score })))
       })
       yield* ask
       yield* ask

@@ -230,6 +230,8 @@ describe("FTS5 expressions", () => {
 describe("fusion and validity", () => {
   const row = (seq: number, score: number) =>
     ({ seq, score, rule_id: `sales-${seq}`, version: 2, status: "confirmed" as const, valid_from: "2026-01-01", valid_until: null })
+  /** A sub-query's rows as fuse takes them: the versions and their scores at the same index. */
+  const sub = (...rows: ReadonlyArray<ReturnType<typeof row>>) => ({ docs: rows, scores: rows.map((r) => r.score) })
 
   /** The fused value of a seq (undefined when no sub-query has it). */
   const valueOf = (f: ReturnType<typeof fuse>, seq: number) => {
@@ -238,27 +240,27 @@ describe("fusion and validity", () => {
   }
 
   it("score: sub_weight × (−bm25 / best −bm25) summed; a single sub-query keeps −bm25", () => {
-    const two = fuse([["word", [row(1, -4), row(2, -2)]], ["stem", [row(2, -1)]]], DEFAULT_OPTIONS)
+    const two = fuse([["word", sub(row(1, -4), row(2, -2))], ["stem", sub(row(2, -1))]], DEFAULT_OPTIONS)
     expect(valueOf(two, 1)).toBeCloseTo(1)
     expect(valueOf(two, 2)).toBeCloseTo(0.5 + 0.8)
-    const one = fuse([["word", [row(1, -4), row(2, -2)]]], DEFAULT_OPTIONS)
+    const one = fuse([["word", sub(row(1, -4), row(2, -2))]], DEFAULT_OPTIONS)
     expect(valueOf(one, 1)).toBe(4)
   })
 
   it("each seq once, with the row its first sub-query gave; one fusion leaves nothing to the next", () => {
     const first = row(2, -2)
-    const f = fuse([["word", [row(1, -4), first]], ["stem", [row(2, -1), row(3, -1)]]], DEFAULT_OPTIONS)
+    const f = fuse([["word", sub(row(1, -4), first)], ["stem", sub(row(2, -1), row(3, -1))]], DEFAULT_OPTIONS)
     expect(f.rows.map((r) => r.seq)).toEqual([1, 2, 3])
     expect(f.rows[1]).toBe(first)
     expect(f.values.length).toBe(3)
     // the same seqs again, alone: nothing of the fusion before is added
-    const again = fuse([["stem", [row(2, -1), row(3, -1)]]], DEFAULT_OPTIONS)
+    const again = fuse([["stem", sub(row(2, -1), row(3, -1))]], DEFAULT_OPTIONS)
     expect(again.rows.map((r) => r.seq)).toEqual([2, 3])
     expect([...again.values]).toEqual([1, 1])
   })
 
   it("rrf: sub_weight / (k + rank)", () => {
-    const r = fuse([["word", [row(1, -4), row(2, -2)]], ["stem", [row(2, -1)]]], { ...DEFAULT_OPTIONS, fusion: "rrf", rrfK: 10 })
+    const r = fuse([["word", sub(row(1, -4), row(2, -2))], ["stem", sub(row(2, -1))]], { ...DEFAULT_OPTIONS, fusion: "rrf", rrfK: 10 })
     expect(valueOf(r, 1)).toBeCloseTo(1 / 11)
     expect(valueOf(r, 2)).toBeCloseTo(1 / 12 + 0.8 / 11)
   })
