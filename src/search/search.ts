@@ -36,7 +36,6 @@ import {
 } from "./stage.js"
 import { boundedContentPart, stampOf } from "./lexical/stamp-cache.js"
 import { answerKeyOf, explainHits, stageA, type StageAResult } from "./stage-a.js"
-import { foundOnlyByWeakExpansions } from "./expansion-only.js"
 
 export const MAX_SUPERSEDED_HOPS = 20
 export const COVERAGE_CANDIDATES = 50
@@ -341,14 +340,10 @@ export const searchScope = (sql: SqlClient, scope: string, req: SearchRequest, t
         if (hit === undefined) return null
         return c.headSeq === c.hitSeq ? hit : { found_via: hit.found_via, coverage: head?.coverage ?? 0, matched_terms: head?.matched_terms ?? 0 }
       }
-      const explainedAll: Array<Explained> = ranked.map((x, i) =>
+      // no default threshold (§7.6a): a head found through lexicon expansions alone stays, with its coverage
+      const explained: Array<Explained> = ranked.map((x, i) =>
         ({ c: x.c, rank: x.rank, onlyB: x.onlyB, e: i < explainedCount ? explanationOf(x.c) : null }))
-      const bestOfAll = explainedAll.reduce<number | null>((best, x) => (x.e === null ? best : Math.max(best ?? 0, x.e.coverage)), null)
-      // stage a alone found it through weak lexicon expansions only: no candidate (expansion-only.ts)
-      const noCandidate = runC === null && (bHeads ?? []).length === 0 &&
-        (yield* tx(foundOnlyByWeakExpansions(sql, a, explainedAll.flatMap((x) => (x.e === null ? [] : [x.c])), bestOfAll)))
-      const explained = noCandidate ? [] : explainedAll
-      const bestCoverage = noCandidate ? null : bestOfAll
+      const bestCoverage = explained.reduce<number | null>((best, x) => (x.e === null ? best : Math.max(best ?? 0, x.e.coverage)), null)
       const rows = new Map<string, RuleVersionRow>()
       const rowOf = (c: Candidate) => c.row ?? rows.get(keyOf(c.ruleId, c.version)) ?? missingRow(c)
       const readRows = (cs: ReadonlyArray<Candidate>) =>
@@ -392,14 +387,13 @@ export const searchScope = (sql: SqlClient, scope: string, req: SearchRequest, t
           includeProposals: req.include_proposals, minConfidence, keep: true
         })
       }))
-      const candidates = explained.length === 0 ? 0 : ranked.length
-      if (first.key !== undefined) heldAnswersOf(sql)?.set(first.key, { bundles, candidates, bestCoverage })
+      if (first.key !== undefined) heldAnswersOf(sql)?.set(first.key, { bundles, candidates: ranked.length, bestCoverage })
       return {
         scope,
         terms: a.terms,
         variants: a.variants,
         bundles,
-        candidates,
+        candidates: ranked.length,
         bestCoverage,
         stageA: stageAState,
         stageB,
