@@ -135,6 +135,29 @@ describe("step 2: variants", () => {
     expect(ue.explained["sales-0004"]?.found_via).toEqual(["mueller"])
   })
 
+  it("Ueberbrueckungen finds Überbrückung: the stems of the word's other spellings (ue → ü) on lex_stem", async () => {
+    const config = lexConfig(dir)
+    await seed(config, [...RULES, ruleReq("Jede Überbrückung einer Schutztür sofort dem Meister melden", ["Schutztür"])])
+    // überbrückungen is not stored, and no typo correction reaches it (four edits): a stem of its
+    // other spelling does (überbrückungen and Überbrückung stem alike)
+    const r = await search(config, { text: "Ueberbrueckungen" })
+    expect(r.ids).toEqual(["sales-0007"])
+    expect(r.explained["sales-0007"]).toEqual({ found_via: ["ueberbrueckungen"], coverage: 1, matched_terms: 1 })
+  })
+
+  it("a spelling of the word the scope holds brings its inflection strip, as the word itself would: Schutztueren → schutztüren, schutztür", async () => {
+    const config = lexConfig(dir)
+    await seed(config, [
+      ...RULES,
+      ruleReq("Jede Überbrückung einer Schutztür sofort dem Meister melden", ["Meister"]),
+      ruleReq("Schutztüren an Spritzgießmaschinen nie überbrücken", ["Sicherheit"])
+    ])
+    const doors = await search(config, { text: "Schutztueren" })
+    expect(doors.result.variants.schutztueren).toEqual(expect.arrayContaining(["schutztüren", "schutztür"]))
+    expect(doors.ids.sort()).toEqual(["sales-0007", "sales-0008"])
+    expect(doors.explained["sales-0007"]?.found_via).toEqual(["schutztueren"])
+  })
+
   it("the typo Liefrzeit finds Lieferzeit (fuzzy), named by the correction", async () => {
     const config = lexConfig(dir)
     await seed(config, RULES)

@@ -17,7 +17,7 @@ import type { SynonymGroup } from "./synonyms.js"
 import { givenTerms, type RawTerm, textTerms, type TextTerms } from "./terms.js"
 import { fold, isAlpha } from "./text.js"
 import {
-  type AnalyzedTerm, stemsOf, synonymExpansions, type SynonymExpansion, termVariants, variantLookups, type VariantContext
+  type AnalyzedTerm, spellingStems, stemsOf, synonymExpansions, type SynonymExpansion, termVariants, variantLookups, type VariantContext
 } from "./variants.js"
 import { documentCount, documentFrequencies, idf, matchingRules } from "./vocab.js"
 
@@ -237,7 +237,7 @@ export const analyze = (
     const ownLookups = raw.map((t, i) =>
       heldFirst[i] !== undefined ? null : {
         word: variantLookups([t], isSingle(t) ? [t] : [], o),
-        stem: storesStems(o) && isSingle(t) ? stemsOf(t.text, o) : []
+        stem: storesStems(o) && isSingle(t) ? [...stemsOf(t.text, o), ...spellingStems(t.text, o)] : []
       })
     const lookups = new Set(ownLookups.flatMap((l) => (l === null ? [] : [...l.word])))
     const stemLookups = ownLookups.flatMap((l) => l?.stem ?? [])

@@ -229,6 +229,12 @@ export const variantLookups = (raw: ReadonlyArray<RawTerm>, singles: ReadonlyArr
 /** The stems of a word, one per configured language (duplicates dropped). */
 export const stemsOf = (t: string, o: LexicalOptions): Array<string> => uniq(o.languages.map((l) => stem(t, l)))
 
+/** The stems of a word's other spellings (ae→ä, oe→ö, ue→ü, ss→ß) that are not its own stems. */
+export const spellingStems = (t: string, o: LexicalOptions): Array<string> => {
+  const own = stemsOf(t, o)
+  return uniq(spellingIn(t).flatMap((v) => stemsOf(v, o))).filter((x) => !own.includes(x))
+}
+
 /**
  * One term's variants and alternatives; typo corrections only within `fuzzyBudget` (the terms
  * before it used the rest); `fuzzyUsed` is how many it took; `budgeted`: whether a correction was
@@ -246,7 +252,9 @@ export const termVariants = (
     let fuzzyUsed = 0
     const spelled = single ? spellingOut(t.text) : t.tokens.map(spellingOut).join(" ")
     const reverse = single ? spellingIn(t.text).filter((v) => fold(v) !== fold(t.text) && dfOf(v) > 0) : []
-    const strips = single ? inflectionStrips(t.text, o.languages) : []
+    const ownStrips = single ? inflectionStrips(t.text, o.languages) : []
+    // one inflection strip of the term and of each spelling of it the scope holds (Ueberbruecken → überbrück*)
+    const strips = uniq([...ownStrips, ...reverse.flatMap((v) => inflectionStrips(v, o.languages))])
 
     // word: the term, its spelling variants, its inflection strips
     const word: Array<Alt> = t.code || isNumeric(t.text)
@@ -262,15 +270,20 @@ export const termVariants = (
     const stemAlts: Array<Alt> = []
     if (o.features.stem) {
       if (t.code) stemAlts.push({ tokens: t.tokens, prefix: false })
-      else for (const lang of o.languages) stemAlts.push({ tokens: t.tokens.map((x) => stem(x, lang)), prefix: false })
+      else {
+        for (const lang of o.languages) stemAlts.push({ tokens: t.tokens.map((x) => stem(x, lang)), prefix: false })
+        // the stems of the word's other spellings the scope holds (Lueftergehaeuse → luftergehaus, as Lüftergehäuse)
+        if (single) for (const x of spellingStems(t.text, o)) if (sdfOf(x) > 0) stemAlts.push({ tokens: [x], prefix: false })
+      }
     }
     if (storesTails(o) && single && t.text.length >= MIN_PREFIX) stemAlts.push({ tokens: [tailOf(t.text)], prefix: false })
 
-    const wholeKnown = [t.text, spelled, ...reverse, ...strips].some((v) => dfOf(v) > 0)
+    // (a spelling the scope holds is known itself: its strips need no look-up)
+    const wholeKnown = [t.text, spelled, ...reverse, ...ownStrips].some((v) => dfOf(v) > 0)
 
     // fuzzy: typo corrections of a word the scope does not know in any form
     const corrections: Array<Expansion> = []
-    const known = wholeKnown || stemsOf(t.text, o).some((x) => sdfOf(x) > 0)
+    const known = wholeKnown || stemsOf(t.text, o).some((x) => sdfOf(x) > 0) || (single && spellingStems(t.text, o).some((x) => sdfOf(x) > 0))
     // whether the budget could change this term (a correction of it was possible)
     const budgeted = single && !known && t.text.length >= MIN_FUZZY
     if (fuzzyBudget > 0 && budgeted) {
