@@ -23,8 +23,10 @@
  * rows it rewrote): a term moves with the table's row count and average length and the phrase's
  * number of rows, so a phrase held from an earlier stamp is brought up to date when next used
  * (bm25.ts): each row's weighted frequency and length are found from its term once (checked bit
- * for bit), the rewritten seqs' rows are copied into a temp table with the same tokenizer where
- * FTS5 gives their frequencies (the probe), and every term is computed again with FTS5's formula for the new counts. A phrase that cannot be (weights that are
+ * for bit), the rewritten seqs' rows give their frequencies — counted in the rows' tokens
+ * (row-tokens.ts) where FTS5's tokenizer makes them as this module does, else copied into a temp
+ * table with the same tokenizer where FTS5 gives them (the probe) — and every term is computed
+ * again with FTS5's formula for the new counts. A phrase that cannot be (weights that are
  * not whole numbers, a frequency that does not give the term back, too many rewritten rows, a
  * chain of writes longer than the log) is read again from FTS5. A phrase whose tokens are not all
  * among the rewritten rows' tokens before and after the write (the note's words and stems) holds
@@ -41,6 +43,7 @@ import { type Alt, altsOfMatch } from "./match.js"
 import type { LexFtsTable } from "./schema.js"
 import { grown } from "./scratch.js"
 import { bestIndices, lowerBound } from "./select.js"
+import { readRowTokens, type RowTokens, safeAltOf, weightedFrequency } from "./row-tokens.js"
 import { cachePart, type CarriedChanges, carryPart, startsOfNoted } from "./stamp-cache.js"
 
 export type IndexedStatus = "confirmed" | "superseded" | "proposed"
@@ -106,6 +109,8 @@ interface PhrasePart {
   readonly lengths: Map<LexFtsTable, Lengths>
   /** the rewritten rows copied for the epoch they were copied in */
   readonly probes: Map<LexFtsTable, { readonly epoch: number; readonly probe: Probe }>
+  /** the rewritten rows' tokens read for the epoch they were read in (rows: undefined when FTS5 might tokenize one otherwise) */
+  readonly rowTokens: Map<LexFtsTable, { readonly epoch: number; rows: Map<number, RowTokens> | undefined }>
   /** sub-queries' bases, their best rows kept in order (see HeldUnion), by table, weights and base phrases */
   readonly unions: Map<string, HeldUnion>
   /** the epoch each base was last asked in */
@@ -130,7 +135,7 @@ const MAX_REWRITTEN = 64
 
 const emptyPart = (): PhrasePart => ({
   phrases: new Map(), seen: new Set(), held: 0, docs: [], epoch: 0, log: [], lengths: new Map(), probes: new Map(),
-  unions: new Map(), unionsAsked: new Map()
+  rowTokens: new Map(), unions: new Map(), unionsAsked: new Map()
 })
 
 /**
@@ -284,6 +289,35 @@ const probeOf = (sql: SqlClient, part: PhrasePart, table: LexFtsTable, seqs: Rea
     for (const d of probe.lengths.values()) tokens += d
     probe.basis = probe.lengths.size > 0 ? { rows: probe.lengths.size, tokens } : undefined
     return probe
+  })
+
+/**
+ * The rewritten rows' tokens for this epoch (read once, then only seqs not read yet); undefined
+ * when one of them holds a character FTS5 might tokenize otherwise (row-tokens.ts): then the probe.
+ */
+const rowTokensOf = (
+  sql: SqlClient,
+  part: PhrasePart,
+  table: LexFtsTable,
+  seqs: ReadonlySet<number>
+): Effect.Effect<Map<number, RowTokens> | undefined, SqlError> =>
+  Effect.gen(function*() {
+    let known = part.rowTokens.get(table)
+    if (known === undefined || known.epoch !== part.epoch) {
+      known = { epoch: part.epoch, rows: new Map() }
+      part.rowTokens.set(table, known)
+    }
+    const held = known.rows
+    if (held === undefined) return undefined
+    const missing = [...seqs].filter((s) => !held.has(s))
+    if (missing.length === 0) return held
+    const read = yield* readRowTokens(sql, table, missing)
+    if (read === undefined) {
+      known.rows = undefined
+      return undefined
+    }
+    for (const [s, r] of read) held.set(s, r)
+    return held
   })
 
 /**
@@ -461,35 +495,56 @@ const rebased = (
       const [idf = 0] = yield* idfsOf(sql, [[basis.rows, n]])
       return { seqs: old.seqs, terms: undefined, idf, avgdl: avgdlOf(basis), epoch: part.epoch, basis, freqs, lens }
     }
-    // the rewritten seqs' rows now: their frequencies from the probe, checked against its bm25
-    const probe = yield* probeOf(sql, part, table, rewritten)
+    // the rewritten seqs' rows now: their frequencies counted in their tokens (row-tokens.ts), or
+    // where FTS5 might tokenize a row otherwise, from the probe, checked against its bm25
     probed++
     const addedSeqs: Array<number> = []
     const addedFreqs: Array<number> = []
     const addedLens: Array<number> = []
     const kept = n - removed.length
-    let found: { seqs: Int32Array; terms: Float64Array } = { seqs: new Int32Array(0), terms: new Float64Array(0) }
-    if (probe.basis !== undefined) {
-      const rows = yield* valuesOf(sql, sql.unsafe(PROBE_ROWS[table], [...weights, phrase]))
-      found = phraseArrays(rows[0]?.[0], rows[0]?.[1])
-    }
-    let matched = 0
-    for (let i = 0; i < found.seqs.length; i++) if (rewritten.has(found.seqs[i] as number)) matched++
-    const total = kept + matched
-    const [idf = 0, probeIdf = 0] = yield* idfsOf(sql, probe.basis === undefined ? [[basis.rows, total]] : [[basis.rows, total], [probe.basis.rows, found.seqs.length]])
-    if (probe.basis !== undefined) {
-      const probeAvgdl = avgdlOf(probe.basis)
-      for (let i = 0; i < found.seqs.length; i++) {
-        const s = found.seqs[i] as number
-        if (!rewritten.has(s)) continue
-        const d = probe.lengths.get(s)
-        const f = d === undefined ? undefined : frequencyOf(probeIdf, probeAvgdl, found.terms[i] as number, d)
-        if (f === undefined || d === undefined) return undefined
+    let idf: number
+    const alt = safeAltOf(phrase, table)
+    const tokens = alt === undefined ? undefined : yield* rowTokensOf(sql, part, table, rewritten)
+    if (alt !== undefined && tokens !== undefined) {
+      counted++
+      for (const s of [...rewritten].sort((x, y) => x - y)) {
+        const row = tokens.get(s)
+        const f = row === undefined || row === null ? 0 : weightedFrequency(row, alt, weights)
+        if (f === 0) continue
+        const d = s < current.d.length ? (current.d[s] as number) : -1
+        if (!(d >= 0)) return undefined
         addedSeqs.push(s)
         addedFreqs.push(f)
         addedLens.push(d)
       }
+      idf = (yield* idfsOf(sql, [[basis.rows, kept + addedSeqs.length]]))[0] ?? 0
+    } else {
+      const probe = yield* probeOf(sql, part, table, rewritten)
+      let found: { seqs: Int32Array; terms: Float64Array } = { seqs: new Int32Array(0), terms: new Float64Array(0) }
+      if (probe.basis !== undefined) {
+        const rows = yield* valuesOf(sql, sql.unsafe(PROBE_ROWS[table], [...weights, phrase]))
+        found = phraseArrays(rows[0]?.[0], rows[0]?.[1])
+      }
+      let matched = 0
+      for (let i = 0; i < found.seqs.length; i++) if (rewritten.has(found.seqs[i] as number)) matched++
+      const idfs = yield* idfsOf(sql, probe.basis === undefined ? [[basis.rows, kept + matched]] : [[basis.rows, kept + matched], [probe.basis.rows, found.seqs.length]])
+      idf = idfs[0] ?? 0
+      const probeIdf = idfs[1] ?? 0
+      if (probe.basis !== undefined) {
+        const probeAvgdl = avgdlOf(probe.basis)
+        for (let i = 0; i < found.seqs.length; i++) {
+          const s = found.seqs[i] as number
+          if (!rewritten.has(s)) continue
+          const d = probe.lengths.get(s)
+          const f = d === undefined ? undefined : frequencyOf(probeIdf, probeAvgdl, found.terms[i] as number, d)
+          if (f === undefined || d === undefined) return undefined
+          addedSeqs.push(s)
+          addedFreqs.push(f)
+          addedLens.push(d)
+        }
+      }
     }
+    const total = kept + addedSeqs.length
     const avgdl = avgdlOf(basis)
     // the terms for the new counts are computed when needed (termsOf, termAt)
     if (kept === n && addedSeqs.length === 0) return { seqs: old.seqs, terms: undefined, idf, avgdl, epoch: part.epoch, basis, freqs, lens }
@@ -620,6 +675,7 @@ const hold = (part: PhrasePart, key: string, rows: PhraseRows, replaced: PhraseR
 
 let readWhole = 0
 let probed = 0
+let counted = 0
 let copied = 0
 let carriedPhrases = 0
 let touchesFound = 0
@@ -633,8 +689,11 @@ export const phraseTouchesFound = (): number => touchesFound
 /** How many phrase rows this thread has copied to bring phrases up to date (rows added past the last are not): a measure for tests. */
 export const phraseRowsCopied = (): number => copied
 
-/** How many phrases this thread has brought up to date through the probe (a rewritten row may hold them): a measure for tests. */
+/** How many phrases this thread has brought up to date through the rewritten rows (a rewritten row may hold them): a measure for tests. */
 export const phrasesProbed = (): number => probed
+
+/** Of those, how many were counted in the rows' tokens, not asked of the probe (row-tokens.ts): a measure for tests. */
+export const phrasesCounted = (): number => counted
 
 /** How many phrases this thread has read whole from FTS5 (not carried, nor held): a measure for tests and the bench. */
 export const phrasesReadWhole = (): number => readWhole
