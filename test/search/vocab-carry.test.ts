@@ -11,6 +11,7 @@ import { describe, expect, it } from "vitest"
 import { decide } from "../../src/decision/decide.js"
 import { propose } from "../../src/domain/proposals.js"
 import { refreshStampCache } from "../../src/search/lexical/stamp-cache.js"
+import { matchCountsFromHeldRows } from "../../src/search/lexical/phrases.js"
 import { heldFrequency, heldPrefix, ruleCountsReadFromFile, typoListsReadWhole, vocabularyHas } from "../../src/search/lexical/vocab.js"
 import { search } from "../../src/search/search.js"
 import { manualProposal } from "../support/fixtures.js"
@@ -223,6 +224,19 @@ describe("the rule counts of term weights through a write of this process", () =
     expect(ruleCountsReadFromFile() - read0).toBe(0)
     expect(chained.answer).toEqual(await fresh(text))
     expect(chained.answer).toEqual(end.answer)
+  })
+
+  it("a question's counts come from the phrase rows its pool holds, as FTS5 counts them: none read from the file", async () => {
+    // the business words asked once (FTS5 answers; their phrases seen), then with a word no question
+    // asked: the pool reads every phrase's rows, and the new word's rule count is the union of its phrases' rows
+    await find("Rechnungen Einkauf")
+    const text = "Rechnungen Einkauf Lastschrift"
+    const read0 = ruleCountsReadFromFile()
+    const held0 = matchCountsFromHeldRows()
+    const got = await find(text)
+    expect(ruleCountsReadFromFile() - read0).toBe(0)
+    expect(matchCountsFromHeldRows() - held0).toBeGreaterThanOrEqual(1)
+    expect(got.answer).toEqual(await fresh(text))
   })
 
   it("a count of stems (a word the rules hold only inside compounds) moves as well", async () => {

@@ -661,6 +661,32 @@ const carriedIdfs = (
     return touches
   })
 
+/**
+ * How many rows of `table` hold any of the phrases (what `count(*) … MATCH` of their OR counts),
+ * from their rows held under this epoch; undefined when one of them is not held so (then the caller
+ * asks FTS5). A phrase's held rows are every row FTS5 matches (LIMIT -1), whatever their status.
+ */
+export const heldMatchCount = (
+  sql: SqlClient,
+  table: LexFtsTable,
+  weights: ReadonlyArray<number>,
+  phrases: ReadonlyArray<string>
+): number | undefined => {
+  const part = cachePart(sql, PART, emptyPart)
+  if (part === undefined || phrases.length === 0) return undefined
+  const lists: Array<Int32Array> = []
+  for (const phrase of phrases) {
+    const known = part.phrases.get(keyOf(table, weights, phrase))
+    if (known === undefined || known.epoch !== part.epoch) return undefined
+    lists.push(known.seqs)
+  }
+  heldCounts++
+  if (lists.length === 1) return (lists[0] as Int32Array).length
+  const seen = new Set<number>()
+  for (const l of lists) for (let i = 0; i < l.length; i++) seen.add(l[i] as number)
+  return seen.size
+}
+
 /** Keeps a phrase's rows in the part (all of them start again past MAX_HELD). */
 const hold = (part: PhrasePart, key: string, rows: PhraseRows, replaced: PhraseRows | undefined): PhraseRows => {
   if (replaced !== undefined) part.held -= replaced.seqs.length
@@ -676,6 +702,7 @@ const hold = (part: PhrasePart, key: string, rows: PhraseRows, replaced: PhraseR
 let readWhole = 0
 let probed = 0
 let counted = 0
+let heldCounts = 0
 let copied = 0
 let carriedPhrases = 0
 let touchesFound = 0
@@ -694,6 +721,9 @@ export const phrasesProbed = (): number => probed
 
 /** Of those, how many were counted in the rows' tokens, not asked of the probe (row-tokens.ts): a measure for tests. */
 export const phrasesCounted = (): number => counted
+
+/** How many rule counts of term weights this thread has taken from held phrase rows (heldMatchCount): a measure for tests. */
+export const matchCountsFromHeldRows = (): number => heldCounts
 
 /** How many phrases this thread has read whole from FTS5 (not carried, nor held): a measure for tests and the bench. */
 export const phrasesReadWhole = (): number => readWhole

@@ -6,7 +6,8 @@
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
-import { type Alt, orExpr } from "./match.js"
+import { type Alt, orPhrases } from "./match.js"
+import { heldMatchCount } from "./phrases.js"
 import type { LexicalOptions } from "./options.js"
 import { TOTAL_TERM_CAP } from "./options.js"
 import type { BilingualLexicon } from "./crosslang.js"
@@ -49,11 +50,15 @@ export interface QueryInput {
   readonly text?: string | undefined
   readonly terms?: ReadonlyArray<string> | undefined
 }
-/** Rules whose row in `table` matches one of the alternatives. */
-const matchCount = (sql: SqlClient, table: "lex_word" | "lex_stem", alts: ReadonlyArray<Alt>): Effect.Effect<number, SqlError> => {
-  const match = orExpr(alts)
-  if (match === null) return Effect.succeed(0)
-  return matchingRules(sql, table, match)
+/**
+ * Rules whose row in `table` matches one of the alternatives: from the phrase rows the pool holds
+ * under this epoch when it holds every one (phrases.ts heldMatchCount), else counted by FTS5.
+ */
+const matchCount = (sql: SqlClient, table: "lex_word" | "lex_stem", alts: ReadonlyArray<Alt>, o: LexicalOptions): Effect.Effect<number, SqlError> => {
+  const phrases = orPhrases(alts)
+  if (phrases.length === 0) return Effect.succeed(0)
+  const held = heldMatchCount(sql, table, o.fieldWeights, phrases)
+  return held !== undefined ? Effect.succeed(held) : matchingRules(sql, table, phrases.join(" OR "))
 }
 
 /**
@@ -322,7 +327,7 @@ export const termWeights = (sql: SqlClient, a: Analysis, o: LexicalOptions): Eff
     for (const t of a.terms) {
       const df = t.tokens.length > 1
         ? Math.min(...t.tokens.map((x) => a.frequencies.word.get(fold(x)) ?? 0))
-        : (yield* matchCount(sql, "lex_word", t.word)) || (storesStems(o) ? yield* matchCount(sql, "lex_stem", t.stem) : 0)
+        : (yield* matchCount(sql, "lex_word", t.word, o)) || (storesStems(o) ? yield* matchCount(sql, "lex_stem", t.stem, o) : 0)
       weights.push(idf(a.docs, df))
     }
     weightsOf.set(a, weights)

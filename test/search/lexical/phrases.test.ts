@@ -17,6 +17,7 @@ import { altExpr } from "../../../src/search/lexical/match.js"
 import {
   answersFromPhraseRows,
   basesCarried,
+  heldMatchCount,
   keepsPhraseRows,
   phraseRowsCopied,
   phrasesCounted,
@@ -237,6 +238,9 @@ describe("sub-queries from phrase rows", () => {
             const want = yield* reference(sql, q.phrases, statuses, q.exclude, q.limit)
             const got = yield* fromPhrases(sql, q.phrases, statuses, q.exclude, q.limit, q.limit)
             expect(got, `${q.phrases.join(" OR ")}`).toEqual(want.map((r) => ({ seq: Number(r.seq), score: r.score })))
+            // the rules the phrases match, from their held rows, as FTS5 counts them
+            const [count] = yield* sql<{ n: number }>`SELECT count(*) AS n FROM lex_word WHERE lex_word MATCH ${q.phrases.join(" OR ")}`
+            expect(heldMatchCount(sql, "lex_word", WEIGHTS, q.phrases), `count of ${q.phrases.join(" OR ")}`).toBe(Number(count?.n))
             compared++
           })
         for (const q of s.queries) yield* ask(q)
