@@ -43,7 +43,7 @@ import { type Alt, altsOfMatch } from "./match.js"
 import type { LexFtsTable } from "./schema.js"
 import { grown } from "./scratch.js"
 import { bestIndices, lowerBound } from "./select.js"
-import { readRowTokens, type RowTokens, safeAltOf, weightedFrequency } from "./row-tokens.js"
+import { readRowTokens, type RowColumns, safeAltOf, weightedFrequency } from "./row-tokens.js"
 import { cachePart, type CarriedChanges, carryPart, startsOfNoted } from "./stamp-cache.js"
 
 export type IndexedStatus = "confirmed" | "superseded" | "proposed"
@@ -109,8 +109,8 @@ interface PhrasePart {
   readonly lengths: Map<LexFtsTable, Lengths>
   /** the rewritten rows copied for the epoch they were copied in */
   readonly probes: Map<LexFtsTable, { readonly epoch: number; readonly probe: Probe }>
-  /** the rewritten rows' tokens read for the epoch they were read in (rows: undefined when FTS5 might tokenize one otherwise) */
-  readonly rowTokens: Map<LexFtsTable, { readonly epoch: number; rows: Map<number, RowTokens> | undefined }>
+  /** rewritten rows' tokens by table and seq, until the seq is rewritten again (undefined: FTS5 might tokenize the row otherwise) */
+  readonly rowTokens: Map<LexFtsTable, Map<number, RowColumns | undefined>>
   /** sub-queries' bases, their best rows kept in order (see HeldUnion), by table, weights and base phrases */
   readonly unions: Map<string, HeldUnion>
   /** the epoch each base was last asked in */
@@ -158,6 +158,7 @@ const carry = (held: unknown, carried: CarriedChanges): PhrasePart | undefined =
   for (const s of seqs) {
     part.docs[s] = undefined
     for (const lengths of part.lengths.values()) forgetLength(lengths, s)
+    for (const rows of part.rowTokens.values()) rows.delete(s)
   }
   return part
 }
@@ -291,32 +292,33 @@ const probeOf = (sql: SqlClient, part: PhrasePart, table: LexFtsTable, seqs: Rea
     return probe
   })
 
+/** rewritten rows' tokens kept per table, past which they start again */
+const MAX_ROW_TOKENS = 4_096
+
 /**
- * The rewritten rows' tokens for this epoch (read once, then only seqs not read yet); undefined
- * when one of them holds a character FTS5 might tokenize otherwise (row-tokens.ts): then the probe.
+ * The rewritten rows' tokens as they are now (each read once, kept until its seq is rewritten
+ * again: carry forgets it); undefined when one of them holds a character FTS5 might tokenize
+ * otherwise (row-tokens.ts): then the probe.
  */
 const rowTokensOf = (
   sql: SqlClient,
   part: PhrasePart,
   table: LexFtsTable,
   seqs: ReadonlySet<number>
-): Effect.Effect<Map<number, RowTokens> | undefined, SqlError> =>
+): Effect.Effect<Map<number, RowColumns | undefined> | undefined, SqlError> =>
   Effect.gen(function*() {
-    let known = part.rowTokens.get(table)
-    if (known === undefined || known.epoch !== part.epoch) {
-      known = { epoch: part.epoch, rows: new Map() }
-      part.rowTokens.set(table, known)
+    let held = part.rowTokens.get(table)
+    if (held === undefined || held.size > MAX_ROW_TOKENS) {
+      held = new Map()
+      part.rowTokens.set(table, held)
     }
-    const held = known.rows
-    if (held === undefined) return undefined
-    const missing = [...seqs].filter((s) => !held.has(s))
-    if (missing.length === 0) return held
-    const read = yield* readRowTokens(sql, table, missing)
-    if (read === undefined) {
-      known.rows = undefined
-      return undefined
+    const missing: Array<number> = []
+    for (const s of seqs) {
+      if (!held.has(s)) missing.push(s)
+      else if (held.get(s) === undefined) return undefined
     }
-    for (const [s, r] of read) held.set(s, r)
+    if (missing.length > 0) for (const [s, r] of yield* readRowTokens(sql, table, missing)) held.set(s, r)
+    for (const s of missing) if (held.get(s) === undefined) return undefined
     return held
   })
 

@@ -27,30 +27,42 @@ export const SAFE_TEXT: Readonly<Record<LexFtsTable, RegExp | null>> = {
 }
 
 /** A row's tokens by column (keywords, statement, relations, quote), folded; null: no row. */
-export type RowTokens = ReadonlyArray<ReadonlyArray<string>> | null
+export type RowColumns = ReadonlyArray<ReadonlyArray<string>> | null
+
+/** The safe texts of ASCII tokens only, by table: no token needs folding. */
+const ASCII_TEXT: Readonly<Record<LexFtsTable, RegExp | null>> = {
+  lex_word: /^[a-z0-9 ]*$/,
+  lex_stem: /^[a-z0-9_ ]*$/,
+  lex_tri: null
+}
 
 /** The tokens of one column text; undefined when FTS5 might make others. */
 export const columnTokens = (text: string, table: LexFtsTable): Array<string> | undefined => {
   const safe = SAFE_TEXT[table]
-  if (safe === null || !safe.test(text)) return undefined
+  if (safe === null) return undefined
+  const ascii = ASCII_TEXT[table]?.test(text) === true
+  if (!ascii && !safe.test(text)) return undefined
   const out: Array<string> = []
-  for (const t of text.split(" ")) if (t.length > 0) out.push(fold(t))
+  for (const t of text.split(" ")) if (t.length > 0) out.push(ascii ? t : fold(t))
   return out
 }
 
 /**
- * The rows of `seqs` as they are now, by seq (null: no row); undefined when a row holds a
- * character FTS5 might tokenize otherwise (then the probe answers).
+ * The rows of `seqs` as they are now, by seq: their tokens (null: no row), or undefined for a row
+ * that holds a character FTS5 might tokenize otherwise (the probe answers for it). lex_tri: none.
  */
 export const readRowTokens = (
   sql: SqlClient,
   table: LexFtsTable,
   seqs: ReadonlyArray<number>
-): Effect.Effect<Map<number, RowTokens> | undefined, SqlError> =>
+): Effect.Effect<Map<number, RowColumns | undefined>, SqlError> =>
   Effect.gen(function*() {
-    if (SAFE_TEXT[table] === null) return undefined
-    const out = new Map<number, RowTokens>()
+    const out = new Map<number, RowColumns | undefined>()
     if (seqs.length === 0) return out
+    if (SAFE_TEXT[table] === null) {
+      for (const s of seqs) out.set(s, undefined)
+      return out
+    }
     const rows = yield* valuesOf(
       sql,
       sql.unsafe(`SELECT rowid, keywords, statement, relations, quote FROM main.${table}
@@ -59,12 +71,11 @@ export const readRowTokens = (
     for (const s of seqs) out.set(s, null)
     for (const r of rows) {
       const cols: Array<Array<string>> = []
-      for (let c = 1; c <= 4; c++) {
+      for (let c = 1; c <= 4 && cols.length === c - 1; c++) {
         const tokens = columnTokens(typeof r[c] === "string" ? r[c] as string : "", table)
-        if (tokens === undefined) return undefined
-        cols.push(tokens)
+        if (tokens !== undefined) cols.push(tokens)
       }
-      out.set(Number(r[0]), cols)
+      out.set(Number(r[0]), cols.length === 4 ? cols : undefined)
     }
     return out
   })

@@ -73,14 +73,15 @@ describe("the tokens of a row", () => {
     expect(safeAltOf(altExpr({ tokens: ["_leist"], prefix: false }), "lex_stem")).toEqual({ tokens: ["_leist"], prefix: false })
   })
 
-  it("reads the rows of the seqs asked (null: no row), or nothing when one of them holds another character", async () => {
+  it("reads the rows of the seqs asked (null: no row; undefined: a row holding another character)", async () => {
     await withScope((sql) =>
       Effect.gen(function*() {
         yield* sql`INSERT INTO lex_word (rowid, keywords, statement, relations, quote) VALUES (3, 'preis', 'übergabe der ware', '', 'preis preis')`.raw
         yield* sql`INSERT INTO lex_word (rowid, keywords, statement, relations, quote) VALUES (4, 'λόγος', '', '', '')`.raw
         const read = yield* readRowTokens(sql, "lex_word", [3, 9])
         expect(read).toEqual(new Map([[3, [["preis"], ["ubergabe", "der", "ware"], [], ["preis", "preis"]]], [9, null]]))
-        expect(yield* readRowTokens(sql, "lex_word", [3, 4])).toBeUndefined()
+        expect(yield* readRowTokens(sql, "lex_word", [3, 4])).toEqual(new Map([[3, [["preis"], ["ubergabe", "der", "ware"], [], ["preis", "preis"]]], [4, undefined]]))
+        expect(yield* readRowTokens(sql, "lex_tri", [3])).toEqual(new Map([[3, undefined]]))
       }))
   })
 })
