@@ -50,3 +50,22 @@ export const altsOfMatch = (match: string, table: LexFtsTable): Array<Alt> => {
   alts.push({ tokens, prefix })
   return alts
 }
+
+/** Parsed alternatives by table and expression, past which they start again. */
+const parsed = new Map<string, ReadonlyArray<Alt>>()
+const MAX_PARSED = 50_000
+
+/**
+ * altsOfMatch, parsed once per table and expression (a phrase held or counted is carried through
+ * many writes, and each asks for its tokens): the same alternatives, not to be changed.
+ */
+export const parsedAltsOf = (match: string, table: LexFtsTable): ReadonlyArray<Alt> => {
+  const key = `${table}\u0000${match}`
+  let known = parsed.get(key)
+  if (known === undefined) {
+    if (parsed.size >= MAX_PARSED) parsed.clear()
+    known = altsOfMatch(match, table)
+    parsed.set(key, known)
+  }
+  return known
+}

@@ -39,7 +39,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { rowsOf, runOf, valuesOf } from "../../db/held-connection.js"
 import { avgdlOf, type Basis, frequencyOf, idfsOf, keepIdfs, readLengths, termOf } from "./bm25.js"
-import { type Alt, altsOfMatch } from "./match.js"
+import { type Alt, parsedAltsOf } from "./match.js"
 import type { LexFtsTable } from "./schema.js"
 import { grown } from "./scratch.js"
 import { bestIndices, lowerBound } from "./select.js"
@@ -382,7 +382,7 @@ const basisOf = (l: Lengths): Basis | undefined => (l.rows > 0 ? { rows: l.rows,
 const mayTouch = (part: PhrasePart, table: LexFtsTable, phrase: string, epoch: number): boolean => {
   touchesFound++
   // one alternative (match.ts altExpr), its tokens as the table's tokenizer makes them, as the log's are
-  const { tokens, prefix } = altsOfMatch(phrase, table)[0] as Alt
+  const { tokens, prefix } = parsedAltsOf(phrase, table)[0] as Alt
   if (tokens.length === 0) return true
   const last = tokens.length - 1
   for (const entry of part.log) {

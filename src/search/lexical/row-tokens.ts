@@ -15,7 +15,7 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { valuesOf } from "../../db/held-connection.js"
-import { type Alt, altsOfMatch } from "./match.js"
+import { type Alt, parsedAltsOf } from "./match.js"
 import type { LexFtsTable } from "./schema.js"
 import { fold } from "./text.js"
 
@@ -91,7 +91,7 @@ const SAFE_PHRASE: Readonly<Record<LexFtsTable, RegExp | null>> = {
 export const safeAltOf = (phrase: string, table: LexFtsTable): Alt | undefined => {
   const safe = SAFE_PHRASE[table]
   if (safe === null || !safe.test(phrase)) return undefined
-  const alts = altsOfMatch(phrase, table)
+  const alts = parsedAltsOf(phrase, table)
   const alt = alts[0]
   return alts.length === 1 && alt !== undefined && alt.tokens.length > 0 ? alt : undefined
 }

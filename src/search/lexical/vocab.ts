@@ -14,7 +14,7 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { rowsOf, runOf, valuesOf } from "../../db/held-connection.js"
-import { type Alt, altsOfMatch } from "./match.js"
+import { type Alt, parsedAltsOf } from "./match.js"
 import { boundedPart, type CarriedChanges, carryPart, type RowTokens, startsOf, startsOfNoted } from "./stamp-cache.js"
 import { editDistance, fold, hasDigit } from "./text.js"
 
@@ -57,18 +57,9 @@ const emptyVocab = (): ScopeVocab => ({
 /** The connection's vocabulary under the file's stamp, or undefined when it has no cache (uncached reads). */
 const cacheOf = (sql: SqlClient): ScopeVocab | undefined => boundedPart(sql, PART, emptyVocab, (c) => c.entries, MAX_ENTRIES)
 
-/** The alternatives of each rule count's expression, parsed once per expression (a count's key is carried through many writes). */
-const matchAlts = new Map<string, ReadonlyArray<Alt>>()
-const MAX_MATCH_ALTS = 50_000
-const altsOfCount = (key: string): ReadonlyArray<Alt> => {
-  let known = matchAlts.get(key)
-  if (known === undefined) {
-    if (matchAlts.size >= MAX_MATCH_ALTS) matchAlts.clear()
-    known = altsOfMatch(key.slice(key.indexOf("\u0000") + 1), key.startsWith("lex_word\u0000") ? "lex_word" : "lex_stem")
-    matchAlts.set(key, known)
-  }
-  return known
-}
+/** The alternatives of a rule count's expression (its key: table, NUL, expression), parsed once (a count's key is carried through many writes). */
+const altsOfCount = (key: string): ReadonlyArray<Alt> =>
+  parsedAltsOf(key.slice(key.indexOf("\u0000") + 1), key.startsWith("lex_word\u0000") ? "lex_word" : "lex_stem")
 
 /** Whether an alternative's token at `i` is in a row's `tokens` (a prefix: the start of one of them). */
 const hasToken = (a: Alt, i: number, tokens: ReadonlySet<string>): boolean =>
