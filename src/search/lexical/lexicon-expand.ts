@@ -71,8 +71,26 @@ export const senseWeight = (holding: number, senses: number): number =>
 
 const LANGS: ReadonlyArray<LexiconLang> = ["de", "en"]
 
-/** The forms a query phrase is looked up as: itself, its last word one inflection shorter, the umlaut spellings. */
+/**
+ * The particles of English phrasal verbs (hand in, fill out, pay back): stopwords that may end a
+ * phrase of two words looked up in the lexicon, whose verb then carries the inflection.
+ */
+export const PARTICLES: ReadonlySet<string> = new Set(["in", "off", "on", "out", "up", "down", "over"])
+
+/** A phrase of a word and a particle (handed in, signs off). */
+const isPhrasalVerb = (tokens: ReadonlyArray<string>): boolean =>
+  tokens.length === 2 && PARTICLES.has(tokens[1] ?? "")
+
+/**
+ * The forms a query phrase is looked up as: itself, its last word one inflection shorter, the
+ * umlaut spellings; for a phrasal verb its verb one inflection shorter (handed in → hand in).
+ */
 const lookupForms = (tokens: ReadonlyArray<string>, lang: LexiconLang): Array<string> => {
+  if (isPhrasalVerb(tokens)) {
+    if (lang !== "en") return []
+    const [verb = "", particle = ""] = tokens
+    return [...new Set([verb, ...inflectionStrips(verb, [lang])].map((v) => `${v} ${particle}`))]
+  }
   const head = tokens.slice(0, -1)
   const last = tokens[tokens.length - 1] ?? ""
   const lasts = [last, ...inflectionStrips(last, [lang]), ...(lang === "de" ? spellingIn(last) : [])]
@@ -143,6 +161,7 @@ const candidatesOf = (lexicon: Lexicon, tokens: ReadonlyArray<string>, use: Lexi
 const lookUp = (lexicon: Lexicon, tokens: ReadonlyArray<string>, use: LexiconUse): Candidates => {
   const weights = new Map<string, { tokens: ReadonlyArray<string>; weight: number; lang: LexiconLang }>()
   const own = keyOf(tokens)
+  const phrasal = isPhrasalVerb(tokens)
   let senses = 0
   let found = false
   for (const lang of LANGS) {
@@ -163,8 +182,9 @@ const lookUp = (lexicon: Lexicon, tokens: ReadonlyArray<string>, use: LexiconUse
     const add = (term: string, w: number, side: LexiconLang) => {
       const toks = tokenize(term)
       if (toks.length === 0 || keyOf(toks) === own) return
-      // an inflection of the query's own words is the word sub-query's
+      // an inflection of the query's own words is the word sub-query's (a phrasal verb's verb alone too: fill in → fill)
       if (toks.length === tokens.length && toks.every((t, j) => sameWord(t, tokens[j] ?? ""))) return
+      if (phrasal && toks.length === 1 && sameWord(toks[0] ?? "", tokens[0] ?? "")) return
       const was = weights.get(term)
       if (was === undefined || was.weight < w) weights.set(term, { tokens: toks, weight: w, lang: side })
     }
@@ -181,7 +201,8 @@ const lookUp = (lexicon: Lexicon, tokens: ReadonlyArray<string>, use: LexiconUse
 
 /**
  * The query's words and phrases the lexicon holds: the longest phrases first (up to MAX_PHRASE
- * words, within a segment, starting and ending with a content word); a shorter window inside a
+ * words, within a segment, starting and ending with a content word, or an English verb and its
+ * particle: hand in, filled out); a shorter window inside a
  * phrase the lexicon holds is marked `inside` it (lexiconExpansions uses it only when the phrase
  * brings nothing the scope holds); a single word is looked up unless it is a stopword, not
  * alphabetic or shorter than 3 letters.
@@ -201,8 +222,9 @@ export const matchLexicon = (
         const inside = [...new Set(covered.slice(i, i + n).flat())]
         if (!window.every(isAlpha)) continue
         if (n === 1 && ((window[0] ?? "").length < 3 || isStopword(window[0] ?? "", use.languages))) continue
-        // a phrase starts and ends with a content word
-        if (n > 1 && (isStopword(window[0] ?? "", use.languages) || isStopword(window[n - 1] ?? "", use.languages))) continue
+        // a phrase starts and ends with a content word, or is a phrasal verb (English)
+        if (n > 1 && isStopword(window[0] ?? "", use.languages)) continue
+        if (n > 1 && isStopword(window[n - 1] ?? "", use.languages) && !(use.languages.includes("en") && isPhrasalVerb(window))) continue
         const surface = window.join(" ")
         const known = out.get(surface)
         const found = known === undefined ? candidatesOf(lexicon, window, use) : { senses: known.senses, list: known.candidates }

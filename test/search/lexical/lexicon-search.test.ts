@@ -80,6 +80,34 @@ describe("matching the lexicon", () => {
   })
 })
 
+describe("an English verb and its particle", () => {
+  const phrasal = lexiconOf([
+    { de: ["einreichen", "abgeben"], en: ["hand in", "give in", "submit"] },
+    { de: [], en: ["hand", "pass", "hand over"] },
+    { de: [], en: ["rail in", "rail"] },
+    { de: [], en: ["fill", "fill up", "fill in"] }
+  ])
+
+  it("looks up a verb with a particle as a phrase (hand in → submit), the inflected verb too, and the verb alone only inside it", () => {
+    const hits = matchLexicon([["when", "must", "i", "hand", "in", "my", "travel", "costs"]], phrasal, BOTH)
+    const handIn = hits.find((h) => h.surface === "hand in")
+    expect(handIn?.candidates.map((c) => c.text).sort()).toEqual(["abgeben", "einreichen", "give in", "submit"])
+    // the verb alone is expanded only when the phrase brings nothing the scope holds
+    expect(hits.find((h) => h.surface === "hand")?.inside).toEqual(["hand in"])
+    expect(matchLexicon([["handed", "in"]], phrasal, BOTH).find((h) => h.surface === "handed in")?.candidates.map((c) => c.text)).toContain("submit")
+    // a stopword that is no particle does not end a phrase; German alone has no phrasal verbs
+    expect(matchLexicon([["hand", "to"]], phrasal, BOTH).map((h) => h.surface)).toEqual(["hand"])
+    expect(matchLexicon([["hand", "in"]], phrasal, { ...BOTH, languages: ["de"] }).map((h) => h.surface)).toEqual([])
+  })
+
+  it("does not bring the verb alone as an expansion of its phrase (rails in → rail is the word sub-query's)", () => {
+    // "rails in" brings only "rail": no phrase; the noun alone is looked up as before
+    expect(matchLexicon([["rails", "in"]], phrasal, BOTH).map((h) => h.surface)).toEqual(["rails"])
+    const fill = matchLexicon([["fill", "in"]], phrasal, BOTH).find((h) => h.surface === "fill in")
+    expect(fill?.candidates.map((c) => c.text)).toEqual(["fill up"])
+  })
+})
+
 describe("a word's expansions, computed once", () => {
   it("looks a phrase up in the lexicon once: a later question with the same word gets the same candidates without a lookup", () => {
     const inner = lexiconOf([
@@ -140,6 +168,19 @@ describe("search with the shipped lexicon", () => {
     expect(r.result.variants["~presents"]).toContain("gifts")
     expect(r.ids[0]).toBe(ids[0])
     expect(r.explained[ids[0] ?? ""]?.found_via).toContain("gifts")
+  })
+
+  it("finds an English rule through a phrasal verb of the question (hand in → submit)", async () => {
+    const config = lexConfig(dir, { languages: ["en"] })
+    const ids = await seed(config, [
+      ruleReq("Submit the expense report within 30 days after the trip", ["expenses"]),
+      ruleReq("Train journeys longer than four hours may be booked in first class", ["travel"]),
+      ruleReq("Hotel costs are reimbursed up to EUR 140 a night", ["travel"])
+    ])
+    const r = await search(config, { text: "How long do I have to hand in my travel costs after a trip?" })
+    expect(r.result.variants["~hand in"]).toContain("submit")
+    expect(r.explained[ids[0] ?? ""]?.found_via).toContain("submit")
+    expect(r.ids.slice(0, 2)).toContain(ids[0])
   })
 
   it("caps the expansions of a word of many senses (shift: 40) to the best weighted the scope holds, searched as the weaker syn tier", async () => {
