@@ -16,6 +16,7 @@ import { Effect } from "effect"
 import type { Lexicon, LexiconGroup, LexiconLang } from "./lexicon.js"
 import type { Alt } from "./match.js"
 import type { Language } from "./options.js"
+import { isPhrasalVerb, joinedVerbs } from "./particles.js"
 import { isStopword } from "./stopwords.js"
 import { sameWord } from "./synonyms.js"
 import { fold, inflectionStrips, isAlpha, spellingIn, spellingOut, tokenize } from "./text.js"
@@ -70,16 +71,6 @@ export const senseWeight = (holding: number, senses: number): number =>
   senses <= 0 ? 0 : Math.min(1, Math.sqrt(holding / senses))
 
 const LANGS: ReadonlyArray<LexiconLang> = ["de", "en"]
-
-/**
- * The particles of English phrasal verbs (hand in, fill out, pay back): stopwords that may end a
- * phrase of two words looked up in the lexicon, whose verb then carries the inflection.
- */
-export const PARTICLES: ReadonlySet<string> = new Set(["in", "off", "on", "out", "up", "down", "over"])
-
-/** A phrase of a word and a particle (handed in, signs off). */
-const isPhrasalVerb = (tokens: ReadonlyArray<string>): boolean =>
-  tokens.length === 2 && PARTICLES.has(tokens[1] ?? "")
 
 /**
  * The forms a query phrase is looked up as: itself, its last word one inflection shorter, the
@@ -202,8 +193,9 @@ const lookUp = (lexicon: Lexicon, tokens: ReadonlyArray<string>, use: LexiconUse
 /**
  * The query's words and phrases the lexicon holds: the longest phrases first (up to MAX_PHRASE
  * words, within a segment, starting and ending with a content word, or an English verb and its
- * particle: hand in, filled out); a shorter window inside a
- * phrase the lexicon holds is marked `inside` it (lexiconExpansions uses it only when the phrase
+ * particle: hand in, filled out); before them a German separable verb of the segment
+ * (particles.ts: heben … auf, einzureichen), searched as the lexicon's verb with its expansions;
+ * a shorter window inside a phrase or verb the lexicon holds is marked `inside` it (lexiconExpansions uses it only when the phrase
  * brings nothing the scope holds); a single word is looked up unless it is a stopword, not
  * alphabetic or shorter than 3 letters.
  */
@@ -216,6 +208,16 @@ export const matchLexicon = (
   for (const seg of segments) {
     /** per token: the phrases the lexicon holds that contain it */
     const covered: Array<Array<string>> = seg.map(() => [])
+    // a German separable verb (heben … auf → aufheben): the verb as the lexicon holds it, then its expansions
+    if (use.languages.includes("de")) {
+      for (const j of joinedVerbs(seg, (v) => lexicon.groupsOf("de", v).length > 0, (w) => isStopword(w, use.languages))) {
+        if (out.has(j.surface)) continue
+        const found = candidatesOf(lexicon, [j.verb], use)
+        const verb: LexiconCandidate = { text: j.verb, tokens: [j.verb], weight: 1, lang: "de" }
+        out.set(j.surface, { surface: j.surface, senses: found?.senses ?? 1, candidates: [verb, ...(found?.list ?? [])] })
+        if (j.surface !== seg[j.at]) covered[j.at]?.push(j.surface)
+      }
+    }
     for (let n = Math.min(MAX_PHRASE, seg.length); n >= 1; n--) {
       for (let i = 0; i + n <= seg.length; i++) {
         const window = seg.slice(i, i + n)

@@ -108,6 +108,28 @@ describe("an English verb and its particle", () => {
   })
 })
 
+describe("a German separable verb", () => {
+  const separable = lexiconOf([
+    { de: ["freigeben", "genehmigen"], en: ["release", "approve"] },
+    { de: ["heben", "anheben"], en: ["lift"] },
+    { de: ["aufheben", "aufbewahren"], en: ["keep"] },
+    { de: ["einreichen", "abgeben"], en: ["submit"] }
+  ])
+
+  it("is looked up as the verb the lexicon holds (gibt … frei → freigeben), which comes first with its expansions, the verb alone only inside it", () => {
+    const hits = matchLexicon([["wer", "gibt", "die", "rechnung", "frei"]], separable, BOTH)
+    const joined = hits.find((h) => h.surface === "gibt frei")
+    expect(joined?.candidates.map((c) => c.text)).toEqual(["freigeben", "approve", "genehmigen", "release"])
+    expect(joined?.candidates[0]?.weight).toBe(1)
+    const kept = matchLexicon([["wie", "lange", "heben", "wir", "muster", "auf"]], separable, BOTH)
+    expect(kept.map((h) => h.surface)).toEqual(["heben auf", "heben"])
+    expect(kept[1]?.inside).toEqual(["heben auf"])
+    expect(matchLexicon([["bis", "wann", "ist", "der", "antrag", "einzureichen"]], separable, BOTH).map((h) => h.surface)).toEqual(["einzureichen"])
+    // English alone joins no German verb
+    expect(matchLexicon([["wer", "gibt", "die", "rechnung", "frei"]], separable, { ...BOTH, languages: ["en"] }).map((h) => h.surface)).toEqual([])
+  })
+})
+
 describe("a word's expansions, computed once", () => {
   it("looks a phrase up in the lexicon once: a later question with the same word gets the same candidates without a lookup", () => {
     const inner = lexiconOf([
@@ -181,6 +203,18 @@ describe("search with the shipped lexicon", () => {
     expect(r.result.variants["~hand in"]).toContain("submit")
     expect(r.explained[ids[0] ?? ""]?.found_via).toContain("submit")
     expect(r.ids.slice(0, 2)).toContain(ids[0])
+  })
+
+  it("finds a German rule through a separable verb of the question (heben … auf → aufheben → aufbewahren)", async () => {
+    const config = lexConfig(dir)
+    const ids = await seed(config, [
+      ruleReq("Reklamierte Teile zwei Jahre im Rückstellmusterlager aufbewahren", ["Reklamation"]),
+      ruleReq("Hakenleisten werden in Kartons zu 20 Stück verpackt", ["Verpackung"])
+    ])
+    const r = await search(config, { text: "Wie lange heben wir reklamierte Teile auf?" })
+    expect(r.result.variants["~heben auf"]).toContain("aufbewahren")
+    expect(r.ids[0]).toBe(ids[0])
+    expect(r.explained[ids[0] ?? ""]?.found_via).toContain("aufbewahren")
   })
 
   it("caps the expansions of a word of many senses (shift: 40) to the best weighted the scope holds, searched as the weaker syn tier", async () => {
