@@ -169,6 +169,19 @@ describe("step 2: variants", () => {
     expect((await search(lexConfig(dir, { lexical: { max_fuzzy_terms: 0 } }), { text: "Liefrzeit" })).ids).toEqual([])
   })
 
+  it("a word the scope lacks is not corrected into a stopword the rules hold (heben → haben), only into a word", async () => {
+    const config = lexConfig(dir)
+    await seed(config, [
+      ...RULES,
+      ruleReq("Fremdfirmen arbeiten erst im Werk, wenn sie die Einweisung unterschrieben haben", ["Fremdfirmen"]),
+      ruleReq("Den Hebel der Presse nie festbinden", ["Presse"])
+    ])
+    const r = await search(config, { text: "heben" })
+    expect(r.result.variants.heben).not.toContain("haben")
+    expect(r.result.variants.heben).toContain("hebel")
+    expect(r.ids).toEqual(["sales-0008"])
+  })
+
   it("Hakenleiste finds schwarze Hakenleisten; its parts find Haken and Leisten", async () => {
     const config = lexConfig(dir)
     await seed(config, RULES)

@@ -289,7 +289,8 @@ export const termVariants = (
     if (fuzzyBudget > 0 && budgeted) {
       const q = fold(t.text)
       const max = q.length <= 7 ? 1 : 2
-      const picked = (yield* nearWords(sql, q, max)).slice(0, Math.min(FUZZY_PER_TERM, fuzzyBudget))
+      // a stopword is searched by no query: no correction into one (heben → haben)
+      const picked = (yield* nearWords(sql, q, max)).filter((c) => !isStopword(c.term, o.languages)).slice(0, Math.min(FUZZY_PER_TERM, fuzzyBudget))
       for (const c of picked) corrections.push({ text: c.term, alts: [wordAlt(c.term)] })
       fuzzyUsed += picked.length
     }
