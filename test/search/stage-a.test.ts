@@ -40,6 +40,11 @@ describe("step 1: terms", () => {
     expect(r.result.terms).toEqual(["lange", "lieferzeit", "hakenleisten"])
     const en = await search(config, { text: "What are the payment terms of the invoices?" })
     expect(en.result.terms).toEqual(["payment", "terms", "invoices"])
+    // conjunctions are function words in both languages (bevor as before, obwohl as although)
+    const clause = await search(config, { text: "Was prüfen wir, bevor die Hakenleisten rausgehen, sobald die Lieferzeit sich ändert, obwohl sie fest ist?" })
+    expect(clause.result.terms).toEqual(["prüfen", "hakenleisten", "rausgehen", "lieferzeit", "ändert", "fest"])
+    const unless = await search(config, { text: "Check the invoices unless the payment terms say otherwise, whether or not they are due" })
+    expect(unless.result.terms).toEqual(["check", "invoices", "payment", "terms", "say", "otherwise", "due"])
   })
 
   it("keeps the first 12 terms of a text", async () => {

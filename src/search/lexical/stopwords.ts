@@ -22,6 +22,7 @@ sollten sondern sonst sowie über um und uns unser unsere unserem unseren unsere
 vom von vor wann war waren warum was weil welche welchem welchen welcher welches wenn wer werde
 werden wie wieder will wir wird wirst wo wollen wollte worden wurde wurden zu zum zur zwar zwischen
 während wegen trotz statt außer ausser innerhalb außerhalb ausserhalb bzw gegenüber laut per pro samt
+bevor sobald solange obwohl obgleich sodass sowohl weder entweder wobei wohingegen
 `
 
 const EN = `
@@ -32,7 +33,7 @@ it its itself just let me more most must my myself neither no nor not of off on 
 ought our ours ourselves out over own please same shall she should so some such than that the their
 theirs them themselves then there these they this those through to too under until up upon us very
 was we were what when where which while who whom whose why will with within without would yet you
-your yours yourself yourselves
+your yours yourself yourselves although though unless whether whereas
 `
 
 const set = (words: string): ReadonlySet<string> => new Set(words.split(/\s+/).filter((w) => w.length > 0))
