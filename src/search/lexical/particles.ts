@@ -19,6 +19,9 @@ export const DE_PARTICLES: ReadonlySet<string> = new Set([
   "zurück", "um", "hoch", "weiter", "zusammen", "bereit", "fort", "vorbei", "heim", "hinzu", "dazu"
 ])
 
+/** Each German particle with "zu" after it (einzu|reichen). */
+const WITH_ZU: ReadonlyArray<readonly [string, string]> = [...DE_PARTICLES].map((p) => [p, `${p}zu`])
+
 const ENDINGS = ["est", "et", "st", "t", "en", "e", "n"]
 
 /**
@@ -72,10 +75,12 @@ export const joinedVerbs = (
         continue
       }
     }
-    for (const p of DE_PARTICLES) {
-      const rest = word.startsWith(`${p}zu`) ? word.slice(p.length + 2) : ""
-      if (rest.length >= 4 && holds(p + rest)) {
-        out.push({ surface: word, verb: p + rest, at: i })
+    if (word.length < 8 || !word.includes("zu", 2)) continue
+    for (const [p, pzu] of WITH_ZU) {
+      if (!word.startsWith(pzu)) continue
+      const verb = p + word.slice(pzu.length)
+      if (verb.length - p.length >= 4 && holds(verb)) {
+        out.push({ surface: word, verb, at: i })
         break
       }
     }
