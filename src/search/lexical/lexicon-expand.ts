@@ -16,6 +16,7 @@ import { Effect } from "effect"
 import type { Lexicon, LexiconGroup, LexiconLang } from "./lexicon.js"
 import type { Alt } from "./match.js"
 import type { Language } from "./options.js"
+import { derivationsOf } from "./derivations.js"
 import { isPhrasalVerb, joinedVerbs } from "./particles.js"
 import { isStopword } from "./stopwords.js"
 import { sameWord } from "./synonyms.js"
@@ -34,6 +35,8 @@ export const MAX_PER_QUERY = 48
 export const MIN_WEIGHT = 0.1
 /** A same-language synonym reached through a translation and back: this share of both steps' weights. */
 export const PIVOT_FACTOR = 0.6
+/** A German word's derivation (melden ~ Meldung ~ gemeldet, derivations.ts): the weak tier's weight. */
+export const DERIVED_WEIGHT = 0.5
 
 /** What the lexicon may bring: same-language synonyms, translations, in which languages. */
 export interface LexiconUse {
@@ -181,6 +184,15 @@ const lookUp = (lexicon: Lexicon, tokens: ReadonlyArray<string>, use: LexiconUse
     }
     for (const [key, n] of holding) add(key.slice(3), senseWeight(n, k), key.slice(0, 2) as LexiconLang)
     if (use.synonyms) for (const [term, w] of pivotWeights(lexicon, hit.groups, hit.form, lang)) add(term, w, lang)
+  }
+  // a German word's derivations, whether or not the lexicon holds the word
+  const word = tokens[0] ?? ""
+  if (tokens.length === 1 && use.synonyms && use.languages.includes("de")) {
+    for (const d of derivationsOf(word)) {
+      if (sameWord(d, word) || (weights.get(d)?.weight ?? 0) >= DERIVED_WEIGHT) continue
+      weights.set(d, { tokens: [d], weight: DERIVED_WEIGHT, lang: "de" })
+      found = true
+    }
   }
   if (!found) return null
   const list = [...weights.entries()]
