@@ -207,9 +207,10 @@ const lookUp = (lexicon: Lexicon, tokens: ReadonlyArray<string>, use: LexiconUse
  * words, within a segment, starting and ending with a content word, or an English verb and its
  * particle: hand in, filled out); before them a German separable verb of the segment
  * (particles.ts: heben … auf, einzureichen), searched as the lexicon's verb with its expansions;
- * a shorter window inside a phrase or verb the lexicon holds is marked `inside` it (lexiconExpansions uses it only when the phrase
- * brings nothing the scope holds); a single word is looked up unless it is a stopword, not
- * alphabetic or shorter than 3 letters.
+ * a shorter window inside a phrase or verb the lexicon holds is marked `inside` it
+ * (lexiconExpansions uses it only when the phrase brings nothing the scope holds); a single word
+ * is looked up unless it is a stopword, not alphabetic or shorter than 3 letters, and a German
+ * one brings its derivations (derivations.ts) at DERIVED_WEIGHT.
  */
 export const matchLexicon = (
   segments: ReadonlyArray<ReadonlyArray<string>>,
