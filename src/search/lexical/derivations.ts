@@ -8,11 +8,10 @@
  * wrong participle, abschließen → abgeschließt, is never searched).
  */
 import { DE_PARTICLES } from "./particles.js"
+import { isAlpha } from "./text.js"
 
 /** Inseparable prefixes: their participles take no ge- (bestellt, verpackt, genehmigt). */
 const INSEPARABLE = ["be", "ge", "er", "ver", "zer", "ent", "emp", "miss"]
-
-const isLetters = (w: string): boolean => /^\p{L}+$/u.test(w)
 
 /** The verb stems a word may come from: melden, Meldung, gemeldet → meld. */
 const verbStems = (w: string): Array<string> => {
@@ -41,7 +40,7 @@ const participleOf = (stem: string): string => {
 
 /** The word's derivations (infinitive, noun in -ung, past participle), the word itself left out. */
 export const derivationsOf = (word: string): Array<string> => {
-  if (!isLetters(word)) return []
+  if (!isAlpha(word)) return []
   const out = new Set<string>()
   for (const s of verbStems(word)) {
     out.add(s + ((s.endsWith("er") || s.endsWith("el")) && !s.endsWith("ier") ? "n" : "en"))

@@ -5,6 +5,7 @@
  * freigeben) or sits before a "zu" inside it (einzureichen → einreichen). Which join is a verb is
  * the lexicon's word: a join it does not hold is no verb.
  */
+import { isAlpha } from "./text.js"
 
 /** The particles of English phrasal verbs: stopwords that may end a phrase of two words. */
 export const EN_PARTICLES: ReadonlySet<string> = new Set(["in", "off", "on", "out", "up", "down", "over"])
@@ -67,7 +68,7 @@ export const joinedVerbs = (
   const particle = segment[last] ?? ""
   const separated = segment.length >= 2 && DE_PARTICLES.has(particle)
   for (const [i, word] of segment.entries()) {
-    if (word.length < 3 || !/^\p{L}+$/u.test(word)) continue
+    if (word.length < 3 || !isAlpha(word)) continue
     if (separated && i < last && !isFunctionWord(word)) {
       const verb = infinitivesOf(word).map((inf) => particle + inf).find(holds)
       if (verb !== undefined) {
